@@ -1,0 +1,1 @@
+"""The tools' operations, written once against a backend interface."""

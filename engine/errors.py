@@ -1,0 +1,74 @@
+"""Errors the engine raises, named after Kafka's and carrying Kafka's message texts.
+
+Each class maps to one Kafka error (the wire-protocol code is kept for the broker). The
+message is what Kafka's tools print after their prefix, so the CLI prints str(error) as is.
+"""
+
+
+class KafkaError(Exception):
+    """Base class: `code` is the Kafka protocol error code, `message` Kafka's text."""
+
+    code = -1  # UNKNOWN_SERVER_ERROR
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CorruptRecordError(KafkaError):
+    code = 2  # CORRUPT_MESSAGE
+
+
+class OffsetOutOfRangeError(KafkaError):
+    code = 1
+
+
+class UnknownTopicOrPartitionError(KafkaError):
+    code = 3
+
+
+class RecordTooLargeError(KafkaError):
+    code = 10  # MESSAGE_TOO_LARGE
+
+
+class InvalidTopicError(KafkaError):
+    code = 17
+
+
+class InvalidRecordError(KafkaError):
+    code = 87
+
+
+class TopicExistsError(KafkaError):
+    code = 36
+
+
+class InvalidPartitionsError(KafkaError):
+    code = 37
+
+
+class InvalidReplicationFactorError(KafkaError):
+    code = 38
+
+
+class InvalidReplicaAssignmentError(KafkaError):
+    code = 39
+
+
+class InvalidConfigurationError(KafkaError):
+    code = 40  # INVALID_CONFIG
+
+
+class InvalidRequestError(KafkaError):
+    code = 42
+
+
+class TopicDeletionDisabledError(KafkaError):
+    code = 73
+
+
+class DataDirError(KafkaError):
+    """The data directory cannot be used (unwritable, not a directory, corrupt metadata)."""

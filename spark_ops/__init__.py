@@ -1,0 +1,1 @@
+"""PySpark jobs (only pk-spark imports pyspark)."""
