@@ -1,2 +1,84 @@
-def main():
-    print("stub")
+"""pk-topics: create, delete, describe, or change a topic (kafka-topics)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, version_option
+
+HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
+
+
+@click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message="Create, delete, describe, or change a topic.",
+               context_settings={"help_option_names": ["--help"]})
+@click.option("--create", is_flag=True, help="Create a new topic.")
+@click.option("--list", "list_", is_flag=True, help="List all available topics.")
+@click.option("--describe", is_flag=True, help="List details for the given topics.")
+@click.option("--alter", is_flag=True,
+              help="Alter the number of partitions and the replica assignment (and, on the bundled "
+                   "engine, topic configs).")
+@click.option("--delete", is_flag=True, help="Delete a topic.")
+@click.option("--topic", metavar="TOPIC",
+              help="The topic to create, alter, describe or delete. A regular expression except with "
+                   "--create; quote it and escape regex symbols with '\\', e.g. \"test\\.topic\".")
+@click.option("--topic-id", metavar="TOPIC-ID", help="The topic id to describe.")
+@click.option("--partitions", type=JAVA_INT, metavar="N",
+              help="Partitions of the topic being created or altered (increasing them changes which "
+                   "partition a key maps to). Default for create: the broker's num.partitions.")
+@click.option("--replication-factor", type=JAVA_INT, metavar="N",
+              help="Replication factor of each partition of the new topic. Default: the broker's "
+                   "default.replication.factor.")
+@click.option("--replica-assignment", metavar="B1:B2,B1:B2,...",
+              help="Manual partition-to-broker assignment for the topic being created or altered.")
+@click.option("--config", multiple=True, metavar="NAME=VALUE",
+              help="A topic config override for the topic being created (or, on the bundled engine, altered).")
+@click.option("--delete-config", multiple=True, metavar="NAME",
+              help="A topic config override to remove (bundled engine, with --alter).")
+@click.option("--if-exists", is_flag=True,
+              help="With --alter, --delete or --describe: act only if the topic exists.")
+@click.option("--if-not-exists", is_flag=True, help="With --create: act only if the topic does not exist.")
+@click.option("--exclude-internal", is_flag=True, help="Leave internal topics out of --list and --describe.")
+@click.option("--under-replicated-partitions", is_flag=True, help="With --describe: only under-replicated partitions.")
+@click.option("--under-min-isr-partitions", is_flag=True,
+              help="With --describe: only partitions whose ISR is smaller than min.insync.replicas.")
+@click.option("--at-min-isr-partitions", is_flag=True,
+              help="With --describe: only partitions whose ISR equals min.insync.replicas.")
+@click.option("--unavailable-partitions", is_flag=True,
+              help="With --describe: only partitions whose leader is not available.")
+@click.option("--topics-with-overrides", is_flag=True, help="With --describe: only topics with config overrides.")
+@data_dir_option
+@version_option
+def cli(data_dir, list_, **opts):
+    from pk.commands import topics as cmd
+    from pk.engine.errors import KafkaError
+
+    options = cmd.TopicOptions(list=list_, config=list(opts.pop("config")),
+                               delete_config=list(opts.pop("delete_config")), **opts)
+    try:
+        cmd.check_args(options)
+    except cmd.UsageError as exc:
+        fail(str(exc))
+    backend = None
+    try:
+        from pk.commands.engine_backend import EngineBackend
+
+        backend = EngineBackend(data_dir)
+        cmd.run(backend, options, click.echo)
+    except KafkaError as exc:
+        fail(cmd.ERROR_PREFIX + str(exc))
+    except OSError as exc:
+        fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
+    finally:
+        if backend is not None:
+            backend.close()
+
+
+def main() -> None:
+    cli.main(prog_name="pk-topics")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

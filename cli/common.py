@@ -1,0 +1,122 @@
+"""What every pk tool shares: Kafka's option syntax on top of Click, Kafka's error texts,
+--version, and the --data-dir option that picks the bundled engine's directory."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pk.engine.version import KAFKA_VERSION, PK_VERSION
+
+
+class JavaInt(click.ParamType):
+    """An Integer option as jopt-simple parses it, with its error text."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value)
+        try:
+            number = int(text)
+        except ValueError:
+            number = None
+        if number is None or not -2**31 <= number < 2**31 or text.strip() != text or "_" in text:
+            opt = param.opts[0].lstrip("-") if param is not None else "value"
+            self.fail(f"Cannot parse argument '{text}' of option {opt}", param, ctx)
+        return number
+
+
+JAVA_INT = JavaInt()
+
+
+def version_line() -> str:
+    return f"pk {PK_VERSION} (Kafka {KAFKA_VERSION} tools)"
+
+
+def print_version(ctx: click.Context, _param, value) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_line())
+        ctx.exit(0)
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one line on stderr and exit non-zero: pk's rule for every error."""
+    sys.stdout.flush()
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+class KafkaCommand(click.Command):
+    """A Click command that reads arguments the way Kafka's jopt-simple tools do.
+
+    - a single dash works for long options (`-topic t`, seen in the seeds' transcripts);
+    - with no arguments at all the tool prints its description and help on stderr, exit 1;
+    - a parse error is one line on stderr in jopt-simple's words, exit 1.
+    """
+
+    def __init__(self, *args, no_args_message: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.no_args_message = no_args_message
+
+    def _long_names(self) -> set[str]:
+        names = set()
+        for param in self.params:
+            for opt in getattr(param, "opts", []) + getattr(param, "secondary_opts", []):
+                if opt.startswith("--"):
+                    names.add(opt[2:])
+        return names
+
+    def normalise(self, args: list[str]) -> list[str]:
+        longs = self._long_names()
+        out = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+                name = arg[1:].split("=", 1)[0]
+                if name in longs:
+                    arg = "-" + arg
+            out.append(arg)
+        return out
+
+    def main(self, args=None, prog_name=None, **extra):
+        if args is None:
+            args = sys.argv[1:]
+        if not args and self.no_args_message:
+            with click.Context(self, info_name=prog_name) as ctx:
+                sys.stderr.write(self.no_args_message + "\n" + self.get_help(ctx) + "\n")
+            sys.exit(1)
+        try:
+            return super().main(self.normalise(list(args)), prog_name, standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            sys.exit(130)
+        except click.exceptions.NoSuchOption as exc:
+            fail(f"{exc.option_name.lstrip('-')} is not a recognized option")
+        except click.exceptions.BadOptionUsage as exc:
+            name = (exc.option_name or "").lstrip("-")
+            if "requires an argument" in exc.message:
+                fail(f"Option {name} requires an argument")
+            fail(exc.message)
+        except click.exceptions.BadParameter as exc:
+            fail(exc.message)
+        except click.UsageError as exc:
+            fail(exc.message)
+
+
+def data_dir_option(func):
+    return click.option(
+        "--data-dir", metavar="DIR", default=None,
+        help="The bundled engine's data directory (default: $PK_DATA_DIR, else "
+             "$XDG_DATA_HOME/pk or ~/.local/share/pk).")(func)
+
+
+def version_option(func):
+    return click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+                        callback=print_version, help="Display pk's version and the Kafka version it mirrors.")(func)

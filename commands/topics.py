@@ -1,0 +1,293 @@
+"""kafka-topics (TopicCommand, Kafka 3.7): argument checks, topic selection, and the five
+actions, written once against `Backend`. Output goes through `out(line)`.
+
+Errors: `UsageError` for what Kafka reports through printUsageAndExit; any engine
+`KafkaError` or `CommandError` is what Kafka prints as
+"Error while executing topic command : <message>".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pk.engine.errors import KafkaError, TopicExistsError
+
+from .backend import Backend, TopicInfo
+
+ACTIONS = ("create", "list", "alter", "describe", "delete")
+REPORT_FLAGS = ("under_replicated_partitions", "under_min_isr_partitions",
+                "at_min_isr_partitions", "unavailable_partitions")
+COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or "
+                     "underscore ('_') could collide. To avoid issues it is best to use either, "
+                     "but not both.")
+ERROR_PREFIX = "Error while executing topic command : "
+SHORT_MAX = 32767
+
+
+class UsageError(Exception):
+    """An argument problem Kafka reports with printUsageAndExit (exit 1)."""
+
+
+class CommandError(KafkaError):
+    """A failure inside an action, reported after ERROR_PREFIX."""
+
+
+@dataclass
+class TopicOptions:
+    create: bool = False
+    list: bool = False
+    alter: bool = False
+    describe: bool = False
+    delete: bool = False
+    topic: str | None = None
+    topic_id: str | None = None
+    partitions: int | None = None
+    replication_factor: int | None = None
+    replica_assignment: str | None = None
+    config: list[str] = field(default_factory=list)
+    delete_config: list[str] = field(default_factory=list)
+    if_exists: bool = False
+    if_not_exists: bool = False
+    exclude_internal: bool = False
+    under_replicated_partitions: bool = False
+    under_min_isr_partitions: bool = False
+    at_min_isr_partitions: bool = False
+    unavailable_partitions: bool = False
+    topics_with_overrides: bool = False
+    # The bundled engine is administered directly, like the ZooKeeper-era tool was, so it
+    # may alter topic configs; through --bootstrap-server Kafka 3.7 refuses that.
+    configs_alterable: bool = True
+
+
+# --------------------------------------------------------------------------- checks
+def _opt(name: str) -> str:
+    return f"[{name.replace('_', '-')}]"
+
+
+def check_args(o: TopicOptions) -> None:
+    """TopicCommandOptions.checkArgs, in Kafka's order."""
+    actions = sum(bool(getattr(o, a)) for a in ACTIONS)
+    if actions != 1:
+        raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+    if o.describe and o.if_exists and o.topic is None and o.topic_id is None:
+        raise UsageError("--topic or --topic-id is required to describe a topic")
+    if not o.list and not o.describe and o.topic is None:
+        raise UsageError('Missing required argument "[topic]"')
+    if o.alter:
+        if o.config and not o.configs_alterable:
+            raise UsageError('Option combination "[[bootstrap-server], [config]]" can\'t be used with option '
+                             '"[alter]" (the kafka-configs CLI supports altering topic configs with a '
+                             '--bootstrap-server option)')
+        if o.partitions is None and not (o.configs_alterable and (o.config or o.delete_config)):
+            raise UsageError('Missing required argument "[partitions]"')
+
+    def invalid(used: str, *others: str) -> None:
+        if getattr(o, used) not in (None, False, []):
+            for other in others:
+                if getattr(o, other):
+                    raise UsageError(f'Option "{_opt(used)}" can\'t be used with option "{_opt(other)}"')
+
+    def all_but(*keep: str) -> tuple[str, ...]:
+        return tuple(a for a in ("alter", "create", "describe", "list", "delete") if a not in keep)
+
+    invalid("config", *all_but("alter", "create"))
+    invalid("delete_config", *all_but("alter"))
+    invalid("partitions", *all_but("alter", "create"))
+    invalid("replication_factor", *all_but("create"))
+    invalid("replica_assignment", *all_but("alter", "create"))
+    if o.create:
+        invalid("replica_assignment", "partitions", "replication_factor")
+    for flag in REPORT_FLAGS:
+        invalid(flag, *all_but("describe"), "topics_with_overrides")
+    invalid("topics_with_overrides", *all_but("describe"), *REPORT_FLAGS)
+    invalid("if_exists", *all_but("alter", "delete", "describe"))
+    invalid("if_not_exists", *all_but("create"))
+    invalid("exclude_internal", *all_but("list", "describe"))
+
+
+# --------------------------------------------------------------------------- parsing
+def java_split(text: str, sep: str) -> list[str]:
+    """String.split with a literal separator: trailing empty strings are dropped."""
+    parts = text.split(sep)
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def java_parse_int(text: str) -> int:
+    if re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31:
+        return int(text)
+    raise CommandError(f'For input string: "{text}"')
+
+
+def parse_replica_assignment(text: str) -> dict[int, list[int]]:
+    result: dict[int, list[int]] = {}
+    for i, part in enumerate(java_split(text, ",")):
+        brokers = [java_parse_int(b.strip()) for b in java_split(part, ":")]
+        dups = sorted({b for b in brokers if brokers.count(b) > 1})
+        if dups:
+            raise CommandError("Partition replica lists may not contain duplicate entries: "
+                               + ",".join(map(str, dups)))
+        result[i] = brokers
+        if len(brokers) != len(result[0]):
+            raise CommandError(f"Partition {i} has different replication factor: [{', '.join(map(str, brokers))}]")
+    return result
+
+
+def parse_configs(args: list[str]) -> dict[str, str]:
+    from pk.engine import topic_config
+
+    props = topic_config.parse_config_args(args)
+    topic_config.validate(props)
+    return props
+
+
+def topic_regex(raw: str) -> re.Pattern:
+    """How Kafka's IncludeList turns --topic into a whole-name regex."""
+    regex = raw.strip().replace(",", "|").replace(" ", "")
+    regex = re.sub(r"""^["']+""", "", regex)
+    regex = re.sub(r"""["']+$""", "", regex)
+    try:
+        return re.compile(regex)
+    except re.error:
+        raise CommandError(f"{regex} is an invalid regex.") from None
+
+
+def select_topics(backend: Backend, topic: str | None, exclude_internal: bool) -> list[str]:
+    from pk.engine.topic_names import is_internal
+
+    names = sorted(backend.list_topics(include_internal=not exclude_internal))
+    if topic is not None:
+        pattern = topic_regex(topic)
+        names = [n for n in names if pattern.fullmatch(n)]
+    if exclude_internal:
+        names = [n for n in names if not is_internal(n)]
+    return names
+
+
+def ensure_found(found: list, requested: str | None, required: bool) -> None:
+    if requested and required and not found:
+        raise CommandError(f"Topic '{requested}' does not exist as expected")
+
+
+# --------------------------------------------------------------------------- actions
+Out = Callable[[str], None]
+
+
+def run(backend: Backend, o: TopicOptions, out: Out) -> None:
+    check_args(o)
+    if o.create:
+        create(backend, o, out)
+    elif o.alter:
+        alter(backend, o, out)
+    elif o.list:
+        out("\n".join(select_topics(backend, o.topic, o.exclude_internal)))
+    elif o.describe:
+        describe(backend, o, out)
+    elif o.delete:
+        delete(backend, o)
+
+
+def create(backend: Backend, o: TopicOptions, out: Out) -> None:
+    from pk.engine.topic_names import has_collision_chars
+
+    name = o.topic
+    assignment = parse_replica_assignment(o.replica_assignment) if o.replica_assignment else None
+    configs = parse_configs(o.config)
+    if has_collision_chars(name):
+        out(COLLISION_WARNING)
+    if o.replication_factor is not None and not 1 <= o.replication_factor <= SHORT_MAX:
+        raise CommandError(f"The replication factor must be between 1 and {SHORT_MAX} inclusive")
+    if o.partitions is not None and o.partitions < 1:
+        raise CommandError("The partitions must be greater than 0")
+    try:
+        if assignment:
+            backend.create_topic(name, -1, -1, assignment, configs)
+        else:
+            backend.create_topic(name, o.partitions if o.partitions is not None else -1,
+                                 o.replication_factor if o.replication_factor is not None else -1,
+                                 None, configs)
+    except TopicExistsError:
+        if o.if_not_exists:
+            return
+        raise
+    out(f"Created topic {name}.")
+
+
+def alter(backend: Backend, o: TopicOptions, out: Out) -> None:
+    assignment = parse_replica_assignment(o.replica_assignment) if o.replica_assignment else None
+    set_configs = parse_configs(o.config) if o.config else {}
+    topics = select_topics(backend, o.topic, o.exclude_internal)
+    ensure_found(topics, o.topic, not o.if_exists)
+    if o.partitions is not None and topics:
+        infos = {t.name: t for t in backend.describe_topics(topics)}
+        for name in topics:
+            new = None
+            if assignment:
+                current = len(infos[name].partitions) if name in infos else 0
+                new = [r for p, r in assignment.items() if p >= current]
+            backend.create_partitions(name, o.partitions, new)
+    if set_configs or o.delete_config:
+        for name in topics:
+            backend.alter_topic_configs(name, set_configs, list(o.delete_config))
+            out(f"Updated config for topic {name}.")
+
+
+def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
+    if o.topic_id is not None and o.topic is not None and o.if_exists:
+        out("Only topic id will be used when both --topic and --topic-id are specified and topicId is not Uuid.ZERO_UUID")
+    if o.topic_id is not None and o.topic_id != "AAAAAAAAAAAAAAAAAAAAAA":
+        infos = [t for t in backend.describe_topics(select_topics(backend, None, o.exclude_internal))
+                 if t.topic_id == o.topic_id]
+        if not infos and not o.if_exists:
+            raise CommandError(f"TopicId '{o.topic_id}' does not exist as expected")
+    else:
+        topics = select_topics(backend, o.topic, o.exclude_internal)
+        ensure_found(topics, o.topic, not o.if_exists)
+        infos = backend.describe_topics(topics) if topics else []
+    live = backend.live_brokers()
+    reporting = any(getattr(o, f) for f in REPORT_FLAGS)
+    for info in infos:
+        if not reporting and (not o.topics_with_overrides or info.overrides):
+            out(topic_line(info))
+        if o.topics_with_overrides:
+            continue
+        for part in info.partitions:
+            if not reporting or _matches_report(o, info, part, live):
+                out(partition_line(info.name, part))
+
+
+def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> bool:
+    rf = len(info.partitions[0].replicas) if info.partitions else 0
+    has_leader = part.leader is not None
+    return ((o.under_replicated_partitions and rf - len(part.isr) > 0)
+            or (o.unavailable_partitions and (not has_leader or part.leader not in live))
+            or (o.under_min_isr_partitions and (not has_leader or len(part.isr) < info.min_insync_replicas))
+            or (o.at_min_isr_partitions and len(part.isr) == info.min_insync_replicas))
+
+
+def topic_line(info: TopicInfo) -> str:
+    configs = ",".join(f"{k}={v}" for k, v in sorted(info.overrides.items()))
+    rf = len(info.partitions[0].replicas) if info.partitions else 0
+    tid = f"\tTopicId: {info.topic_id}" if info.topic_id and info.topic_id != "AAAAAAAAAAAAAAAAAAAAAA" else ""
+    return (f"Topic: {info.name}{tid}\tPartitionCount: {len(info.partitions)}"
+            f"\tReplicationFactor: {rf}\tConfigs: {configs}")
+
+
+def partition_line(topic: str, part) -> str:
+    leader = "none" if part.leader is None else part.leader
+    return (f"\tTopic: {topic}\tPartition: {part.partition}\tLeader: {leader}"
+            f"\tReplicas: {','.join(map(str, part.replicas))}\tIsr: {','.join(map(str, part.isr))}")
+
+
+def delete(backend: Backend, o: TopicOptions) -> None:
+    from pk.engine.topic_names import is_internal
+
+    topics = select_topics(backend, o.topic, o.exclude_internal)
+    ensure_found(topics, o.topic, not o.if_exists)
+    for name in topics:
+        if is_internal(name):
+            raise CommandError(f"Topic {name} is a kafka internal topic and is not allowed to be marked for deletion.")
+    backend.delete_topics(topics)

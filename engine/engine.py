@@ -1,0 +1,335 @@
+"""The bundled engine: one data directory laid out as a Kafka log dir, usable by several
+processes at once.
+
+    <data dir>/meta.properties               node.id 0 and the cluster id
+    <data dir>/<topic>-<partition>/          segments in Kafka's format (see log.py)
+    <data dir>/*-checkpoint                  Kafka's offset checkpoint files
+    <data dir>/.pk/topics/<topic>.json       topic metadata (see metadata.py)
+    <data dir>/.pk/admin.lock                serialises topic create/delete/alter
+
+This is the API `pk.commands` calls; it never prints and never exits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+
+from . import checkpoint, topic_config, topic_names
+from .errors import (
+    DataDirError,
+    InvalidConfigurationError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    InvalidTopicError,
+    TopicDeletionDisabledError,
+    TopicExistsError,
+    UnknownTopicOrPartitionError,
+)
+from .fileutil import atomic_write, locked
+from .log import PartitionLog, create_partition_dir, partition_dir_name
+from .metadata import TopicMetadata, TopicStore, new_kafka_uuid
+
+NODE_ID = 0
+META_PROPERTIES = "meta.properties"
+
+# Broker settings the engine honours, with Kafka's defaults (kafka-cli.md §5.2).
+BROKER_DEFAULTS = {
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "auto.create.topics.enable": "true",
+    "delete.topic.enable": "true",
+    "offsets.topic.num.partitions": "50",
+    "offsets.topic.segment.bytes": "104857600",
+    "log.retention.check.interval.ms": "300000",
+}
+
+
+def default_data_dir() -> str:
+    """$PK_DATA_DIR, else $XDG_DATA_HOME/pk, else ~/.local/share/pk."""
+    env = os.environ.get("PK_DATA_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "pk")
+
+
+class Engine:
+    def __init__(self, data_dir: str | None = None, broker_config: dict[str, str] | None = None):
+        self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
+        self.node_id = NODE_ID
+        self._pk_dir = os.path.join(self.data_dir, ".pk")
+        self.store = TopicStore(os.path.join(self._pk_dir, "topics"))
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._prepare_data_dir()
+
+    # ------------------------------------------------------------------ data dir
+    def _prepare_data_dir(self) -> None:
+        if os.path.exists(self.data_dir) and not os.path.isdir(self.data_dir):
+            raise DataDirError(f"Data directory {self.data_dir} is not a directory")
+        if os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)) and os.path.isdir(self.store.directory):
+            self.cluster_id = self._read_meta()["cluster.id"]
+            return  # the common case: an initialised directory, nothing to write
+        try:
+            os.makedirs(self.store.directory, exist_ok=True)
+            with locked(self.admin_lock_path):
+                if not os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)):
+                    self._write_meta()
+                if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+                    self._create_offsets_topic()
+        except PermissionError:
+            raise DataDirError(f"Data directory {self.data_dir} is not writable") from None
+        except OSError as exc:
+            raise DataDirError(f"Cannot use data directory {self.data_dir}: {exc.strerror}") from None
+        self.cluster_id = self._read_meta()["cluster.id"]
+
+    @property
+    def admin_lock_path(self) -> str:
+        return os.path.join(self._pk_dir, "admin.lock")
+
+    def _write_meta(self) -> None:
+        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+        text = (f"#\n#{stamp}\nnode.id={self.node_id}\ndirectory.id={new_kafka_uuid()}\n"
+                f"version=1\ncluster.id={new_kafka_uuid()}\n")
+        atomic_write(os.path.join(self.data_dir, META_PROPERTIES), text.encode())
+
+    def _read_meta(self) -> dict[str, str]:
+        path = os.path.join(self.data_dir, META_PROPERTIES)
+        props = {}
+        try:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    line = line.strip()
+                    if line and not line.startswith(("#", "!")) and "=" in line:
+                        key, value = line.split("=", 1)
+                        props[key.strip()] = value.strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataDirError(f"Cannot read {path}: {exc}") from None
+        if "cluster.id" not in props:
+            raise DataDirError(f"{path} is corrupt: it has no cluster.id")
+        return props
+
+    def _create_offsets_topic(self) -> None:
+        count = int(self.broker_config["offsets.topic.num.partitions"])
+        self._create_locked(TopicMetadata(
+            name=topic_names.GROUP_METADATA_TOPIC,
+            topic_id=new_kafka_uuid(),
+            assignment={p: [self.node_id] for p in range(count)},
+            configs={
+                "cleanup.policy": "compact",
+                "compression.type": "producer",
+                "segment.bytes": self.broker_config["offsets.topic.segment.bytes"],
+            },
+        ))
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def live_brokers(self) -> list[int]:
+        return [self.node_id]
+
+    def list_topics(self) -> list[str]:
+        return self.store.names()
+
+    def topic(self, name: str) -> TopicMetadata:
+        return self.store.get(name)
+
+    def topic_config(self, name: str) -> dict:
+        """Effective typed configs of a topic (overrides, else broker settings, else defaults)."""
+        return topic_config.effective(self.topic(name).configs, self.broker_config)
+
+    # ------------------------------------------------------------------ admin
+    def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     assignment: dict[int, list[int]] | None = None,
+                     configs: dict[str, str] | None = None) -> TopicMetadata:
+        """Create a topic, checking what Kafka's controller checks, in its order."""
+        configs = dict(configs or {})
+        with locked(self.admin_lock_path):
+            topic_names.validate(name)
+            existing = self.store.names()
+            if name in existing:
+                raise TopicExistsError(f"Topic '{name}' already exists.")
+            if name == topic_names.CLUSTER_METADATA_TOPIC:
+                raise InvalidRequestError(f"Creation of internal topic {name} is prohibited.")
+            if topic_names.has_collision_chars(name):
+                unified = topic_names.unify_collision_chars(name)
+                for other in existing:
+                    if topic_names.unify_collision_chars(other) == unified:
+                        raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+            topic_config.validate(configs)
+            if assignment:
+                assignment = self._check_manual_assignment(assignment)
+            else:
+                assignment = self._place(name, num_partitions, replication_factor)
+            meta = TopicMetadata(name=name, topic_id=new_kafka_uuid(), assignment=assignment,
+                                 configs={k: str(v) for k, v in configs.items()})
+            self._create_locked(meta)
+            return meta
+
+    def _place(self, name: str, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
+        if replication_factor < -1 or replication_factor == 0:
+            raise InvalidReplicationFactorError(
+                "Replication factor must be larger than 0, or -1 to use the default value.")
+        if num_partitions < -1 or num_partitions == 0:
+            raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
+        if num_partitions == -1:
+            num_partitions = int(self.broker_config["num.partitions"])
+        if replication_factor == -1:
+            replication_factor = int(self.broker_config["default.replication.factor"])
+        brokers = self.live_brokers
+        if replication_factor > len(brokers):
+            raise InvalidReplicationFactorError(
+                f"Unable to replicate the partition {replication_factor} time(s): The target "
+                f"replication factor of {replication_factor} cannot be reached because only "
+                f"{len(brokers)} broker(s) are registered.")
+        return {p: brokers[:replication_factor] for p in range(num_partitions)}
+
+    def _check_manual_assignment(self, assignment: dict[int, list[int]],
+                                 replication_factor: int | None = None) -> dict[int, list[int]]:
+        """KRaft's validateManualPartitionAssignment, for each partition in order."""
+        for replicas in assignment.values():
+            if not replicas:
+                raise InvalidReplicaAssignmentError(
+                    "The manual partition assignment includes an empty replica list.")
+            previous = None
+            for broker in sorted(replicas):
+                if broker not in self.live_brokers:
+                    raise InvalidReplicaAssignmentError(
+                        f"The manual partition assignment includes broker {broker}, but no such "
+                        f"broker is registered.")
+                if broker == previous:
+                    raise InvalidReplicaAssignmentError(
+                        f"The manual partition assignment includes the broker {previous} more than once.")
+                previous = broker
+            if replication_factor is not None and len(replicas) != replication_factor:
+                raise InvalidReplicaAssignmentError(
+                    f"The manual partition assignment includes a partition with {len(replicas)} "
+                    f"replica(s), but this is not consistent with previous partitions, which have "
+                    f"{replication_factor} replica(s).")
+            replication_factor = len(replicas)
+        return {int(p): list(r) for p, r in assignment.items()}
+
+    def _create_locked(self, meta: TopicMetadata) -> None:
+        # Partition directories first, metadata last: the topic exists only once it is
+        # complete. A crash in between leaves orphan directories that the next create of
+        # the same name overwrites (they carry the old topic id, so nothing reads them).
+        for p in range(meta.partitions):
+            self._reset_partition_dir(meta.name, p)
+            create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
+        self.store.put(meta)
+
+    def _reset_partition_dir(self, topic: str, partition: int) -> None:
+        path = os.path.join(self.data_dir, partition_dir_name(topic, partition))
+        if os.path.exists(path):
+            self._discard_dir(path)
+
+    def _discard_dir(self, path: str) -> None:
+        # Kafka renames a deleted partition to <dir>.<uuid>-delete before removing it, so a
+        # half-finished removal never looks like a live partition.
+        doomed = f"{path}.{uuid.uuid4().hex}-delete"
+        os.rename(path, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def delete_topic(self, name: str) -> None:
+        if self.broker_config.get("delete.topic.enable", "true").lower() != "true":
+            raise TopicDeletionDisabledError("Topic deletion is disabled.")
+        with locked(self.admin_lock_path):
+            meta = self.store.get(name)
+            self.store.remove(name)  # from here on the topic does not exist for anyone
+            for p in range(meta.partitions):
+                self._logs.pop((name, p), None)
+                path = os.path.join(self.data_dir, partition_dir_name(name, p))
+                if os.path.exists(path):
+                    self._discard_dir(path)
+            checkpoint.drop_topic(self.data_dir, name)
+
+    def create_partitions(self, name: str, total: int,
+                          assignment: list[list[int]] | None = None) -> TopicMetadata:
+        with locked(self.admin_lock_path):
+            meta = self.store.get(name)
+            current = meta.partitions
+            if total == current:
+                raise InvalidPartitionsError(f"Topic already has {current} partition(s).")
+            if total < current:
+                raise InvalidPartitionsError(
+                    f"The topic {name} currently has {current} partition(s); {total} would not be an increase.")
+            additional = total - current
+            if assignment is not None:
+                if len(assignment) != additional:
+                    raise InvalidReplicaAssignmentError(
+                        f"Attempted to add {additional} additional partition(s), but only "
+                        f"{len(assignment)} assignment(s) were specified.")
+                new = self._check_manual_assignment(
+                    {current + i: r for i, r in enumerate(assignment)}, meta.replication_factor)
+            else:
+                new = {p: list(meta.assignment[0]) for p in range(current, total)}
+            for p in new:
+                self._reset_partition_dir(name, p)
+                create_partition_dir(self.data_dir, name, p, meta.topic_id)
+            meta.assignment.update(new)
+            self.store.put(meta)
+            return meta
+
+    def alter_topic_configs(self, name: str, set_configs: dict[str, str] | None = None,
+                            delete_configs: list[str] | None = None) -> TopicMetadata:
+        with locked(self.admin_lock_path):
+            meta = self.store.get(name)
+            configs = dict(meta.configs)
+            configs.update(set_configs or {})
+            for key in delete_configs or ():
+                if key not in topic_config.CONFIGS:
+                    raise InvalidConfigurationError(f"Unknown topic config name: {key}")
+                configs.pop(key, None)
+            topic_config.validate(configs)
+            meta.configs = {k: str(v) for k, v in configs.items()}
+            self.store.put(meta)
+            for (topic, _), log in self._logs.items():
+                if topic == name:
+                    log.config = self._log_config(meta)
+            return meta
+
+    # ------------------------------------------------------------------ partitions
+    def _log_config(self, meta: TopicMetadata) -> dict:
+        config = topic_config.effective(meta.configs, self.broker_config)
+        config["log.retention.check.interval.ms"] = int(self.broker_config["log.retention.check.interval.ms"])
+        return config
+
+    def partition(self, topic: str, partition: int) -> PartitionLog:
+        """The log of one partition (cached per engine; safe across processes)."""
+        log = self._logs.get((topic, partition))
+        if log is not None:
+            return log
+        meta = self.store.get(topic)
+        if partition not in meta.assignment:
+            raise UnknownTopicOrPartitionError(
+                f"This server does not host this topic-partition: {topic}-{partition}")
+        log = PartitionLog(self.data_dir, topic, partition, meta.topic_id, self._log_config(meta))
+        self._logs[(topic, partition)] = log
+        return log
+
+    def enforce_retention(self, now_ms: int | None = None) -> int:
+        """Apply retention to every partition now; returns the number of segments deleted."""
+        deleted = 0
+        for name in self.list_topics():
+            try:
+                meta = self.store.get(name)
+                for p in meta.assignment:
+                    deleted += self.partition(name, p).enforce_retention(now_ms)
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
+        return deleted
+
+    def close(self) -> None:
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,48 @@
+"""Small file-system primitives the engine builds its crash safety on."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+
+
+def fsync_dir(path: str) -> None:
+    """Make a rename or unlink inside `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so that readers and crashes see the old or the new file whole.
+
+    Write a temp file beside it, fsync, rename over, fsync the directory.
+    """
+    directory = os.path.dirname(path) or "."
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)
+    if durable:
+        fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def locked(path: str, *, shared: bool = False):
+    """Hold an OS file lock (flock) on `path` for the duration of the block.
+
+    flock locks are released by the kernel when the holder dies, so a killed process never
+    leaves a partition or the topic table locked.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)  # closing the last descriptor drops the lock

@@ -1,0 +1,115 @@
+"""Kafka's per-segment indexes: `.index` (offset → position) and `.timeindex`.
+
+Both are sorted arrays of big-endian fixed-size entries with no header (kafka-protocol.md
+§4.4, §4.5). pk appends entries as it goes instead of preallocating, so a file's length is
+always a whole number of entries once written, and Kafka reads it the same way (entry count
+= length / entry size). They are caches: when one fails the sanity check it is rebuilt from
+the log.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from bisect import bisect_right
+
+_OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position
+_TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+
+
+class _Index:
+    entry: struct.Struct
+
+    def __init__(self, path: str, base_offset: int):
+        self.path = path
+        self.base_offset = base_offset
+        self.keys: list[int] = []
+        self.values: list[int] = []
+        self._loaded_size = 0
+
+    def load(self) -> bool:
+        """(Re)read the file; return False when it fails the sanity check."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        self._loaded_size = len(data)
+        size = self.entry.size
+        usable = len(data) - len(data) % size
+        keys, values = [], []
+        for a, b in self.entry.iter_unpack(data[:usable]):
+            keys.append(a)
+            values.append(b)
+        self.keys, self.values = keys, values
+        return len(data) % size == 0 and self._sane()
+
+    def refresh(self) -> None:
+        """Pick up entries another process appended since the last load."""
+        try:
+            size = os.path.getsize(self.path)
+        except FileNotFoundError:
+            size = 0
+        if size != self._loaded_size:
+            self.load()
+
+    def _sane(self) -> bool:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def append(self, a: int, b: int) -> None:
+        with open(self.path, "ab") as f:
+            f.write(self.entry.pack(a, b))
+        self.keys.append(a)
+        self.values.append(b)
+        self._loaded_size += self.entry.size
+
+    def rewrite(self, pairs: list[tuple[int, int]]) -> None:
+        """Replace the whole file (after recovery or truncation)."""
+        data = b"".join(self.entry.pack(a, b) for a, b in pairs)
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, self.path)
+        self.keys = [a for a, _ in pairs]
+        self.values = [b for _, b in pairs]
+        self._loaded_size = len(data)
+
+
+class OffsetIndex(_Index):
+    """Entries (offset - base, file position of the batch holding that offset)."""
+
+    entry = _OFFSET_ENTRY
+
+    def _sane(self) -> bool:
+        keys, values = self.keys, self.values
+        return all(keys[i] < keys[i + 1] and values[i] < values[i + 1] for i in range(len(keys) - 1)) and \
+            all(k >= 0 for k in keys[:1])
+
+    def lookup(self, offset: int) -> int:
+        """File position from which a forward scan finds `offset` (0 when no entry helps)."""
+        i = bisect_right(self.keys, offset - self.base_offset) - 1
+        return self.values[i] if i >= 0 else 0
+
+    def last_position(self) -> int:
+        return self.values[-1] if self.values else -1
+
+
+class TimeIndex(_Index):
+    """Entries (max timestamp so far, offset - base of the batch holding it)."""
+
+    entry = _TIME_ENTRY
+
+    def _sane(self) -> bool:
+        keys, values = self.keys, self.values
+        return all(keys[i] < keys[i + 1] and values[i] <= values[i + 1] for i in range(len(keys) - 1))
+
+    def lookup(self, timestamp: int) -> int:
+        """Offset from which a forward scan finds the first record with ts >= timestamp."""
+        i = bisect_right(self.keys, timestamp) - 1
+        return self.base_offset + self.values[i] if i >= 0 else self.base_offset
+
+    def last_timestamp(self) -> int:
+        return self.keys[-1] if self.keys else -1

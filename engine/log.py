@@ -1,0 +1,429 @@
+"""A partition's log: its segments, appends, reads, roll, retention and recovery.
+
+Several processes may open the same partition. Appends are serialised by an flock on
+`<partition dir>/.pk-lock`; on taking it a writer first catches up with whatever other
+processes appended (validating those bytes) so it never writes after a torn batch. Readers
+take no lock: they only ever return complete batches whose CRC checks, so a batch being
+written elsewhere is simply not visible yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from bisect import bisect_right
+from typing import Iterable, Sequence
+
+from . import checkpoint, records
+from .errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+    UnknownTopicOrPartitionError,
+)
+from .fileutil import atomic_write, locked
+from .segment import LOG_SUFFIX, LogSegment
+
+LOCK_FILE = ".pk-lock"
+PARTITION_METADATA = "partition.metadata"
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+_INT32_MAX = 2**31 - 1
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def write_partition_metadata(directory: str, topic_id: str) -> None:
+    atomic_write(os.path.join(directory, PARTITION_METADATA),
+                 f"version: 0\ntopic_id: {topic_id}\n".encode())
+
+
+def read_partition_topic_id(directory: str) -> str | None:
+    try:
+        with open(os.path.join(directory, PARTITION_METADATA), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("topic_id:"):
+                    return line.split(":", 1)[1].strip()
+    except FileNotFoundError:
+        return None
+    return None
+
+
+def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: str) -> str:
+    """Lay out an empty partition as Kafka does: first segment at offset 0, topic id file."""
+    directory = os.path.join(data_dir, partition_dir_name(topic, partition))
+    os.makedirs(directory, exist_ok=True)
+    LogSegment.create(directory, 0).close()
+    write_partition_metadata(directory, topic_id)
+    return directory
+
+
+class PartitionLog:
+    """One partition of one topic. `config` holds the topic's effective typed configs."""
+
+    def __init__(self, data_dir: str, topic: str, partition: int, topic_id: str, config: dict):
+        self.data_dir = data_dir
+        self.topic = topic
+        self.partition = partition
+        self.topic_id = topic_id
+        self.config = config
+        self.dir = os.path.join(data_dir, partition_dir_name(topic, partition))
+        self._segments: dict[int, LogSegment] = {}
+        self._bases: list[int] = []
+        self._log_start_offset = 0
+        self._writer_ready = False  # recovered and caught up in this process
+        self._wrote = False
+        self._last_retention_check = 0.0
+        self._jitter = {}
+        if not os.path.isdir(self.dir):
+            raise self._gone()
+
+    def _gone(self) -> UnknownTopicOrPartitionError:
+        return UnknownTopicOrPartitionError(
+            f"This server does not host this topic-partition: {self.topic}-{self.partition}")
+
+    # ------------------------------------------------------------------ segments
+    def _refresh_segments(self) -> None:
+        """Re-list the segment files. Always a real listdir: directory mtimes are too coarse
+        to notice two changes by other processes within one clock tick."""
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            raise self._gone() from None
+        bases = sorted(int(n[:20]) for n in names
+                       if len(n) == 24 and n.endswith(LOG_SUFFIX) and n[:20].isdigit())
+        if not bases:
+            raise self._gone()
+        if bases == self._bases:
+            return
+        for base in list(self._segments):
+            if base not in bases:
+                self._segments.pop(base).close()
+        for base in bases:
+            if base not in self._segments:
+                self._segments[base] = LogSegment(self.dir, base)
+        self._bases = bases
+        start = checkpoint.read(os.path.join(self.data_dir, checkpoint.LOG_START_OFFSET)).get(
+            (self.topic, self.partition), -1)
+        self._log_start_offset = max(bases[0], start)
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        self._refresh_segments()
+        return [self._segments[b] for b in self._bases]
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    @property
+    def log_start_offset(self) -> int:
+        self._refresh_segments()
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """Offset the next record will get (= high watermark on a single broker)."""
+        self._refresh_segments()
+        seg = self.active_segment
+        seg.offset_index.refresh()
+        start = max(seg.offset_index.last_position(), 0)
+        tail = seg.scan(start, check_crc=False)
+        if tail.next_offset is None and start:
+            tail = seg.scan(0, check_crc=False)
+        return tail.next_offset if tail.next_offset is not None else seg.base_offset
+
+    def size_in_bytes(self) -> int:
+        return sum(seg.file_size() for seg in self.segments)
+
+    def close(self) -> None:
+        """Flush what this process wrote and record the recovery point, then release files."""
+        if self._wrote and os.path.isdir(self.dir):
+            try:
+                with self._write_lock():
+                    self.active_segment.flush()
+                    checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT,
+                                      {(self.topic, self.partition): self.active_segment.next_offset})
+            except UnknownTopicOrPartitionError:
+                pass
+        self._wrote = False
+        for seg in self._segments.values():
+            seg.close()
+
+    # ------------------------------------------------------------------ write path
+    @contextlib.contextmanager
+    def _write_lock(self):
+        try:
+            lock = locked(os.path.join(self.dir, LOCK_FILE))
+            lock.__enter__()
+        except FileNotFoundError:
+            raise self._gone() from None
+        with contextlib.ExitStack() as stack:
+            stack.push(lock)
+            # The directory may have been deleted (and even re-created) while we waited.
+            if read_partition_topic_id(self.dir) != self.topic_id:
+                raise self._gone()
+            self._refresh_segments()
+            if not self._writer_ready:
+                self._recover()
+                self._writer_ready = True
+            else:
+                self._catch_up()
+            yield
+
+    def _recover(self) -> None:
+        """Validate everything past the recovery point; cut a torn tail (kafka-protocol.md §4.10)."""
+        point = checkpoint.read(os.path.join(self.data_dir, checkpoint.RECOVERY_POINT)).get(
+            (self.topic, self.partition), 0)
+        interval = self.config["index.interval.bytes"]
+        bases = self._bases
+        first = max(bisect_right(bases, point) - 1, 0)
+        for i in range(first, len(bases)):
+            seg = self._segments[bases[i]]
+            crc_from = 0
+            if i == first and point > seg.base_offset:
+                seg.load_state()
+                crc_from, _ = seg.find_position(point, seg.file_size())
+            truncated = seg.recover(crc_from, interval)
+            if truncated and i < len(bases) - 1:
+                # Kafka drops every segment after a corrupt one: they cannot follow a gap.
+                for later in bases[i + 1:]:
+                    self._segments.pop(later).delete_files()
+                self._refresh_segments()
+                break
+
+    def _catch_up(self) -> None:
+        """Account for bytes other processes appended to the active segment since we looked."""
+        seg = self.active_segment
+        size = seg.file_size()
+        if size == seg.size:
+            return
+        if size < seg.size:  # another process cut a torn tail: re-derive everything
+            seg.recover(0, self.config["index.interval.bytes"])
+            return
+        check = seg.scan(seg.size, check_crc=True, end=size)
+        if check.error is not None:
+            os.ftruncate(seg.fd, check.end)  # a writer died mid-batch: cut its torn bytes
+        seg.load_state(check.end)
+
+    def _maybe_roll(self, batch_size: int, batch_max_ts: int, batch_last_offset: int, now_ms: int) -> None:
+        seg = self.active_segment
+        cfg = self.config
+        jitter = self._jitter.setdefault(seg.base_offset, random.randrange(cfg["segment.jitter.ms"])
+                                         if cfg["segment.jitter.ms"] > 0 else 0)
+        if seg.size > 0:
+            if seg.first_batch_timestamp >= 0 and batch_max_ts >= 0:
+                waited = batch_max_ts - seg.first_batch_timestamp
+            else:
+                waited = now_ms - int(os.stat(seg.log_path).st_mtime * 1000)
+        else:
+            waited = 0
+        max_index = cfg["segment.index.bytes"]
+        if (seg.size > cfg["segment.bytes"] - batch_size
+                or (seg.size > 0 and waited > cfg["segment.ms"] - jitter)
+                or len(seg.offset_index) >= max_index // 8
+                or len(seg.time_index) >= max_index // 12 - 1
+                or batch_last_offset - seg.base_offset > _INT32_MAX):
+            self._roll()
+
+    def _roll(self) -> LogSegment:
+        old = self.active_segment
+        if old.size == 0:
+            return old  # never roll an empty segment onto itself
+        old.on_become_inactive()
+        old.flush()
+        new = LogSegment.create(self.dir, old.next_offset)
+        new.next_offset = new.base_offset
+        self._segments[new.base_offset] = new
+        self._bases.append(new.base_offset)
+        return new
+
+    def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None) -> list[tuple[int, int]]:
+        """Append producer batches (offsets are reassigned); returns (first, last) offsets of each."""
+        max_bytes = self.config["max.message.bytes"]
+        headers = []
+        for batch in batches:
+            header = records.check_batch(batch)
+            if header.size > max_bytes:
+                raise RecordTooLargeError(
+                    f"The request included a message larger than the max message size the server "
+                    f"will accept ({header.size} > {max_bytes}).")
+            if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
+                raise InvalidRecordError("Invalid record batch: its offset deltas do not match its record count")
+            if header.is_control:
+                raise InvalidRecordError("Control batches cannot be produced")
+            headers.append(header)
+        if "compact" in self.config["cleanup.policy"]:
+            for batch, header in zip(batches, headers):
+                if any(r.key is None for r in records.decode_records(batch, 0, header)):
+                    raise InvalidRecordError(
+                        f"Compacted topic cannot accept message without key in topic partition "
+                        f"{self.topic}-{self.partition}.")
+        if now_ms is None:
+            now_ms = int(time.time() * 1000)
+        out = []
+        interval = self.config["index.interval.bytes"]
+        with self._write_lock():
+            for batch, header in zip(batches, headers):
+                seg = self.active_segment
+                base = seg.next_offset
+                self._maybe_roll(len(batch), header.max_timestamp, base + header.last_offset_delta, now_ms)
+                seg = self.active_segment
+                stamped = records.with_base_offset(batch, base)
+                header = header._replace(base_offset=base)
+                seg.append(stamped, header, interval)
+                out.append((base, header.last_offset))
+            if not self._wrote:
+                self._wrote = True
+                self._ensure_leader_epoch_checkpoint()
+            self._maybe_enforce_retention(now_ms)
+        return out
+
+    def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
+                       now_ms: int | None = None) -> tuple[int, int]:
+        """Encode (key, value, headers, timestamp) tuples as one batch and append it."""
+        batch = records.encode_batch(list(items), compression_type=compression_type)
+        return self.append_batches([batch], now_ms)[0]
+
+    def _ensure_leader_epoch_checkpoint(self) -> None:
+        path = os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT)
+        if not os.path.exists(path):
+            atomic_write(path, f"0\n1\n0 {self.log_start_offset}\n".encode(), durable=False)
+
+    def flush(self) -> None:
+        with self._write_lock():
+            self.active_segment.flush()
+
+    # ------------------------------------------------------------------ retention
+    def _maybe_enforce_retention(self, now_ms: int) -> None:
+        interval = self.config.get("log.retention.check.interval.ms", 300000) / 1000.0
+        now = time.monotonic()
+        if now - self._last_retention_check >= interval:
+            self._last_retention_check = now
+            self._delete_old_segments(now_ms)
+
+    def enforce_retention(self, now_ms: int | None = None) -> int:
+        """Run Kafka's three deletion passes now; returns the number of segments deleted."""
+        if now_ms is None:
+            now_ms = int(time.time() * 1000)
+        with self._write_lock():
+            return self._delete_old_segments(now_ms)
+
+    def _delete_old_segments(self, now_ms: int) -> int:
+        cfg = self.config
+        deleted = self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= self._log_start_offset)
+        if "delete" in cfg["cleanup.policy"]:
+            retention_bytes = cfg["retention.bytes"]
+            if retention_bytes >= 0:
+                excess = sum(s.file_size() for s in self.segments) - retention_bytes
+                if excess > 0:
+                    state = {"excess": excess}
+
+                    def size_breach(seg, nxt):
+                        if state["excess"] - seg.file_size() >= 0:
+                            state["excess"] -= seg.file_size()
+                            return True
+                        return False
+
+                    deleted += self._delete_segments(size_breach)
+            retention_ms = cfg["retention.ms"]
+            if retention_ms >= 0:
+                deleted += self._delete_segments(
+                    lambda seg, nxt: now_ms - seg.largest_timestamp() > retention_ms)
+        return deleted
+
+    def _delete_segments(self, predicate) -> int:
+        """Delete the oldest segments while `predicate(segment, next_segment)` holds.
+
+        As in Kafka 3.x, when every segment qualifies (the active one included, if it holds
+        data) a new empty active segment is rolled first, so the log start offset moves to
+        the log end offset and no offset is ever reused.
+        """
+        segs = self.segments
+        doomed = []
+        for i, seg in enumerate(segs):
+            nxt = segs[i + 1] if i + 1 < len(segs) else None
+            if nxt is None and seg.file_size() == 0:
+                break  # an empty last segment is never deleted
+            if not predicate(seg, nxt):
+                break
+            doomed.append(seg)
+        if not doomed:
+            return 0
+        if len(doomed) == len(segs):
+            self._roll()
+        for seg in doomed:
+            self._segments.pop(seg.base_offset)
+            seg.delete_files()
+        self._refresh_segments()
+        first_base = self._bases[0]
+        if self._log_start_offset < first_base:
+            self._log_start_offset = first_base
+        checkpoint.update(self.data_dir, checkpoint.LOG_START_OFFSET,
+                          {(self.topic, self.partition): None})
+        return len(doomed)
+
+    # ------------------------------------------------------------------ read path
+    def read(self, offset: int, max_bytes: int = 1 << 20) -> bytes:
+        """Complete, CRC-checked batches from the one holding `offset`, up to about max_bytes.
+
+        At least one whole batch is returned when any exists at or after `offset` (as Kafka
+        does, so a batch larger than max_bytes never blocks a consumer).
+        """
+        self._refresh_segments()
+        start, end = self._log_start_offset, self.log_end_offset
+        if offset < start or offset > end:
+            raise OffsetOutOfRangeError(
+                f"Fetch position {offset} is out of range for partition {self.topic}-{self.partition} "
+                f"(log start offset {start}, log end offset {end})")
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        for base in self._bases[i:]:
+            seg = self._segments[base]
+            try:
+                size = seg.file_size()
+            except FileNotFoundError:
+                continue
+            pos, header = seg.find_position(offset, size)
+            if header is None:
+                continue
+            return self._read_from(seg, pos, size, max_bytes)
+        return b""
+
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int) -> bytes:
+        want = min(max(max_bytes, 1), size - pos)
+        data = seg.pread(want, pos)
+        first = records.batch_size_at(data, 0)
+        if first is not None and first > len(data):
+            data = seg.pread(min(first, size - pos), pos)
+        out_end = 0
+        for bpos, header in records.iter_batches(data):
+            try:
+                records.check_batch(data, bpos)
+            except CorruptRecordError:
+                if pos + bpos + header.size >= size:
+                    break  # a torn tail being cut by its writer: not visible yet
+                raise
+            out_end = bpos + header.size
+        return data[:out_end]
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with a timestamp >= `timestamp`, or None."""
+        for seg in self.segments:
+            if seg.largest_timestamp() < timestamp:
+                continue
+            seg.time_index.refresh()
+            offset = max(seg.time_index.lookup(timestamp), self._log_start_offset)
+            size = seg.file_size()
+            pos, _ = seg.find_position(offset, size)
+            for bpos, header in seg.batch_positions(pos, size):
+                if header.max_timestamp < timestamp:
+                    continue
+                batch = seg.pread(header.size, bpos)
+                for rec in records.decode_records(batch, 0, header):
+                    if rec.timestamp >= timestamp and rec.offset >= self._log_start_offset:
+                        return rec.offset, rec.timestamp
+        return None

@@ -1,0 +1,107 @@
+"""Durable topic metadata: what Kafka keeps in KRaft's metadata log, pk keeps as one JSON
+file per topic under `<data dir>/.pk/topics/`.
+
+Each file is replaced atomically (temp file, fsync, rename), so a crash leaves a topic
+either fully described or absent, never half-written. Callers serialise changes with the
+admin lock (`Engine.admin_lock`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from .errors import DataDirError, UnknownTopicOrPartitionError
+from .fileutil import atomic_write, fsync_dir
+
+
+def new_kafka_uuid() -> str:
+    """A random UUID in Kafka's text form (22 chars, URL-safe base64, no padding).
+
+    Kafka never hands out ids whose text starts with '-' (they would read as options).
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+@dataclass
+class TopicMetadata:
+    name: str
+    topic_id: str
+    assignment: dict[int, list[int]]  # partition -> replica broker ids, in order
+    configs: dict[str, str] = field(default_factory=dict)  # overrides only, as strings
+
+    @property
+    def partitions(self) -> int:
+        return len(self.assignment)
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.assignment[0]) if self.assignment else 0
+
+    def to_json(self) -> bytes:
+        return json.dumps({
+            "version": 1,
+            "name": self.name,
+            "topic_id": self.topic_id,
+            "partitions": {str(p): r for p, r in sorted(self.assignment.items())},
+            "configs": dict(sorted(self.configs.items())),
+        }, indent=1).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> "TopicMetadata":
+        doc = json.loads(data)
+        return cls(
+            name=doc["name"],
+            topic_id=doc["topic_id"],
+            assignment={int(p): list(r) for p, r in doc["partitions"].items()},
+            configs=dict(doc.get("configs", {})),
+        )
+
+
+class TopicStore:
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name + ".json")
+
+    def names(self) -> list[str]:
+        try:
+            entries = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return sorted(e[:-5] for e in entries if e.endswith(".json"))
+
+    def exists(self, name: str) -> bool:
+        return os.path.exists(self._path(name))
+
+    def get(self, name: str) -> TopicMetadata:
+        try:
+            with open(self._path(name), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise UnknownTopicOrPartitionError(
+                "This server does not host this topic-partition.") from None
+        try:
+            return TopicMetadata.from_json(data)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataDirError(f"Topic metadata file {self._path(name)} is corrupt: {exc}") from None
+
+    def mtime_ns(self, name: str) -> int:
+        try:
+            return os.stat(self._path(name)).st_mtime_ns
+        except FileNotFoundError:
+            return -1
+
+    def put(self, meta: TopicMetadata) -> None:
+        atomic_write(self._path(meta.name), meta.to_json())
+
+    def remove(self, name: str) -> None:
+        os.unlink(self._path(name))
+        fsync_dir(self.directory)

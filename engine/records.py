@@ -1,0 +1,366 @@
+"""RecordBatch v2 (magic 2): the unit Kafka stores on disk and sends on the wire.
+
+Layout (kafka-protocol.md §3): a 61-byte header, then `recordsCount` records, compressed
+as one stream when the codec bits are set. The CRC-32C covers everything from the
+attributes field (byte 21) to the end, so rewriting baseOffset or partitionLeaderEpoch
+(bytes 0-7 and 12-15) never changes it: that is how a broker assigns offsets without
+touching the payload.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterable, Iterator, NamedTuple, Sequence
+
+from crc32c import crc32c
+
+from . import compression
+from .errors import CorruptRecordError
+
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes batchLength does not count
+_CRC_START = 21  # first byte the CRC covers (attributes)
+_OFFSET_AND_LENGTH = struct.Struct(">qi")
+_LEADER_EPOCH = struct.Struct(">i")
+_CRC = struct.Struct(">I")
+
+MAGIC = 2
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+DELETE_HORIZON_MASK = 0x40
+
+NO_TIMESTAMP = -1
+CREATE_TIME = 0
+LOG_APPEND_TIME = 1
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        """Bytes the whole batch occupies in a log or a records field."""
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & CODEC_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_MASK)
+
+
+class Record(NamedTuple):
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple  # of (str, bytes | None)
+
+
+# --------------------------------------------------------------------------- varints
+# Records use zig-zag varints. Small non-negative numbers dominate (deltas, lengths), so
+# their encodings are precomputed once, on first use, and looked up.
+_SMALL = 1 << 14
+_small_varints: list[bytes] = []
+
+
+def _build_small_varints() -> list[bytes]:
+    if not _small_varints:
+        _small_varints.extend(_encode_unsigned(n << 1) for n in range(_SMALL))
+    return _small_varints
+
+
+def _encode_unsigned(u: int) -> bytes:
+    out = bytearray()
+    while u >= 0x80:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+
+def encode_varint(n: int) -> bytes:
+    """Zig-zag varint (also used for varlongs: Python ints do not overflow)."""
+    if 0 <= n < _SMALL:
+        return _build_small_varints()[n]
+    return _encode_unsigned((n << 1) ^ (n >> 63))
+
+
+def decode_varint(buf, pos: int) -> tuple[int, int]:
+    """Decode a zig-zag varint at pos; returns (value, next position)."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    u = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        b = buf[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise CorruptRecordError("varint is too long")
+    return (u >> 1) ^ -(u & 1), pos
+
+
+# --------------------------------------------------------------------------- encode
+def _encode_headers(headers: Sequence) -> bytes:
+    parts = [encode_varint(len(headers))]
+    for hkey, hvalue in headers:
+        kb = hkey.encode() if isinstance(hkey, str) else bytes(hkey)
+        parts.append(encode_varint(len(kb)))
+        parts.append(kb)
+        if hvalue is None:
+            parts.append(b"\x01")
+        else:
+            parts.append(encode_varint(len(hvalue)))
+            parts.append(hvalue)
+    return b"".join(parts)
+
+
+def encode_batch(
+    records: Sequence[tuple],
+    *,
+    base_offset: int = 0,
+    compression_type: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    partition_leader_epoch: int = 0,
+    transactional: bool = False,
+    timestamp_type: int = CREATE_TIME,
+) -> bytes:
+    """Build one batch from (key, value, headers, timestamp) tuples.
+
+    key/value are bytes or None; headers a sequence of (str, bytes | None) pairs (empty
+    tuple for none); timestamps are milliseconds. The records get consecutive offset
+    deltas 0..n-1.
+    """
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    small = _build_small_varints()
+    base_ts = records[0][3]
+    max_ts = base_ts
+    parts: list[bytes] = []
+    append = parts.append
+    for delta, (key, value, headers, ts) in enumerate(records):
+        if ts > max_ts:
+            max_ts = ts
+        td = ts - base_ts
+        tdb = small[td] if 0 <= td < _SMALL else encode_varint(td)
+        odb = small[delta] if delta < _SMALL else encode_varint(delta)
+        if key is None:
+            kl = b"\x01"
+            klen = 0
+        else:
+            klen = len(key)
+            kl = small[klen] if klen < _SMALL else encode_varint(klen)
+        if value is None:
+            vl = b"\x01"
+            vlen = 0
+        else:
+            vlen = len(value)
+            vl = small[vlen] if vlen < _SMALL else encode_varint(vlen)
+        hb = _encode_headers(headers) if headers else b"\x00"
+        body_len = 1 + len(tdb) + len(odb) + len(kl) + klen + len(vl) + vlen + len(hb)
+        append(small[body_len] if body_len < _SMALL else encode_varint(body_len))
+        append(b"\x00")
+        append(tdb)
+        append(odb)
+        append(kl)
+        if key is not None:
+            append(key)
+        append(vl)
+        if value is not None:
+            append(value)
+        append(hb)
+    payload = b"".join(parts)
+    if compression_type:
+        payload = compression.compress(compression_type, payload)
+    attributes = compression_type & CODEC_MASK
+    if timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if transactional:
+        attributes |= TRANSACTIONAL_MASK
+    count = len(records)
+    header = _HEADER.pack(
+        base_offset, HEADER_SIZE - LOG_OVERHEAD + len(payload), partition_leader_epoch, MAGIC, 0,
+        attributes, count - 1, base_ts, max_ts, producer_id, producer_epoch, base_sequence, count,
+    )
+    crc = crc32c(payload, crc32c(memoryview(header)[_CRC_START:]))
+    return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
+
+
+def with_base_offset(batch: bytes, base_offset: int, partition_leader_epoch: int = 0) -> bytes:
+    """The same batch with its offsets (and leader epoch) reassigned; the CRC stays valid."""
+    return b"".join((
+        _OFFSET_AND_LENGTH.pack(base_offset, len(batch) - LOG_OVERHEAD),
+        _LEADER_EPOCH.pack(partition_leader_epoch),
+        batch[16:],
+    ))
+
+
+# --------------------------------------------------------------------------- decode
+def read_header(buf, pos: int = 0) -> BatchHeader | None:
+    """The header of the batch at pos, or None when fewer than 61 bytes remain."""
+    if len(buf) - pos < HEADER_SIZE:
+        return None
+    return BatchHeader._make(_HEADER.unpack_from(buf, pos))
+
+
+def batch_size_at(buf, pos: int) -> int | None:
+    """Size of the batch starting at pos from its length field alone, or None if cut."""
+    if len(buf) - pos < LOG_OVERHEAD:
+        return None
+    return LOG_OVERHEAD + _OFFSET_AND_LENGTH.unpack_from(buf, pos)[1]
+
+
+def compute_crc(buf, pos: int, header: BatchHeader) -> int:
+    return crc32c(memoryview(buf)[pos + _CRC_START: pos + header.size])
+
+
+def check_batch(buf, pos: int = 0) -> BatchHeader:
+    """Validate the complete batch at pos (size sanity, magic, CRC) and return its header.
+
+    Raises CorruptRecordError with a reason when the bytes are not one whole valid batch.
+    """
+    header = read_header(buf, pos)
+    if header is None:
+        raise CorruptRecordError(f"truncated batch header at position {pos}")
+    if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecordError(
+            f"record batch size {header.size} at position {pos} is smaller than the minimum {HEADER_SIZE}")
+    if header.magic != MAGIC:
+        raise CorruptRecordError(f"unsupported record batch magic {header.magic} at position {pos}")
+    if len(buf) - pos < header.size:
+        raise CorruptRecordError(f"truncated record batch at position {pos}")
+    if compute_crc(buf, pos, header) != header.crc:
+        raise CorruptRecordError(
+            f"record batch at position {pos} is corrupt (stored crc = {header.crc}, "
+            f"computed crc = {compute_crc(buf, pos, header)})")
+    return header
+
+
+def iter_batches(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+    """Yield (position, header) for each complete batch; stop at a cut-off tail.
+
+    Only sizes are checked here; callers that need integrity call check_batch.
+    """
+    if end is None:
+        end = len(buf)
+    view = memoryview(buf)[:end]
+    while pos + HEADER_SIZE <= end:
+        header = BatchHeader._make(_HEADER.unpack_from(view, pos))
+        if header.batch_length < HEADER_SIZE - LOG_OVERHEAD or pos + header.size > end:
+            return
+        yield pos, header
+        pos += header.size
+
+
+def records_payload(buf, pos: int, header: BatchHeader) -> bytes:
+    """The batch's records as plain bytes (decompressed when the batch is compressed)."""
+    data = bytes(memoryview(buf)[pos + HEADER_SIZE: pos + header.size])
+    codec = header.attributes & CODEC_MASK
+    if codec:
+        data = compression.decompress(codec, data)
+    return data
+
+
+def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list[Record]:
+    """Decode every record of the batch at pos into Record tuples with absolute offsets."""
+    if header is None:
+        header = read_header(buf, pos)
+        if header is None:
+            raise CorruptRecordError("truncated batch header")
+    data = records_payload(buf, pos, header)
+    base_offset = header.base_offset
+    base_ts = header.base_timestamp
+    log_append = header.attributes & TIMESTAMP_TYPE_MASK
+    out: list[Record] = []
+    p = 0
+    dv = decode_varint
+    try:
+        for _ in range(header.records_count):
+            length, p = dv(data, p)
+            end = p + length
+            p += 1  # record attributes, unused
+            td, p = dv(data, p)
+            od, p = dv(data, p)
+            klen, p = dv(data, p)
+            if klen < 0:
+                key = None
+            else:
+                key = data[p:p + klen]
+                p += klen
+            vlen, p = dv(data, p)
+            if vlen < 0:
+                value = None
+            else:
+                value = data[p:p + vlen]
+                p += vlen
+            hcount, p = dv(data, p)
+            headers: tuple = ()
+            if hcount:
+                hl = []
+                for _h in range(hcount):
+                    hklen, p = dv(data, p)
+                    hkey = data[p:p + hklen].decode("utf-8", "replace")
+                    p += hklen
+                    hvlen, p = dv(data, p)
+                    if hvlen < 0:
+                        hval = None
+                    else:
+                        hval = data[p:p + hvlen]
+                        p += hvlen
+                    hl.append((hkey, hval))
+                headers = tuple(hl)
+            if p != end:
+                raise CorruptRecordError(
+                    f"record at offset {base_offset + od} has length {length} but {p - end + length} bytes were read")
+            ts = header.max_timestamp if log_append else base_ts + td
+            out.append(Record(base_offset + od, ts, key, value, headers))
+    except IndexError:
+        raise CorruptRecordError(f"record batch at offset {base_offset} ends inside a record") from None
+    return out

@@ -1,0 +1,270 @@
+"""One log segment: `<base>.log` with its `.index` and `.timeindex` (kafka-protocol.md §4.2-4.5).
+
+The .log file is record batches back to back. A segment object knows where its last
+complete batch ends and keeps the two indexes the way Kafka's LogSegment.append does:
+an offset-index entry once more than `index.interval.bytes` were written since the last
+one (keyed by the batch's last offset, pointing at the batch's start), and a time-index
+entry beside it when the segment's max timestamp grew.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import records
+from .errors import CorruptRecordError
+from .index import OffsetIndex, TimeIndex
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, ".txnindex")
+_SCAN_CHUNK = 1 << 20
+
+
+def file_stem(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+@dataclass
+class ScanResult:
+    end: int  # position after the last complete (and, if checked, valid) batch
+    next_offset: int | None  # offset after that batch, None when no batch was seen
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    error: str | None  # why scanning stopped before the end of the file
+
+
+class LogSegment:
+    def __init__(self, directory: str, base_offset: int):
+        self.directory = directory
+        self.base_offset = base_offset
+        stem = os.path.join(directory, file_stem(base_offset))
+        self.log_path = stem + LOG_SUFFIX
+        self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset)
+        self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset)
+        self._fd: int | None = None
+        # Writer state, valid after load_state()/recover().
+        self.size = 0
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.bytes_since_last_index_entry = 0
+        self.first_batch_timestamp = -1
+
+    # ------------------------------------------------------------------ files
+    @classmethod
+    def create(cls, directory: str, base_offset: int) -> "LogSegment":
+        seg = cls(directory, base_offset)
+        for path in (seg.log_path, seg.offset_index.path, seg.time_index.path):
+            with open(path, "ab"):
+                pass
+        return seg
+
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.log_path, os.O_RDWR)
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def file_size(self) -> int:
+        return os.fstat(self.fd).st_size
+
+    def pread(self, size: int, position: int) -> bytes:
+        return os.pread(self.fd, size, position)
+
+    def delete_files(self) -> None:
+        self.close()
+        for suffix in SUFFIXES:
+            try:
+                os.unlink(os.path.join(self.directory, file_stem(self.base_offset) + suffix))
+            except FileNotFoundError:
+                pass
+
+    # ------------------------------------------------------------------ scanning
+    def scan(self, start: int, *, check_crc: bool, end: int | None = None) -> ScanResult:
+        """Walk complete batches from `start`, optionally validating each CRC."""
+        if end is None:
+            end = self.file_size()
+        pos = start
+        next_offset = None
+        max_ts, max_ts_offset = -1, self.base_offset
+        error = None
+        while pos < end:
+            head = self.pread(records.HEADER_SIZE, pos)
+            header = records.read_header(head)
+            if header is None:
+                error = f"truncated batch header at position {pos}"
+                break
+            if check_crc or header.magic != records.MAGIC or header.batch_length < 49:
+                body = self.pread(header.size, pos) if 0 < header.size <= end - pos else head
+                try:
+                    records.check_batch(body)
+                except CorruptRecordError as exc:
+                    error = str(exc)
+                    break
+            elif pos + header.size > end:
+                error = f"truncated record batch at position {pos}"
+                break
+            if header.max_timestamp > max_ts:
+                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+            next_offset = header.next_offset
+            pos += header.size
+        return ScanResult(pos, next_offset, max_ts, max_ts_offset, error)
+
+    def batch_positions(self, start: int = 0, end: int | None = None):
+        """Yield (position, header) of each complete batch from `start` (headers only)."""
+        if end is None:
+            end = self.file_size()
+        pos = start
+        while pos + records.HEADER_SIZE <= end:
+            header = records.read_header(self.pread(records.HEADER_SIZE, pos))
+            if header.batch_length < 49 or pos + header.size > end:
+                return
+            yield pos, header
+            pos += header.size
+
+    # ------------------------------------------------------------------ writer state
+    def load_state(self, size: int | None = None) -> None:
+        """Derive the writer's counters from the indexes plus a scan of the tail.
+
+        The scan starts at the last offset-index entry, so its cost is about
+        index.interval.bytes, whatever the segment's size.
+        """
+        self.offset_index.refresh()
+        self.time_index.refresh()
+        if size is None:
+            size = self.file_size()
+        start = max(self.offset_index.last_position(), 0)
+        if start >= size:
+            start = 0
+        tail = self.scan(start, check_crc=False, end=size)
+        self.size = tail.end
+        self.next_offset = tail.next_offset if tail.next_offset is not None else self.base_offset
+        ts_last = self.time_index.last_timestamp()
+        if tail.max_timestamp > ts_last:
+            self.max_timestamp, self.offset_of_max_timestamp = tail.max_timestamp, tail.offset_of_max_timestamp
+        else:
+            self.max_timestamp = ts_last
+            self.offset_of_max_timestamp = (self.base_offset + self.time_index.values[-1]
+                                            if self.time_index.values else self.base_offset)
+        last_entry = self.offset_index.last_position()
+        self.bytes_since_last_index_entry = self.size - last_entry if last_entry >= 0 else self.size
+        self.first_batch_timestamp = -1
+        if self.size:
+            first = records.read_header(self.pread(records.HEADER_SIZE, 0))
+            self.first_batch_timestamp = first.max_timestamp
+
+    def indexes_consistent(self, size: int) -> bool:
+        """Cheap check that the indexes describe this log file (else they get rebuilt)."""
+        if not self.offset_index.load() or not self.time_index.load():
+            return False
+        last = self.offset_index.last_position()
+        if last >= size:
+            return False
+        if last >= 0:
+            header = records.read_header(self.pread(records.HEADER_SIZE, last))
+            if header is None or header.last_offset != self.base_offset + self.offset_index.keys[-1]:
+                return False
+        if self.time_index.values and self.time_index.values[-1] + self.base_offset >= self.next_offset_bound(size):
+            return False
+        return True
+
+    def next_offset_bound(self, size: int) -> int:
+        last = max(self.offset_index.last_position(), 0)
+        tail = self.scan(last, check_crc=False, end=size)
+        return tail.next_offset if tail.next_offset is not None else self.base_offset
+
+    def recover(self, crc_from: int, index_interval_bytes: int) -> int:
+        """Validate batches from position `crc_from`, cut a torn or corrupt tail, fix indexes.
+
+        Returns the number of bytes truncated. Complete valid batches are never dropped.
+        """
+        size = self.file_size()
+        check = self.scan(min(crc_from, size), check_crc=True, end=size)
+        truncated = 0
+        if check.error is not None:
+            truncated = size - check.end
+            os.ftruncate(self.fd, check.end)
+            size = check.end
+        if truncated or not self.indexes_consistent(size):
+            self.rebuild_indexes(index_interval_bytes, size)
+        self.load_state(size)
+        return truncated
+
+    def rebuild_indexes(self, index_interval_bytes: int, size: int | None = None) -> None:
+        offset_entries: list[tuple[int, int]] = []
+        time_entries: list[tuple[int, int]] = []
+        since = 0
+        max_ts, max_ts_offset = -1, self.base_offset
+        for pos, header in self.batch_positions(0, size):
+            if header.max_timestamp > max_ts:
+                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+            if since > index_interval_bytes:
+                offset_entries.append((header.last_offset - self.base_offset, pos))
+                if not time_entries or max_ts > time_entries[-1][0]:
+                    time_entries.append((max_ts, max_ts_offset - self.base_offset))
+                since = 0
+            since += header.size
+        self.offset_index.rewrite(offset_entries)
+        self.time_index.rewrite(time_entries)
+
+    # ------------------------------------------------------------------ append
+    def append(self, batch: bytes, header: records.BatchHeader, index_interval_bytes: int) -> None:
+        """Write one offset-assigned batch at the end (the caller holds the partition lock)."""
+        position = self.size
+        if position == 0:
+            self.first_batch_timestamp = header.max_timestamp
+        written = os.pwrite(self.fd, batch, position)
+        if written != len(batch):
+            # A short write leaves a torn tail; cut it so the next append starts clean.
+            os.ftruncate(self.fd, position)
+            raise OSError(f"short write to {self.log_path}")
+        self.size = position + len(batch)
+        self.next_offset = header.next_offset
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
+        if self.bytes_since_last_index_entry > index_interval_bytes:
+            self.offset_index.append(header.last_offset - self.base_offset, position)
+            self._offer_time_entry()
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += len(batch)
+
+    def _offer_time_entry(self) -> None:
+        if self.max_timestamp > self.time_index.last_timestamp():
+            self.time_index.append(self.max_timestamp, self.offset_of_max_timestamp - self.base_offset)
+
+    def on_become_inactive(self) -> None:
+        """At roll: the time index gets its final entry (the segment's max timestamp)."""
+        self._offer_time_entry()
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+
+    # ------------------------------------------------------------------ reading
+    def largest_timestamp(self) -> int:
+        """Max record timestamp in the segment, or the .log file's mtime when there is none."""
+        ts = self.time_index.last_timestamp()
+        start = max(self.offset_index.last_position(), 0)
+        tail = self.scan(start, check_crc=False)
+        ts = max(ts, tail.max_timestamp)
+        if ts < 0:
+            ts = int(os.stat(self.log_path).st_mtime * 1000)
+        return ts
+
+    def find_position(self, offset: int, end: int) -> tuple[int, records.BatchHeader | None]:
+        """Position of the first batch whose last offset is >= offset, scanning from the index."""
+        self.offset_index.refresh()
+        start = self.offset_index.lookup(offset)
+        if start >= end:
+            start = 0
+        for pos, header in self.batch_positions(start, end):
+            if header.last_offset >= offset:
+                return pos, header
+        return end, None
