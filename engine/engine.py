@@ -225,13 +225,14 @@ class Engine:
     def _reset_partition_dir(self, topic: str, partition: int) -> None:
         path = os.path.join(self.data_dir, partition_dir_name(topic, partition))
         if os.path.exists(path):
-            self._discard_dir(path)
+            self._discard_dir(topic, partition)
 
-    def _discard_dir(self, path: str) -> None:
-        # Kafka renames a deleted partition to <dir>.<uuid>-delete before removing it, so a
-        # half-finished removal never looks like a live partition.
-        doomed = f"{path}.{uuid.uuid4().hex}-delete"
-        os.rename(path, doomed)
+    def _discard_dir(self, topic: str, partition: int) -> None:
+        """Rename a partition directory to Kafka's `<topic>-<p>.<uuid>-delete`, then remove it,
+        so a half-finished removal never looks like a live partition."""
+        suffix = f"-{partition}.{uuid.uuid4().hex}-delete"
+        doomed = os.path.join(self.data_dir, topic[:255 - len(suffix)] + suffix)
+        os.rename(os.path.join(self.data_dir, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def delete_topic(self, name: str) -> None:
@@ -242,9 +243,7 @@ class Engine:
             self.store.remove(name)  # from here on the topic does not exist for anyone
             for p in range(meta.partitions):
                 self._logs.pop((name, p), None)
-                path = os.path.join(self.data_dir, partition_dir_name(name, p))
-                if os.path.exists(path):
-                    self._discard_dir(path)
+                self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
 
     def create_partitions(self, name: str, total: int,

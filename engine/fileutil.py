@@ -22,7 +22,8 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     Write a temp file beside it, fsync, rename over, fsync the directory.
     """
     directory = os.path.dirname(path) or "."
-    tmp = f"{path}.{os.getpid()}.tmp"
+    # A short temp name: `path` itself may already be near the 255-byte name limit.
+    tmp = os.path.join(directory, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
     with open(tmp, "wb") as f:
         f.write(data)
         if durable:

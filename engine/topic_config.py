@@ -57,7 +57,14 @@ def java_double_str(d: float) -> str:
     if d == 0:
         return "-0.0" if math.copysign(1.0, d) < 0 else "0.0"
     sign = "-" if d < 0 else ""
-    mantissa, _, exp = repr(abs(d)).partition("e")
+    shortest = repr(abs(d))
+    if len(shortest.replace(".", "").replace("0", "").partition("e")[0]) == 1:
+        # JDK 19+: when one digit is enough, the closest 2-digit decimal that still reads back
+        # as d is preferred (Double.MIN_VALUE prints "4.9E-324", not "5.0E-324").
+        two = "%.1e" % abs(d)
+        if float(two) == abs(d):
+            shortest = two
+    mantissa, _, exp = shortest.partition("e")
     whole, _, frac = mantissa.partition(".")
     digits = whole + frac
     point = len(whole) + int(exp or 0)      # value = 0.<digits> * 10**point
