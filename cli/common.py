@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -87,6 +88,9 @@ class KafkaCommand(click.Command):
     def main(self, args=None, prog_name=None, **extra):
         if args is None:
             args = sys.argv[1:]
+        complete_var = f"_{(prog_name or self.name or '').replace('-', '_').upper()}_COMPLETE"
+        if os.environ.get(complete_var):  # shell completion: Click answers and exits
+            return super().main(args, prog_name, complete_var=complete_var, **extra)
         if not args and self.no_args_message:
             with click.Context(self, info_name=prog_name) as ctx:
                 sys.stderr.write(self.no_args_message + "\n" + self.get_help(ctx) + "\n")

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .completion import complete_topics
 from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, version_option
 
 HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
@@ -20,7 +21,7 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
               help="Alter the number of partitions and the replica assignment (and, on the bundled "
                    "engine, topic configs).")
 @click.option("--delete", is_flag=True, help="Delete a topic.")
-@click.option("--topic", metavar="TOPIC",
+@click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
               help="The topic to create, alter, describe or delete. A regular expression except with "
                    "--create; quote it and escape regex symbols with '\\', e.g. \"test\\.topic\".")
 @click.option("--topic-id", metavar="TOPIC-ID", help="The topic id to describe.")

@@ -55,5 +55,10 @@ class EngineBackend:
     def alter_topic_configs(self, name, set_configs, delete_configs) -> None:
         self.engine.alter_topic_configs(name, set_configs, delete_configs)
 
+    def consumer(self, config: dict[str, str]):
+        from pk.engine.consumer import EngineConsumer
+
+        return EngineConsumer(self.engine, config)
+
     def close(self) -> None:
         self.engine.close()

@@ -33,6 +33,7 @@ from .errors import (
 from .fileutil import atomic_write, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name
 from .metadata import TopicMetadata, TopicStore, new_kafka_uuid
+from .paths import default_data_dir, groups_dir, topics_dir
 
 NODE_ID = 0
 META_PROPERTIES = "meta.properties"
@@ -49,22 +50,13 @@ BROKER_DEFAULTS = {
 }
 
 
-def default_data_dir() -> str:
-    """$PK_DATA_DIR, else $XDG_DATA_HOME/pk, else ~/.local/share/pk."""
-    env = os.environ.get("PK_DATA_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "pk")
-
-
 class Engine:
     def __init__(self, data_dir: str | None = None, broker_config: dict[str, str] | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.node_id = NODE_ID
         self._pk_dir = os.path.join(self.data_dir, ".pk")
-        self.store = TopicStore(os.path.join(self._pk_dir, "topics"))
+        self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._prepare_data_dir()
 
@@ -91,6 +83,11 @@ class Engine:
     @property
     def admin_lock_path(self) -> str:
         return os.path.join(self._pk_dir, "admin.lock")
+
+    @property
+    def groups_dir(self) -> str:
+        """Consumer-group membership files (see groups.py)."""
+        return groups_dir(self.data_dir)
 
     def _write_meta(self) -> None:
         stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())

@@ -42,7 +42,37 @@ class _Index:
             keys.append(a)
             values.append(b)
         self.keys, self.values = keys, values
-        return len(data) % size == 0 and self._sane()
+        if len(data) % size == 0 and self._sane():
+            return True
+        # A damaged index must not steer lookups (bisect over unsorted or misaligned entries
+        # finds wrong positions): until it is rebuilt, use no entries, i.e. scan from the start.
+        self.keys, self.values = [], []
+        return False
+
+    def quick_check(self) -> bool:
+        """Kafka's cheap sanity check (AbstractIndex.sanityCheck): the file exists, holds whole
+        entries, and its last entry does not sort before its first. Reads two entries only;
+        the last one is left in `checked_last` (None when the index is empty)."""
+        self.checked_last = None
+        try:
+            with open(self.path, "rb") as f:
+                length = os.fstat(f.fileno()).st_size
+                size = self.entry.size
+                if length % size:
+                    return False
+                if length == 0:
+                    return True
+                first = self.entry.unpack(f.read(size))
+                f.seek(length - size)
+                last = self.entry.unpack(f.read(size))
+        except FileNotFoundError:
+            return False
+        self.checked_last = last
+        return self._pair_sane(first, last)
+
+    @staticmethod
+    def _pair_sane(first: tuple[int, int], last: tuple[int, int]) -> bool:
+        return first[0] <= last[0] and 0 <= first[1] <= last[1]
 
     def refresh(self) -> None:
         """Pick up entries another process appended since the last load."""
@@ -92,6 +122,18 @@ class OffsetIndex(_Index):
         """File position from which a forward scan finds `offset` (0 when no entry helps)."""
         i = bisect_right(self.keys, offset - self.base_offset) - 1
         return self.values[i] if i >= 0 else 0
+
+    def lookup_entry(self, offset: int) -> tuple[int, int] | None:
+        """The entry (relative offset, position) `lookup` uses, or None."""
+        i = bisect_right(self.keys, offset - self.base_offset) - 1
+        return (self.keys[i], self.values[i]) if i >= 0 else None
+
+    def last_entry(self) -> tuple[int, int] | None:
+        return (self.keys[-1], self.values[-1]) if self.keys else None
+
+    @staticmethod
+    def _pair_sane(first: tuple[int, int], last: tuple[int, int]) -> bool:
+        return 0 <= first[0] <= last[0] and 0 <= first[1] <= last[1]
 
     def last_position(self) -> int:
         return self.values[-1] if self.values else -1

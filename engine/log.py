@@ -10,6 +10,7 @@ written elsewhere is simply not visible yet.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import time
@@ -43,13 +44,18 @@ def write_partition_metadata(directory: str, topic_id: str) -> None:
 
 
 def read_partition_topic_id(directory: str) -> str | None:
+    # Raw os calls: readers check the topic id on every call (see _refresh_segments).
     try:
-        with open(os.path.join(directory, PARTITION_METADATA), encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("topic_id:"):
-                    return line.split(":", 1)[1].strip()
+        fd = os.open(os.path.join(directory, PARTITION_METADATA), os.O_RDONLY)
     except FileNotFoundError:
         return None
+    try:
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    for line in data.split(b"\n"):
+        if line.startswith(b"topic_id:"):
+            return line[9:].strip().decode("utf-8", "replace")
     return None
 
 
@@ -60,6 +66,25 @@ def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: st
     LogSegment.create(directory, 0).close()
     write_partition_metadata(directory, topic_id)
     return directory
+
+
+def _reader(method):
+    """Run a read-side method, turning files vanishing under it into Kafka's error.
+
+    Readers take no lock, so another process may delete the topic (or retention a segment)
+    between listing the files and opening them. A missing file then means "unknown
+    partition" when the partition is gone, else the listing is stale: try again.
+    """
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        for attempt in range(3):
+            try:
+                return method(self, *args, **kwargs)
+            except FileNotFoundError:
+                self._check_present()
+                if attempt == 2:
+                    raise
+    return wrapper
 
 
 class PartitionLog:
@@ -77,9 +102,13 @@ class PartitionLog:
         self._log_start_offset = 0
         self._writer_ready = False  # recovered and caught up in this process
         self._wrote = False
-        self._last_retention_check = 0.0
+        self._last_retention_check = float("-inf")  # the first append checks (monotonic() may be < interval)
         self._jitter = {}
         if not os.path.isdir(self.dir):
+            raise self._gone()
+
+    def _check_present(self) -> None:
+        if read_partition_topic_id(self.dir) != self.topic_id:
             raise self._gone()
 
     def _gone(self) -> UnknownTopicOrPartitionError:
@@ -94,6 +123,10 @@ class PartitionLog:
             names = os.listdir(self.dir)
         except FileNotFoundError:
             raise self._gone() from None
+        # The directory may now belong to a new topic of the same name (deleted and
+        # re-created by another process): this object must then neither read nor write it.
+        if read_partition_topic_id(self.dir) != self.topic_id:
+            raise self._gone()
         bases = sorted(int(n[:20]) for n in names
                        if len(n) == 24 and n.endswith(LOG_SUFFIX) and n[:20].isdigit())
         if not bases:
@@ -112,6 +145,7 @@ class PartitionLog:
         self._log_start_offset = max(bases[0], start)
 
     @property
+    @_reader
     def segments(self) -> list[LogSegment]:
         self._refresh_segments()
         return [self._segments[b] for b in self._bases]
@@ -121,22 +155,39 @@ class PartitionLog:
         return self._segments[self._bases[-1]]
 
     @property
+    @_reader
     def log_start_offset(self) -> int:
         self._refresh_segments()
         return self._log_start_offset
 
     @property
+    @_reader
     def log_end_offset(self) -> int:
         """Offset the next record will get (= high watermark on a single broker)."""
         self._refresh_segments()
+        return self._end_offset()
+
+    def _end_offset(self) -> int:
         seg = self.active_segment
         seg.offset_index.refresh()
-        start = max(seg.offset_index.last_position(), 0)
-        tail = seg.scan(start, check_crc=False)
+        size = seg.file_size()
+        start = seg.scan_start(size)
+        tail = seg.scan(start, check_crc=False, end=size)
         if tail.next_offset is None and start:
-            tail = seg.scan(0, check_crc=False)
-        return tail.next_offset if tail.next_offset is not None else seg.base_offset
+            tail = seg.scan(0, check_crc=False, end=size)
+        if tail.next_offset is None:
+            return seg.base_offset
+        # A complete-looking but corrupt last batch (a crash's leftover, which the next
+        # writer's recovery cuts) cannot be read, so it must not count towards the log end
+        # either, or readers would wait for offsets they can never get.
+        last = seg.pread(tail.end - tail.last_batch, tail.last_batch)
+        try:
+            records.check_batch(last)
+        except CorruptRecordError:
+            return records.read_header(last).base_offset
+        return tail.next_offset
 
+    @_reader
     def size_in_bytes(self) -> int:
         return sum(seg.file_size() for seg in self.segments)
 
@@ -182,12 +233,22 @@ class PartitionLog:
         interval = self.config["index.interval.bytes"]
         bases = self._bases
         first = max(bisect_right(bases, point) - 1, 0)
+        for i in range(first):
+            # Segments below the recovery point are not re-read, but like Kafka's loader
+            # rebuild their indexes when missing or failing the cheap sanity check.
+            seg = self._segments[bases[i]]
+            if not seg.indexes_look_sane():
+                seg.rebuild_indexes(interval)
         for i in range(first, len(bases)):
             seg = self._segments[bases[i]]
             crc_from = 0
             if i == first and point > seg.base_offset:
                 seg.load_state()
-                crc_from, _ = seg.find_position(point, seg.file_size())
+                pos, _ = seg.find_position(point, seg.file_size())
+                # The checkpoint is a hint: if the file now ends before the recovery point
+                # (torn or lost bytes), validation must start at the end of the last complete
+                # batch, or the torn bytes would stay and the next append land behind them.
+                crc_from = min(pos, seg.size)
             truncated = seg.recover(crc_from, interval)
             if truncated and i < len(bases) - 1:
                 # Kafka drops every segment after a corrupt one: they cannot follow a gap.
@@ -368,6 +429,7 @@ class PartitionLog:
         return len(doomed)
 
     # ------------------------------------------------------------------ read path
+    @_reader
     def read(self, offset: int, max_bytes: int = 1 << 20) -> bytes:
         """Complete, CRC-checked batches from the one holding `offset`, up to about max_bytes.
 
@@ -375,7 +437,7 @@ class PartitionLog:
         does, so a batch larger than max_bytes never blocks a consumer).
         """
         self._refresh_segments()
-        start, end = self._log_start_offset, self.log_end_offset
+        start, end = self._log_start_offset, self._end_offset()
         if offset < start or offset > end:
             raise OffsetOutOfRangeError(
                 f"Fetch position {offset} is out of range for partition {self.topic}-{self.partition} "
@@ -394,7 +456,9 @@ class PartitionLog:
         return b""
 
     def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int) -> bytes:
-        want = min(max(max_bytes, 1), size - pos)
+        # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
+        # nothing would be returned, breaking the "at least one whole batch" rule.
+        want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
         data = seg.pread(want, pos)
         first = records.batch_size_at(data, 0)
         if first is not None and first > len(data):
@@ -410,6 +474,7 @@ class PartitionLog:
             out_end = bpos + header.size
         return data[:out_end]
 
+    @_reader
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with a timestamp >= `timestamp`, or None."""
         for seg in self.segments:

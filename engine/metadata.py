@@ -87,7 +87,7 @@ class TopicStore:
                 data = f.read()
         except FileNotFoundError:
             raise UnknownTopicOrPartitionError(
-                "This server does not host this topic-partition.") from None
+                f"This server does not host this topic-partition: {name}") from None
         try:
             return TopicMetadata.from_json(data)
         except (ValueError, KeyError, TypeError) as exc:

@@ -34,6 +34,7 @@ class ScanResult:
     max_timestamp: int
     offset_of_max_timestamp: int
     error: str | None  # why scanning stopped before the end of the file
+    last_batch: int = -1  # position of the last batch accepted, -1 when none
 
 
 class LogSegment:
@@ -96,6 +97,7 @@ class LogSegment:
         next_offset = None
         max_ts, max_ts_offset = -1, self.base_offset
         error = None
+        last_batch = -1
         while pos < end:
             head = self.pread(records.HEADER_SIZE, pos)
             header = records.read_header(head)
@@ -115,8 +117,9 @@ class LogSegment:
             if header.max_timestamp > max_ts:
                 max_ts, max_ts_offset = header.max_timestamp, header.last_offset
             next_offset = header.next_offset
+            last_batch = pos
             pos += header.size
-        return ScanResult(pos, next_offset, max_ts, max_ts_offset, error)
+        return ScanResult(pos, next_offset, max_ts, max_ts_offset, error, last_batch)
 
     def batch_positions(self, start: int = 0, end: int | None = None):
         """Yield (position, header) of each complete batch from `start` (headers only)."""
@@ -130,6 +133,35 @@ class LogSegment:
             yield pos, header
             pos += header.size
 
+    # ------------------------------------------------------------------ index helpers
+    def _verified(self, entry: tuple[int, int] | None, end: int) -> int:
+        """The position of an offset-index entry if a batch whose last offset matches the
+        entry really starts there, else 0. Indexes are caches that may be stale or damaged
+        (Kafka rebuilds them); trusting a bad position would make scans start inside a
+        batch and skip or misread data, so a failed check falls back to scanning from 0."""
+        if entry is None:
+            return 0
+        rel, pos = entry
+        if not 0 < pos < end:
+            return 0
+        header = records.read_header(self.pread(records.HEADER_SIZE, pos))
+        if (header is None or header.magic != records.MAGIC or header.batch_length < 49
+                or header.last_offset != self.base_offset + rel):
+            return 0
+        return pos
+
+    def scan_start(self, end: int) -> int:
+        """Where a scan for the segment's tail may start: the last offset-index entry, verified."""
+        return self._verified(self.offset_index.last_entry(), end)
+
+    def indexes_look_sane(self) -> bool:
+        """Kafka's load-time index sanity check (files present, whole entries, ordered ends),
+        plus: the last offset-index entry points at the start of the batch it names."""
+        if not (self.offset_index.quick_check() and self.time_index.quick_check()):
+            return False
+        last = self.offset_index.checked_last
+        return last is None or self._verified(last, self.file_size()) == last[1]
+
     # ------------------------------------------------------------------ writer state
     def load_state(self, size: int | None = None) -> None:
         """Derive the writer's counters from the indexes plus a scan of the tail.
@@ -141,9 +173,7 @@ class LogSegment:
         self.time_index.refresh()
         if size is None:
             size = self.file_size()
-        start = max(self.offset_index.last_position(), 0)
-        if start >= size:
-            start = 0
+        start = self.scan_start(size)
         tail = self.scan(start, check_crc=False, end=size)
         self.size = tail.end
         self.next_offset = tail.next_offset if tail.next_offset is not None else self.base_offset
@@ -163,6 +193,9 @@ class LogSegment:
 
     def indexes_consistent(self, size: int) -> bool:
         """Cheap check that the indexes describe this log file (else they get rebuilt)."""
+        # A missing file loads as an empty (sane) index; Kafka rebuilds missing indexes.
+        if not (os.path.exists(self.offset_index.path) and os.path.exists(self.time_index.path)):
+            return False
         if not self.offset_index.load() or not self.time_index.load():
             return False
         last = self.offset_index.last_position()
@@ -177,8 +210,7 @@ class LogSegment:
         return True
 
     def next_offset_bound(self, size: int) -> int:
-        last = max(self.offset_index.last_position(), 0)
-        tail = self.scan(last, check_crc=False, end=size)
+        tail = self.scan(self.scan_start(size), check_crc=False, end=size)
         return tail.next_offset if tail.next_offset is not None else self.base_offset
 
     def recover(self, crc_from: int, index_interval_bytes: int) -> int:
@@ -251,8 +283,8 @@ class LogSegment:
     def largest_timestamp(self) -> int:
         """Max record timestamp in the segment, or the .log file's mtime when there is none."""
         ts = self.time_index.last_timestamp()
-        start = max(self.offset_index.last_position(), 0)
-        tail = self.scan(start, check_crc=False)
+        size = self.file_size()
+        tail = self.scan(self.scan_start(size), check_crc=False, end=size)
         ts = max(ts, tail.max_timestamp)
         if ts < 0:
             ts = int(os.stat(self.log_path).st_mtime * 1000)
@@ -261,9 +293,7 @@ class LogSegment:
     def find_position(self, offset: int, end: int) -> tuple[int, records.BatchHeader | None]:
         """Position of the first batch whose last offset is >= offset, scanning from the index."""
         self.offset_index.refresh()
-        start = self.offset_index.lookup(offset)
-        if start >= end:
-            start = 0
+        start = self._verified(self.offset_index.lookup_entry(offset), end)
         for pos, header in self.batch_positions(start, end):
             if header.last_offset >= offset:
                 return pos, header

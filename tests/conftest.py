@@ -29,8 +29,8 @@ class Runner:
         data = input.encode() if isinstance(input, str) else input
         proc = subprocess.run([tool_path(tool), *args], input=data, capture_output=True,
                               timeout=timeout, env={**self.env, **(env or {})})
-        proc.out = proc.stdout.decode()
-        proc.err = proc.stderr.decode()
+        proc.out = proc.stdout.decode(errors="replace")
+        proc.err = proc.stderr.decode(errors="replace")
         return proc
 
 

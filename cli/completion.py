@@ -1,0 +1,47 @@
+"""Live values for shell completion: topic and group names straight from the data directory.
+
+Completion runs the tool once per <TAB>, so this reads directory listings only: no engine,
+no metadata parsing, nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from click.shell_completion import CompletionItem
+
+from pk.engine.paths import default_data_dir, groups_dir, topics_dir
+
+
+def _data_dir(ctx) -> str:
+    return (ctx.params.get("data_dir") if ctx is not None else None) or default_data_dir()
+
+
+def complete_topics(ctx, _param, incomplete: str) -> list[CompletionItem]:
+    try:
+        names = os.listdir(topics_dir(_data_dir(ctx)))
+    except OSError:
+        return []
+    return [CompletionItem(n[:-5]) for n in sorted(names)
+            if n.endswith(".json") and n.startswith(incomplete)]
+
+
+def complete_groups(ctx, _param, incomplete: str) -> list[CompletionItem]:
+    folder = groups_dir(_data_dir(ctx))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in sorted(names):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(folder, name), "rb") as f:
+                group = json.loads(f.read())["group_id"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if group.startswith(incomplete):
+            found.append(CompletionItem(group))
+    return found

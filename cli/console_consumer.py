@@ -1,0 +1,104 @@
+"""pk-console-consumer: read topics and write their records to standard output."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from .completion import complete_groups, complete_topics
+from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, version_option
+
+HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to standard output."
+
+
+@click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
+               context_settings={"help_option_names": ["--help"]})
+@click.option("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic to consume on.")
+@click.option("--include", metavar="REGEX", help="Regular expression of the topics to consume (whole names).")
+@click.option("--whitelist", metavar="REGEX", help="Deprecated alias of --include; ignored if --include is given.")
+@click.option("--partition", type=JAVA_INT, metavar="N",
+              help="The partition to consume from; starts at the end unless --offset or --from-beginning.")
+@click.option("--offset", metavar="OFFSET",
+              help="earliest, latest, or a non-negative offset (needs --partition).  [default: latest]")
+@click.option("--from-beginning", is_flag=True,
+              help="Start with the earliest record when the group has no committed offset.")
+@click.option("--group", metavar="GROUP", shell_complete=complete_groups, help="The consumer group id.")
+@click.option("--max-messages", type=JAVA_INT, metavar="N", help="Exit after N records.")
+@click.option("--timeout-ms", type=JAVA_INT, metavar="MS", help="Exit when no record arrives for this long.")
+@click.option("--skip-message-on-error", is_flag=True, help="Skip a record that cannot be printed instead of stopping.")
+@click.option("--formatter", metavar="CLASS", help="The message formatter class.  [default: kafka.tools.DefaultMessageFormatter]")
+@click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
+              help="Formatter property: print.timestamp, print.key, print.value, print.partition, print.offset, "
+                   "print.headers, key.separator, line.separator, headers.separator, null.literal, "
+                   "key.deserializer, value.deserializer, headers.deserializer.")
+@click.option("--formatter-config", metavar="FILE", help="Properties file for the formatter (--property wins).")
+@click.option("--key-deserializer", metavar="CLASS", help="Deserializer class for keys.")
+@click.option("--value-deserializer", metavar="CLASS", help="Deserializer class for values.")
+@click.option("--consumer-property", "consumer_properties", multiple=True, metavar="KEY=VALUE",
+              help="A consumer config (wins over --consumer.config).")
+@click.option("--consumer.config", "consumer_config", metavar="FILE", help="Consumer config properties file.")
+@click.option("--isolation-level", metavar="LEVEL",
+              help="read_committed or read_uncommitted.  [default: read_uncommitted]")
+@click.option("--enable-systest-events", is_flag=True, help="Print lifecycle events (shutdown_complete).")
+@data_dir_option
+@version_option
+def cli(data_dir, **opts):
+    from pk.commands import consumer as cmd
+    from pk.engine.errors import KafkaError
+
+    options = cmd.ConsumerOptions(properties=list(opts.pop("properties")),
+                                  consumer_properties=list(opts.pop("consumer_properties")), **opts)
+    try:
+        plan = cmd.plan(options)
+    except cmd.UsageError as exc:
+        fail(str(exc))
+    except cmd.ConsumerFailure as exc:
+        fail(str(exc))
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    except Exception as exc:  # PropertiesError and friends: a bad config file
+        from pk.commands.properties import PropertiesError
+
+        if isinstance(exc, PropertiesError):
+            fail(str(exc))
+        raise
+
+    from pk.commands.engine_backend import EngineBackend
+
+    tally = cmd.Tally()
+    code = 0
+    consumer = backend = None
+    stdout = sys.stdout.buffer
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        backend = EngineBackend(data_dir)
+        consumer = backend.consumer(plan.config)
+        cmd.position(consumer, options, plan)
+        cmd.consume(consumer, options, plan, stdout, lambda line: sys.stderr.write(line + "\n"), tally)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        sys.stderr.write("Unable to write to standard out, closing consumer.\n")
+        sys.stdout = None  # do not flush into the closed pipe again at exit
+    except (KafkaError, cmd.ConsumerFailure) as exc:
+        sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
+        code = 1
+    finally:
+        try:
+            if consumer is not None:
+                consumer.close()
+            if backend is not None:
+                backend.close()
+        except KafkaError as exc:
+            sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
+            code = 1
+        sys.stderr.write(f"Processed a total of {tally.count} messages\n")
+        if options.enable_systest_events:
+            print("shutdown_complete")
+    sys.exit(code)
+
+
+def main() -> None:
+    cli.main(prog_name="pk-console-consumer")

@@ -1,0 +1,86 @@
+"""GetOffsetShell (kafka-get-offsets.sh, org.apache.kafka.tools.GetOffsetShell, Kafka 3.7).
+
+    pk-run-class org.apache.kafka.tools.GetOffsetShell --topic 'orders.*' --time -1
+
+Prints `<topic>:<partition>:<offset>` per matching partition that has an offset. Errors are
+Kafka's "Error occurred: <message>" line on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import data_dir_option, fail, version_option
+from .run_class import JoptCommand
+
+USAGE_TEXT = "An interactive shell for getting topic-partition offsets."
+ERROR_PREFIX = "Error occurred: "
+
+
+class GetOffsetShellCommand(JoptCommand):
+    def error_line(self, exception_class: str, message: str) -> str:
+        return ERROR_PREFIX + message  # 3.7 wraps jopt errors in a TerseException
+
+
+@click.command(cls=GetOffsetShellCommand, help=USAGE_TEXT, no_args_message=USAGE_TEXT,
+               context_settings={"help_option_names": ["--help"]})
+@click.option("--topic", multiple=True, metavar="TOPIC",
+              help="The topic to get the offsets for. It also accepts a regular expression. If not "
+                   "present, all authorized topics are queried. Cannot be used if --topic-partitions is present.")
+@click.option("--partitions", multiple=True, metavar="PARTITION-IDS",
+              help="Comma separated list of partition ids to get the offsets for. If not present, all "
+                   "partitions of the authorized topics are queried. Cannot be used if --topic-partitions is present.")
+@click.option("--topic-partitions", multiple=True, metavar="PATTERNS",
+              help="Comma separated list of topic-partition patterns to get the offsets for, with the format "
+                   "of '([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?'. The first group is an optional "
+                   "regex for the topic name, if omitted, it matches any topic name. The section after ':' "
+                   "describes a 'partition' pattern, which can be: a number, a range in the format of "
+                   "'NUMBER-NUMBER' (lower inclusive, upper exclusive), an inclusive lower bound in the format "
+                   "of 'NUMBER-', an exclusive upper bound in the format of '-NUMBER' or may be omitted to "
+                   "accept all partitions. Example: topic1:1,topic2:0-3,topic3,topic4:5-,topic5:-3")
+@click.option("--time", multiple=True, metavar="TIME",
+              help="timestamp of the offsets before that. [Note: No offset is returned, if the timestamp "
+                   "greater than recently committed record timestamp is given.] "
+                   "<timestamp> / -1 or latest / -2 or earliest / -3 or max-timestamp (default: latest)")
+@click.option("--command-config", multiple=True, metavar="CONFIG-FILE",
+              help="Property file containing configs to be passed to Admin Client.")
+@click.option("--exclude-internal-topics", is_flag=True,
+              help="By default, internal topics are included. If specified, internal topics are excluded.")
+@data_dir_option
+@version_option
+@click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
+def cli(data_dir, ignored, **opts):
+    from pk.commands import get_offsets as cmd
+    from pk.engine.errors import KafkaError
+
+    options = cmd.GetOffsetsOptions(
+        topic=list(opts["topic"]), partitions=list(opts["partitions"]),
+        topic_partitions=list(opts["topic_partitions"]), time=list(opts["time"]) or "latest",
+        command_config=list(opts["command_config"]), exclude_internal_topics=opts["exclude_internal_topics"])
+    source = None
+    try:
+        source = cmd.EngineOffsets(data_dir)
+        lines = cmd.fetch_offsets(source, options, warn=lambda line: click.echo(line, err=True))
+        out = sys.stdout
+        for topic, partition, offset in lines:
+            out.write(cmd.format_line(topic, partition, offset) + "\n")
+        out.flush()
+    except cmd.ToolError as exc:
+        fail(ERROR_PREFIX + str(exc))
+    except KafkaError as exc:
+        fail(ERROR_PREFIX + str(exc))
+    except OSError as exc:
+        fail(ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
+    finally:
+        if source is not None:
+            source.close()
+
+
+def main() -> None:
+    cli.main(prog_name="pk-get-offsets")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""pk-run-class: `kafka-run-class.sh CLASS [args]` for the Kafka tools pk mirrors.
+
+    pk-run-class org.apache.kafka.tools.GetOffsetShell --topic t
+    pk-run-class kafka.tools.DumpLogSegments --files 00000000000000000000.log
+
+CLASSES maps each Kafka main-class name pk accepts to the command implementing it, as
+"module:attribute". The attribute is a Click command (run with the remaining arguments) or a
+plain function taking the argument list. Adding a tool is one entry per class name, e.g.
+
+    "kafka.admin.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
+
+Names from several Kafka versions point at the same command where that is harmless (a class
+that moved package between versions).
+
+This module also holds JoptCommand, the Click command class for tools whose Kafka original
+reports jopt-simple parse errors in its own words (GetOffsetShell: "Error occurred: ...",
+DumpLogSegments: the JVM's "Exception in thread "main" joptsimple...").
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from .common import KafkaCommand, fail, version_line
+
+CLASSES: dict[str, str] = {
+    # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
+    "org.apache.kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
+    "kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
+    # DumpLogSegments has kept its name from 0.8 to 4.0.
+    "kafka.tools.DumpLogSegments": "pk.cli.dump_log:cli",
+}
+
+# kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only
+# affect the JVM's log files, so they are accepted and ignored. `-daemon` is not supported.
+_SCRIPT_FLAGS = {"-loggc": 0, "-name": 1}
+
+
+def usage_line() -> str:
+    return "USAGE: pk-run-class [-name servicename] [-loggc] classname [opts]"
+
+
+def supported_line() -> str:
+    return "Supported classes: " + ", ".join(sorted(CLASSES))
+
+
+def resolve(class_name: str):
+    """The command object registered for a Kafka class name, or None."""
+    target = CLASSES.get(class_name)
+    if target is None:
+        return None
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def run(argv: list[str]) -> None:
+    args = list(argv)
+    while args and args[0] in _SCRIPT_FLAGS:
+        skip = _SCRIPT_FLAGS[args[0]]
+        if len(args) <= skip:
+            args = []
+            break
+        args = args[1 + skip:]
+    if not args:
+        fail(usage_line() + " (" + supported_line() + ")")
+    class_name, rest = args[0], args[1:]
+    if class_name in ("--help", "-help", "-h", "-?"):
+        click.echo(usage_line())
+        click.echo(supported_line())
+        sys.exit(0)
+    if class_name in ("--version", "-version"):
+        click.echo(version_line())
+        sys.exit(0)
+    command = resolve(class_name)
+    if command is None:
+        # The JVM's words (followed, on the JVM, by "Caused by: java.lang.ClassNotFoundException: <name>").
+        fail(f"Error: Could not find or load main class {class_name}")
+    if isinstance(command, click.Command):
+        command.main(args=rest, prog_name=f"pk-run-class {class_name}")
+        sys.exit(0)
+    command(rest)
+    sys.exit(0)
+
+
+def main() -> None:
+    run(sys.argv[1:])
+
+
+# --------------------------------------------------------------------------- jopt tools
+class JoptCommand(KafkaCommand):
+    """KafkaCommand whose parse errors go through `error_line(exception_class, message)`.
+
+    `exception_class` is the jopt-simple exception Kafka's parser would throw
+    (e.g. "joptsimple.UnrecognizedOptionException") and `message` its text; the default
+    prints the message alone, like KafkaCommand. Tools override error_line to add the
+    prefix their Kafka original prints.
+    """
+
+    def error_line(self, exception_class: str, message: str) -> str:
+        return message
+
+    def main(self, args=None, prog_name=None, **extra):
+        if args is None:
+            args = sys.argv[1:]
+        if not args and self.no_args_message:
+            with click.Context(self, info_name=prog_name) as ctx:
+                sys.stderr.write(self.no_args_message + "\n" + self.get_help(ctx) + "\n")
+            sys.exit(1)
+        try:
+            return super(KafkaCommand, self).main(self.normalise(list(args)), prog_name,
+                                                  standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            sys.exit(130)
+        except click.exceptions.NoSuchOption as exc:
+            fail(self.error_line("joptsimple.UnrecognizedOptionException",
+                                 f"{exc.option_name.lstrip('-')} is not a recognized option"))
+        except click.exceptions.BadOptionUsage as exc:
+            name = (exc.option_name or "").lstrip("-")
+            if "requires an argument" in exc.message:
+                fail(self.error_line("joptsimple.OptionMissingRequiredArgumentException",
+                                     f"Option {name} requires an argument"))
+            fail(self.error_line("joptsimple.OptionException", exc.message))
+        except click.exceptions.BadParameter as exc:
+            fail(self.error_line("joptsimple.OptionArgumentConversionException", exc.message))
+        except click.UsageError as exc:
+            fail(self.error_line("joptsimple.OptionException", exc.message))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""kafka-console-consumer (ConsoleConsumer, Kafka 3.7): argument checks, consumer
+configuration, positioning, and the print loop. Written against a consumer with
+assign/seek/subscribe/poll/close, so any backend's consumer plugs in.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable
+
+from .formatter import FormatterError, make_formatter
+
+
+class UsageError(Exception):
+    """What Kafka reports with printUsageAndExit (one line on stderr here, exit 1)."""
+
+
+class ConsumerFailure(Exception):
+    """A failure while consuming: printed as Kafka's "Unknown error when running consumer: " line."""
+
+
+EARLIEST, LATEST = -2, -1
+
+
+@dataclass
+class ConsumerOptions:
+    topic: str | None = None
+    include: str | None = None
+    whitelist: str | None = None
+    partition: int | None = None
+    offset: str | None = None
+    from_beginning: bool = False
+    group: str | None = None
+    max_messages: int | None = None
+    timeout_ms: int | None = None
+    skip_message_on_error: bool = False
+    formatter: str | None = None
+    properties: list[str] = field(default_factory=list)
+    formatter_config: str | None = None
+    key_deserializer: str | None = None
+    value_deserializer: str | None = None
+    consumer_properties: list[str] = field(default_factory=list)
+    consumer_config: str | None = None
+    isolation_level: str | None = None
+    enable_systest_events: bool = False
+
+
+@dataclass
+class Plan:
+    """What the checks decided: the consumer's config, where to start, how to print."""
+
+    config: dict[str, str]
+    formatter: object
+    start_offset: int  # EARLIEST, LATEST or an offset (with --partition)
+    group_passed: bool
+
+
+def _key_values(items: list[str]) -> dict[str, str]:
+    from .properties import parse_key_value_args as parse_key_values
+
+    return parse_key_values(items)
+
+
+def _file_props(path: str | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    from .properties import load_properties
+
+    return load_properties(path)
+
+
+def plan(o: ConsumerOptions) -> Plan:
+    """ConsoleConsumer's ConsumerConfig checks, in 3.7's order."""
+    formatter_props = {**_file_props(o.formatter_config), **_key_values(o.properties)}
+    if o.key_deserializer:
+        formatter_props["key.deserializer"] = o.key_deserializer
+    if o.value_deserializer:
+        formatter_props["value.deserializer"] = o.value_deserializer
+    try:
+        formatter = make_formatter(o.formatter, formatter_props)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    include = o.include if o.include is not None else o.whitelist
+    if len([x for x in (o.topic, include) if x is not None]) != 1:
+        # Scala 3.7 interpolates a missing `else` as "()": mirrored as printed.
+        suffix = ("--whitelist is DEPRECATED use --include instead; ignored if --include specified."
+                  if o.whitelist is not None else "()")
+        raise UsageError(f"Exactly one of --include/--topic is required. {suffix}")
+    if o.partition is not None:
+        if o.topic is None:
+            raise UsageError("The topic is required when partition is specified.")
+        if o.from_beginning and o.offset is not None:
+            raise UsageError("Options from-beginning and offset cannot be specified together.")
+    elif o.offset is not None:
+        raise UsageError("The partition is required when offset is specified.")
+    start = EARLIEST if o.from_beginning else LATEST
+    if o.offset is not None:
+        text = o.offset.lower()
+        if text == "earliest":
+            start = EARLIEST
+        elif text == "latest":
+            start = LATEST
+        else:
+            try:
+                start = int(text)
+            except ValueError:
+                start = -1
+            if start < 0 or not text.lstrip("+").isdigit():
+                raise UsageError(f"The provided offset value '{o.offset}' is incorrect. Valid values are "
+                                 "'earliest', 'latest', or a non-negative long.")
+    extra = _file_props(o.consumer_config)
+    props = _key_values(o.consumer_properties)
+    groups = []
+    for candidate in (o.group, props.get("group.id"), extra.get("group.id")):
+        if candidate is not None and candidate not in groups:
+            groups.append(candidate)
+    if len(groups) > 1:
+        raise UsageError("The group ids provided in different places (directly using '--group', via "
+                         "'--consumer-property', or via '--consumer.config') do not match. Detected group ids: "
+                         + ", ".join(f"'{g}'" for g in groups))
+    config = {**extra, **props}
+    group_passed = bool(groups)
+    if groups:
+        config["group.id"] = groups[0]
+    else:
+        config["group.id"] = f"console-consumer-{random.randrange(100000)}"
+        config.setdefault("enable.auto.commit", "false")
+    if group_passed and o.partition is not None:
+        raise UsageError("Options group and partition cannot be specified together.")
+    if "auto.offset.reset" in config:
+        if o.from_beginning and config["auto.offset.reset"] != "earliest":
+            raise ConsumerFailure(f"Can't simultaneously specify --from-beginning and "
+                                  f"'auto.offset.reset={config['auto.offset.reset']}', please remove one option")
+    else:
+        config["auto.offset.reset"] = "earliest" if o.from_beginning else "latest"
+    config.setdefault("client.id", "console-consumer")
+    if o.isolation_level is not None:
+        config["isolation.level"] = o.isolation_level
+    config.setdefault("isolation.level", "read_uncommitted")
+    if config["isolation.level"] not in ("read_committed", "read_uncommitted"):
+        raise ConsumerFailure(f"Invalid value {config['isolation.level']} for configuration isolation.level: "
+                              "String must be one of: read_committed, read_uncommitted")
+    return Plan(config, formatter, start, group_passed)
+
+
+def position(consumer, o: ConsumerOptions, p: Plan) -> None:
+    """Assign-and-seek for --partition, else subscribe (ConsumerWrapper.consumerInit)."""
+    if o.partition is not None:
+        consumer.assign([(o.topic, o.partition)])
+        if p.start_offset == EARLIEST:
+            consumer.seek_to_beginning(o.topic, o.partition)
+        elif p.start_offset == LATEST:
+            consumer.seek_to_end(o.topic, o.partition)
+        else:
+            consumer.seek(o.topic, o.partition, p.start_offset)
+            consumer.validate_position(o.topic, o.partition)
+    elif o.topic is not None:
+        consumer.subscribe(topics=[o.topic])
+    else:
+        consumer.subscribe(pattern=o.include if o.include is not None else o.whitelist)
+
+
+class Tally:
+    """Records processed so far; survives an interrupted loop for the closing summary line."""
+
+    count = 0
+
+
+def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
+            log_error: Callable[[str], None], tally: Tally) -> None:
+    """The print loop; counts processed records (printed or skipped) in `tally`."""
+    limit = o.max_messages if o.max_messages is not None and o.max_messages >= 0 else None
+    timeout = o.timeout_ms if o.timeout_ms is not None and o.timeout_ms >= 0 else None
+    fmt = p.formatter.format
+    last = time.monotonic()
+    while limit is None or tally.count < limit:
+        wait = 100 if timeout is None else max(0, min(100, timeout))
+        batch = consumer.poll(wait)
+        if not batch:
+            if timeout is not None and (time.monotonic() - last) * 1000 > timeout:
+                break
+            continue
+        last = time.monotonic()
+        if limit is not None and tally.count + len(batch) > limit:
+            rest = batch[limit - tally.count:]
+            batch = batch[:limit - tally.count]
+            _rewind(consumer, rest)  # never commit what was not printed
+        chunks = []
+        for record in batch:
+            tally.count += 1
+            try:
+                chunks.append(fmt(record))
+            except FormatterError as exc:
+                if not o.skip_message_on_error:
+                    out.write(b"".join(chunks))
+                    out.flush()
+                    raise ConsumerFailure(str(exc)) from None
+                log_error(f"Error processing message, skipping this message: {exc}")
+        out.write(b"".join(chunks))
+        out.flush()
+
+
+def _rewind(consumer, unprinted) -> None:
+    first: dict[tuple[str, int], int] = {}
+    for r in unprinted:
+        first.setdefault((r.topic, r.partition), r.offset)
+    for (topic, partition), offset in first.items():
+        consumer.seek(topic, partition, offset)

@@ -1,0 +1,149 @@
+"""Kafka's DefaultMessageFormatter (3.7): how the console consumer prints each record.
+
+Fields in a fixed order (timestamp, partition, offset, headers, key, value), each followed by
+`key.separator` when a later field is printed and by `line.separator` otherwise
+(kafka-cli.md §3.4). Keys, values and header values are written as raw bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+FORMATTER_CLASSES = {
+    "kafka.tools.DefaultMessageFormatter": "default",
+    "org.apache.kafka.tools.consumer.DefaultMessageFormatter": "default",
+    "kafka.tools.NoOpMessageFormatter": "noop",
+    "org.apache.kafka.tools.consumer.NoOpMessageFormatter": "noop",
+}
+
+_TIMESTAMP_TYPES = {0: b"CreateTime:", 1: b"LogAppendTime:"}
+
+
+class FormatterError(Exception):
+    """A record the formatter could not write (e.g. a deserializer rejected its bytes)."""
+
+
+def _serialization_error(name: str, size: int, expected: int) -> FormatterError:
+    return FormatterError(f"Size of data received by {name} is not {expected}")
+
+
+def _fixed(name: str, fmt: str, size: int):
+    def decode(data: bytes) -> str:
+        if len(data) != size:
+            raise _serialization_error(name, len(data), size)
+        value = struct.unpack(fmt, data)[0]
+        return repr(value) if isinstance(value, float) else str(value)
+
+    return decode
+
+
+def _uuid(data: bytes) -> str:
+    try:
+        return str(uuid.UUID(data.decode("utf-8")))
+    except (ValueError, UnicodeDecodeError):
+        raise FormatterError("Error parsing data into UUID") from None
+
+
+# Deserializers the formatter can apply (key.deserializer / value.deserializer /
+# headers.deserializer): Kafka's built-in ones, by class name. Each maps bytes to text.
+DESERIALIZERS = {
+    "org.apache.kafka.common.serialization.StringDeserializer": lambda b: b.decode("utf-8", "replace"),
+    "org.apache.kafka.common.serialization.ByteArrayDeserializer": None,
+    "org.apache.kafka.common.serialization.BytesDeserializer": None,
+    "org.apache.kafka.common.serialization.LongDeserializer": _fixed("LongDeserializer", ">q", 8),
+    "org.apache.kafka.common.serialization.IntegerDeserializer": _fixed("IntegerDeserializer", ">i", 4),
+    "org.apache.kafka.common.serialization.ShortDeserializer": _fixed("ShortDeserializer", ">h", 2),
+    "org.apache.kafka.common.serialization.DoubleDeserializer": _fixed("DoubleDeserializer", ">d", 8),
+    "org.apache.kafka.common.serialization.FloatDeserializer": _fixed("FloatDeserializer", ">f", 4),
+    "org.apache.kafka.common.serialization.UUIDDeserializer": _uuid,
+}
+
+
+def _flag(props: dict, key: str, default: bool) -> bool:
+    return props[key].strip().lower() == "true" if key in props else default
+
+
+def _deserializer(props: dict, key: str):
+    name = props.get(key)
+    if not name:
+        return None
+    if name not in DESERIALIZERS:
+        raise ValueError(f"Class {name} cannot be found")
+    fn = DESERIALIZERS[name]
+    if fn is None:
+        return None
+    return lambda data: fn(data).encode("utf-8")
+
+
+class DefaultMessageFormatter:
+    def __init__(self, props: dict[str, str] | None = None):
+        props = props or {}
+        self.print_timestamp = _flag(props, "print.timestamp", False)
+        self.print_key = _flag(props, "print.key", False)
+        self.print_value = _flag(props, "print.value", True)
+        self.print_partition = _flag(props, "print.partition", False)
+        self.print_offset = _flag(props, "print.offset", False)
+        self.print_headers = _flag(props, "print.headers", False)
+        self.key_separator = props.get("key.separator", "\t").encode()
+        self.line_separator = props.get("line.separator", "\n").encode()
+        self.headers_separator = props.get("headers.separator", ",").encode()
+        self.null_literal = props.get("null.literal", "null").encode()
+        self.key_deserializer = _deserializer(props, "key.deserializer")
+        self.value_deserializer = _deserializer(props, "value.deserializer")
+        self.headers_deserializer = _deserializer(props, "headers.deserializer")
+        self._fast = (not self.print_timestamp and not self.print_partition and not self.print_offset
+                      and not self.print_headers and not self.print_key and self.print_value
+                      and self.value_deserializer is None)
+
+    def _bytes(self, data, deserializer) -> bytes:
+        data = self.null_literal if data is None else data
+        return deserializer(data) if deserializer is not None else data
+
+    def format(self, record) -> bytes:
+        """The bytes written for one record (empty when every field is switched off)."""
+        if self._fast:  # the default layout: just the value and a line separator
+            value = record.value
+            return (self.null_literal if value is None else value) + self.line_separator
+        sep, end = self.key_separator, self.line_separator
+        parts = []
+        later = [self.print_partition, self.print_offset, self.print_headers, self.print_key, self.print_value]
+        if self.print_timestamp:
+            prefix = _TIMESTAMP_TYPES.get(record.timestamp_type)
+            parts.append(prefix + str(record.timestamp).encode() if prefix is not None else b"NO_TIMESTAMP")
+            parts.append(sep if any(later) else end)
+        if self.print_partition:
+            parts.append(b"Partition:" + str(record.partition).encode())
+            parts.append(sep if any(later[1:]) else end)
+        if self.print_offset:
+            parts.append(b"Offset:" + str(record.offset).encode())
+            parts.append(sep if any(later[2:]) else end)
+        if self.print_headers:
+            if record.headers:
+                parts.append(self.headers_separator.join(
+                    k.encode() + b":" + self._bytes(v, self.headers_deserializer) for k, v in record.headers))
+            else:
+                parts.append(b"NO_HEADERS")
+            parts.append(sep if any(later[3:]) else end)
+        if self.print_key:
+            parts.append(self._bytes(record.key, self.key_deserializer))
+            parts.append(sep if self.print_value else end)
+        if self.print_value:
+            parts.append(self._bytes(record.value, self.value_deserializer))
+            parts.append(end)
+        return b"".join(parts)
+
+
+class NoOpMessageFormatter:
+    def __init__(self, props: dict[str, str] | None = None):
+        pass
+
+    def format(self, record) -> bytes:
+        return b""
+
+
+def make_formatter(class_name: str | None, props: dict[str, str]):
+    kind = FORMATTER_CLASSES.get(class_name or "kafka.tools.DefaultMessageFormatter")
+    if kind is None:
+        raise ValueError(f"Class {class_name} cannot be found")
+    return NoOpMessageFormatter(props) if kind == "noop" else DefaultMessageFormatter(props)

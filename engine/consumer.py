@@ -1,0 +1,308 @@
+"""A consumer over the bundled engine: manual assignment or group subscription.
+
+It behaves like Kafka's consumer where the console consumer can tell: positions start at the
+group's committed offset or `auto.offset.reset`, records come in offset order per
+partition, auto-commit runs every `auto.commit.interval.ms`, and group members share
+partitions through engine/groups.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import NamedTuple
+
+from . import records, topic_names
+from .errors import KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+from .groups import GroupCoordinator, UnknownMemberIdError
+
+_IDLE_SLEEP = 0.01  # seconds between empty polls: new records show up within ~10 ms
+
+
+class NoOffsetForPartitionError(KafkaError):
+    pass
+
+
+class ConsumerRecord(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int  # records.CREATE_TIME or LOG_APPEND_TIME
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+
+
+def _bool(value) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+class EngineConsumer:
+    def __init__(self, engine, config: dict[str, str] | None = None):
+        from .offsets import OffsetStore  # imported here: keeps `import consumer` light
+
+        config = dict(config or {})
+        self.engine = engine
+        self.group_id = config.get("group.id") or None
+        self.client_id = config.get("client.id") or "consumer"
+        self.auto_offset_reset = config.get("auto.offset.reset", "latest").strip().lower()
+        if self.auto_offset_reset not in ("earliest", "latest", "none"):
+            raise KafkaError(f"Invalid value {self.auto_offset_reset} for configuration auto.offset.reset: "
+                             "String must be one of: latest, earliest, none")
+        self.enable_auto_commit = _bool(config.get("enable.auto.commit", "true")) and self.group_id is not None
+        self.auto_commit_interval = int(config.get("auto.commit.interval.ms", "5000")) / 1000.0
+        self.session_timeout_ms = int(config.get("session.timeout.ms", "45000"))
+        self.heartbeat_interval = int(config.get("heartbeat.interval.ms", "3000")) / 1000.0
+        self.rebalance_timeout_ms = int(config.get("max.poll.interval.ms", "300000"))
+        self.max_poll_records = int(config.get("max.poll.records", "500"))
+        self.max_partition_fetch_bytes = int(config.get("max.partition.fetch.bytes", str(1 << 20)))
+        self.exclude_internal = _bool(config.get("exclude.internal.topics", "true"))
+        from .assignors import strategy_names
+
+        self.strategies = strategy_names(config.get(
+            "partition.assignment.strategy",
+            "org.apache.kafka.clients.consumer.RangeAssignor,"
+            "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"))
+        self.offsets = OffsetStore(engine)
+        self._positions: dict[tuple[str, int], int] = {}
+        self._consumed: dict[tuple[str, int], int] = {}  # next offset after what poll() returned
+        self._owned: list[tuple[str, int]] = []
+        self._buffer: list[ConsumerRecord] = []
+        self._next_partition = 0
+        # group state
+        self._coordinator: GroupCoordinator | None = None
+        self._member_id: str | None = None
+        self._generation = -1
+        self._assignment: list[tuple[str, int]] = []
+        self._topics: list[str] = []
+        self._pattern: re.Pattern | None = None
+        self._last_heartbeat = 0.0
+        self._last_commit = time.monotonic()
+        self._last_pattern_check = 0.0
+        self._closed = False
+
+    # ------------------------------------------------------------------ assignment
+    def assign(self, partitions: list[tuple[str, int]]) -> None:
+        """Manual assignment: no group membership (the console consumer's --partition)."""
+        for topic, p in partitions:
+            self.engine.partition(topic, p)  # raises for an unknown topic or partition
+        self._owned = list(partitions)
+
+    def seek(self, topic: str, partition: int, offset: int) -> None:
+        self._positions[(topic, partition)] = offset
+        self._consumed[(topic, partition)] = offset
+
+    def validate_position(self, topic: str, partition: int) -> None:
+        """Raise OffsetOutOfRangeError when the seek position lies outside the log.
+
+        (A seek past the end is otherwise silently reset by auto.offset.reset; the console
+        consumer's explicit --offset wants the error.)"""
+        log = self.engine.partition(topic, partition)
+        position = self._positions[(topic, partition)]
+        start, end = log.log_start_offset, log.log_end_offset
+        if not start <= position <= end:
+            raise OffsetOutOfRangeError(
+                f"Fetch position {position} is out of range for partition {topic}-{partition} "
+                f"(log start offset {start}, log end offset {end})")
+
+    def seek_to_beginning(self, topic: str, partition: int) -> None:
+        self.seek(topic, partition, self.engine.partition(topic, partition).log_start_offset)
+
+    def seek_to_end(self, topic: str, partition: int) -> None:
+        self.seek(topic, partition, self.engine.partition(topic, partition).log_end_offset)
+
+    def subscribe(self, topics: list[str] | None = None, pattern: str | None = None) -> None:
+        if self.group_id is None:
+            raise KafkaError("To use the group management or offset commit APIs, you must provide a "
+                             "valid group.id in the consumer configuration.")
+        self._pattern = re.compile(pattern) if pattern is not None else None
+        self._topics = list(topics or [])
+        for topic in self._topics:
+            self.engine.topic(topic)  # an unknown topic is an error here, not an endless wait
+        self._coordinator = GroupCoordinator(self.engine.groups_dir, self.group_id, self._partition_counts)
+        self._member_id = self._coordinator.join(
+            self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
+            self.session_timeout_ms, self.rebalance_timeout_ms)
+        self._last_heartbeat = time.monotonic()
+
+    def _subscribed_topics(self) -> list[str]:
+        if self._pattern is None:
+            return self._topics
+        return [t for t in self.engine.list_topics()
+                if self._pattern.fullmatch(t) and not (self.exclude_internal and topic_names.is_internal(t))]
+
+    def _partition_counts(self, topics: list[str]) -> dict[str, int]:
+        counts = {}
+        for topic in topics:
+            try:
+                counts[topic] = self.engine.topic(topic).partitions
+            except UnknownTopicOrPartitionError:
+                continue
+        return counts
+
+    def assignment(self) -> list[tuple[str, int]]:
+        return list(self._owned)
+
+    @property
+    def member_id(self) -> str | None:
+        return self._member_id
+
+    # ------------------------------------------------------------------ group upkeep
+    def _group_tick(self) -> None:
+        coordinator = self._coordinator
+        now = time.monotonic()
+        if self._pattern is not None and now - self._last_pattern_check > 1.0:
+            self._last_pattern_check = now
+            coordinator.refresh_subscription(self._member_id, self._subscribed_topics())
+        beat = now - self._last_heartbeat >= self.heartbeat_interval
+        if not coordinator.changed() and not beat and set(self._owned) == set(self._assignment):
+            return
+        try:
+            generation, assignment = coordinator.heartbeat(self._member_id)
+        except UnknownMemberIdError:
+            # Our session expired (e.g. we were stopped): rejoin as a new member.
+            self._drop_partitions(list(self._owned), commit=False)
+            self._member_id = coordinator.join(
+                self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
+                self.session_timeout_ms, self.rebalance_timeout_ms)
+            generation, assignment = coordinator.heartbeat(self._member_id)
+        self._last_heartbeat = now
+        wanted = sorted((t, p) for t, parts in assignment.items() for p in parts)
+        revoked = [tp for tp in self._owned if tp not in wanted]
+        if revoked:
+            self._drop_partitions(revoked, commit=True)
+        self._generation = generation
+        self._assignment = wanted
+        got = coordinator.sync(self._member_id, generation, revoked,
+                               [tp for tp in wanted if tp not in self._owned])
+        for tp in got:
+            self._owned.append(tp)
+            self._init_position(tp)
+        self._owned.sort()
+
+    def _drop_partitions(self, tps: list[tuple[str, int]], commit: bool) -> None:
+        if commit and self.enable_auto_commit:
+            self._commit_consumed([tp for tp in tps if tp in self._consumed])
+        self._buffer = [r for r in self._buffer if (r.topic, r.partition) not in tps]
+        for tp in tps:
+            if tp in self._owned:
+                self._owned.remove(tp)
+            self._positions.pop(tp, None)
+            self._consumed.pop(tp, None)
+
+    def _init_position(self, tp: tuple[str, int]) -> None:
+        committed = self.offsets.fetch(self.group_id, *tp) if self.group_id else None
+        if committed is not None:
+            self.seek(*tp, committed)
+        else:
+            self._reset_position(tp)
+
+    def _reset_position(self, tp: tuple[str, int]) -> None:
+        if self.auto_offset_reset == "earliest":
+            self.seek_to_beginning(*tp)
+        elif self.auto_offset_reset == "latest":
+            self.seek_to_end(*tp)
+        else:
+            raise NoOffsetForPartitionError(
+                f"Undefined offset with no reset policy for partitions: [{tp[0]}-{tp[1]}]")
+
+    # ------------------------------------------------------------------ poll
+    def poll(self, timeout_ms: int = 0) -> list[ConsumerRecord]:
+        """Records from the owned partitions, waiting up to timeout_ms for some to arrive."""
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        while True:
+            if self._coordinator is not None:
+                self._group_tick()
+            self._maybe_auto_commit()
+            if not self._buffer:
+                self._fetch()
+            if self._buffer:
+                out = self._buffer[:self.max_poll_records]
+                del self._buffer[:self.max_poll_records]
+                for r in out:
+                    self._consumed[(r.topic, r.partition)] = r.offset + 1
+                return out
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(_IDLE_SLEEP)
+
+    def _fetch(self) -> None:
+        owned = self._owned
+        if not owned:
+            return
+        n = len(owned)
+        for i in range(n):
+            tp = owned[(self._next_partition + i) % n]
+            if tp not in self._positions:
+                self._init_position(tp)
+            got = self._fetch_partition(tp)
+            if got:
+                self._next_partition = (self._next_partition + i + 1) % n
+                return
+
+    def _fetch_partition(self, tp: tuple[str, int]) -> bool:
+        topic, partition = tp
+        position = self._positions[tp]
+        log = self.engine.partition(topic, partition)
+        try:
+            data = log.read(position, self.max_partition_fetch_bytes)
+        except OffsetOutOfRangeError:
+            if self.auto_offset_reset == "none":
+                raise
+            self._reset_position(tp)
+            return False
+        if not data:
+            return False
+        buf = self._buffer
+        for pos, header in records.iter_batches(data):
+            if header.is_control or header.next_offset <= position:
+                continue
+            ts_type = header.timestamp_type
+            for rec in records.decode_records(data, pos, header):
+                if rec.offset >= position:
+                    buf.append(ConsumerRecord(topic, partition, rec.offset, rec.timestamp, ts_type,
+                                              rec.key, rec.value, rec.headers))
+            position = header.next_offset
+        self._positions[tp] = position
+        return bool(buf)
+
+    # ------------------------------------------------------------------ commits
+    def _maybe_auto_commit(self) -> None:
+        if self.enable_auto_commit and time.monotonic() - self._last_commit >= self.auto_commit_interval:
+            self._commit_consumed(list(self._owned))
+
+    def _commit_consumed(self, tps) -> None:
+        self._last_commit = time.monotonic()
+        offsets = {tp: self._consumed[tp] for tp in tps if tp in self._consumed}
+        if offsets:
+            self.offsets.commit(self.group_id, offsets, self._member_id, self._generation)
+
+    def commit(self, offsets: dict[tuple[str, int], int] | None = None) -> None:
+        """Commit the given offsets, or the position after every record poll() returned."""
+        if self.group_id is None:
+            raise KafkaError("To use the group management or offset commit APIs, you must provide a "
+                             "valid group.id in the consumer configuration.")
+        if offsets is None:
+            offsets = {tp: self._consumed[tp] for tp in self._owned if tp in self._consumed}
+        if offsets:
+            self.offsets.commit(self.group_id, offsets, self._member_id, self._generation)
+        self._last_commit = time.monotonic()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.enable_auto_commit:
+                self._commit_consumed(list(self._owned))
+        finally:
+            if self._coordinator is not None and self._member_id is not None:
+                try:
+                    self._coordinator.leave(self._member_id)
+                except UnknownMemberIdError:
+                    pass
+
+
+def _local_address() -> str:
+    return "127.0.0.1"

@@ -1,0 +1,97 @@
+"""Committed consumer-group offsets, stored as Kafka stores them: OffsetCommit records in
+the internal topic `__consumer_offsets`, in the partition Kafka's hashing of the group id
+picks. The latest record for a (group, topic, partition) wins; a tombstone deletes it.
+
+Readers keep, per `__consumer_offsets` partition, the offsets seen so far and the position
+they read up to, so each lookup only reads what was appended since.
+"""
+
+from __future__ import annotations
+
+import time
+
+from . import consumer_offsets as codec
+from . import records
+from .topic_names import GROUP_METADATA_TOPIC
+
+TopicPartition = tuple[str, int]
+
+
+class OffsetStore:
+    def __init__(self, engine):
+        self.engine = engine
+        # __consumer_offsets partition -> (next offset to read, {(group, topic, p): (offset, metadata, ts)})
+        self._seen: dict[int, tuple[int, dict]] = {}
+
+    @property
+    def num_partitions(self) -> int:
+        return self.engine.topic(GROUP_METADATA_TOPIC).partitions
+
+    def partition_for(self, group: str) -> int:
+        return codec.partition_for(group, self.num_partitions)
+
+    # ------------------------------------------------------------------ writes
+    def commit(self, group: str, offsets: dict[TopicPartition, int], member_id: str | None = None,
+               generation: int = -1, metadata: str = "") -> None:
+        """Append one OffsetCommit record per partition, as one batch (all or nothing)."""
+        now = int(time.time() * 1000)
+        items = [(codec.offset_commit_key(group, topic, p),
+                  codec.offset_commit_value(offset, metadata=metadata, commit_timestamp=now),
+                  (), now)
+                 for (topic, p), offset in sorted(offsets.items())]
+        if items:
+            self.engine.partition(GROUP_METADATA_TOPIC, self.partition_for(group)).append_records(items)
+
+    def delete(self, group: str, partitions: list[TopicPartition] | None = None) -> list[TopicPartition]:
+        """Tombstone the group's offsets (all, or the given partitions); returns what was deleted."""
+        current = self.committed(group)
+        doomed = sorted(current if partitions is None else [tp for tp in partitions if tp in current])
+        now = int(time.time() * 1000)
+        items = [(codec.offset_commit_key(group, t, p), None, (), now) for t, p in doomed]
+        if items:
+            self.engine.partition(GROUP_METADATA_TOPIC, self.partition_for(group)).append_records(items)
+        return doomed
+
+    # ------------------------------------------------------------------ reads
+    def _scan(self, partition: int) -> dict:
+        log = self.engine.partition(GROUP_METADATA_TOPIC, partition)
+        position, table = self._seen.get(partition, (log.log_start_offset, {}))
+        position = max(position, log.log_start_offset)
+        while True:
+            data = log.read(position, 1 << 20)
+            if not data:
+                break
+            for pos, header in records.iter_batches(data):
+                if header.is_control:
+                    position = header.next_offset
+                    continue
+                for rec in records.decode_records(data, pos, header):
+                    if rec.offset < position or rec.key is None:
+                        continue
+                    key = codec.decode_key(rec.key)
+                    if not isinstance(key, codec.OffsetCommitKey):
+                        continue
+                    ident = (key.group, key.topic, key.partition)
+                    if rec.value is None:
+                        table.pop(ident, None)
+                    else:
+                        value = codec.decode_offset_commit_value(rec.value)
+                        table[ident] = (value.offset, value.metadata, value.commit_timestamp)
+                position = header.next_offset
+        self._seen[partition] = (position, table)
+        return table
+
+    def fetch(self, group: str, topic: str, partition: int) -> int | None:
+        entry = self._scan(self.partition_for(group)).get((group, topic, partition))
+        return entry[0] if entry else None
+
+    def committed(self, group: str) -> dict[TopicPartition, int]:
+        table = self._scan(self.partition_for(group))
+        return {(t, p): v[0] for (g, t, p), v in table.items() if g == group}
+
+    def groups(self) -> set[str]:
+        """Every group id with at least one committed offset."""
+        found = set()
+        for partition in range(self.num_partitions):
+            found.update(g for g, _, _ in self._scan(partition))
+        return found

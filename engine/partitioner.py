@@ -1,0 +1,110 @@
+"""Where a producer puts a record: Kafka's Java client partitioning (kafka-protocol.md §7).
+
+- keyed records: `to_positive(murmur2(key)) % partitions` (Utils.murmur2 and
+  BuiltInPartitioner.partitionForKey, identical in every Java client version);
+- null keys: the uniform sticky partitioner of Kafka 3.3+ (KIP-794), simplified: the producer
+  sticks to one randomly chosen partition and picks another (at random, possibly the same)
+  whenever the batch it was filling on that partition completes. Java switches after about
+  batch.size bytes of null-key records, at a batch boundary; on the bundled engine there is
+  no broker queue to weigh partitions by, so the adaptive weighting is left out.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+
+_SEED = 0x9747B28C
+_M = 0x5BD1E995
+_MASK = 0xFFFFFFFF
+_BLOCKS = [struct.Struct(f"<{n}I") for n in range(64)]
+
+
+def murmur2(data: bytes) -> int:
+    """Java's Utils.murmur2: MurmurHash2, 32-bit, seed 0x9747b28c, as a signed int."""
+    length = len(data)
+    m = _M
+    mask = _MASK
+    h = (_SEED ^ length) & mask
+    nblocks = length >> 2
+    if nblocks:
+        unpack = (_BLOCKS[nblocks] if nblocks < 64 else struct.Struct(f"<{nblocks}I")).unpack_from
+        for k in unpack(data):
+            k = (k * m) & mask
+            k = ((k ^ (k >> 24)) * m) & mask
+            h = ((h * m) & mask) ^ k
+    tail = length & 3
+    if tail:
+        i = length - tail
+        if tail == 3:
+            h ^= data[i + 2] << 16
+        if tail >= 2:
+            h ^= data[i + 1] << 8
+        h = ((h ^ data[i]) * m) & mask
+    h ^= h >> 13
+    h = (h * m) & mask
+    h ^= h >> 15
+    return h - 0x100000000 if h & 0x80000000 else h
+
+
+def to_positive(number: int) -> int:
+    """Utils.toPositive: clears the sign bit (not abs: -1 gives 2147483647)."""
+    return number & 0x7FFFFFFF
+
+
+def partition_for_key(key: bytes, num_partitions: int) -> int:
+    """BuiltInPartitioner.partitionForKey: the partition a non-null key always goes to."""
+    return (murmur2(key) & 0x7FFFFFFF) % num_partitions
+
+
+class KeyPartitioner(dict):
+    """partition_for_key for one partition count, remembering the answer for each key.
+
+    It is a dict (key bytes -> partition) so that a producer can look up many keys at C
+    speed with `map(kp.__getitem__, keys)`; a key seen for the first time is hashed by
+    __missing__. The cache is emptied when it reaches `max_keys`, which bounds its memory
+    when keys never repeat.
+    """
+
+    def __init__(self, num_partitions: int, max_keys: int = 1 << 20):
+        super().__init__()
+        if num_partitions < 1:
+            raise ValueError("a topic has at least one partition")
+        self.num_partitions = num_partitions
+        self.max_keys = max_keys
+
+    def __missing__(self, key: bytes) -> int:
+        if len(self) >= self.max_keys:
+            self.clear()
+        partition = self[key] = (murmur2(key) & 0x7FFFFFFF) % self.num_partitions
+        return partition
+
+    def partition(self, key: bytes) -> int:
+        return self[key]
+
+
+class StickyPartitioner:
+    """The partition for null-key records: one random partition until its batch completes.
+
+    `current` is the partition to use now; the producer calls batch_completed(p) whenever a
+    batch of partition p is closed (full, or it would not fit the next record), and the
+    partitioner then moves on to a random partition, as BuiltInPartitioner.nextPartition does
+    (`toPositive(random) % partitions`, which may pick the same partition again).
+    """
+
+    def __init__(self, num_partitions: int, rng: random.Random | None = None):
+        if num_partitions < 1:
+            raise ValueError("a topic has at least one partition")
+        self.num_partitions = num_partitions
+        self._rng = rng or random.Random()
+        self.current = self._next()
+
+    def _next(self) -> int:
+        return (self._rng.getrandbits(32) & 0x7FFFFFFF) % self.num_partitions
+
+    def partition(self) -> int:
+        return self.current
+
+    def batch_completed(self, partition: int) -> None:
+        if partition == self.current:
+            self.current = self._next()
