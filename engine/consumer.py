@@ -78,6 +78,7 @@ class EngineConsumer:
         self._topics: list[str] = []
         self._pattern: re.Pattern | None = None
         self._last_heartbeat = 0.0
+        self._dirty = False  # membership changed by us: learn the new assignment at once
         self._last_commit = time.monotonic()
         self._last_pattern_check = 0.0
         self._closed = False
@@ -125,6 +126,7 @@ class EngineConsumer:
             self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
             self.session_timeout_ms, self.rebalance_timeout_ms)
         self._last_heartbeat = time.monotonic()
+        self._dirty = True
 
     def _subscribed_topics(self) -> list[str]:
         if self._pattern is None:
@@ -155,9 +157,13 @@ class EngineConsumer:
         if self._pattern is not None and now - self._last_pattern_check > 1.0:
             self._last_pattern_check = now
             coordinator.refresh_subscription(self._member_id, self._subscribed_topics())
+            self._dirty = True
         beat = now - self._last_heartbeat >= self.heartbeat_interval
-        if not coordinator.changed() and not beat and set(self._owned) == set(self._assignment):
+        # Partitions still held by another member are retried when the group file changes
+        # (that member released them) or at the next heartbeat, not at every poll.
+        if not self._dirty and not coordinator.changed() and not beat:
             return
+        self._dirty = False
         try:
             generation, assignment = coordinator.heartbeat(self._member_id)
         except UnknownMemberIdError:

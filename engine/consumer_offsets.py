@@ -22,6 +22,7 @@ Pure functions and immutable values: no I/O.
 
 from __future__ import annotations
 
+import codecs
 import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
@@ -63,6 +64,25 @@ def partition_for(group_id: str, num_partitions: int = DEFAULT_NUM_PARTITIONS) -
 
 
 # --------------------------------------------------------------------------- primitives
+def _java_replace(exc: UnicodeDecodeError):
+    """Replacement as Java's UTF-8 decoder does it: like Python's, except that an encoded
+    surrogate (ED A0-BF 80-BF) becomes one U+FFFD instead of three."""
+    data, start = exc.object, exc.start
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        if start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF:
+            return "\ufffd", start + 3
+        return "\ufffd", start + 2
+    return "\ufffd", exc.end
+
+
+codecs.register_error("pk-java-replace", _java_replace)
+
+
+def java_utf8(data: bytes) -> str:
+    """new String(bytes, UTF_8)."""
+    return bytes(data).decode("utf-8", "pk-java-replace")
+
+
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -166,7 +186,7 @@ class _Reader:
             raise SchemaError(f"non-nullable field {name} was serialized as null")
         if length > 0x7FFF:
             raise SchemaError(f"string field {name} had invalid length {length}")
-        return self._take(length).decode("utf-8", "replace")
+        return java_utf8(self._take(length))
 
     def bytes_(self, name: str, nullable: bool = False) -> bytes | None:
         length = self.uvarint() - 1 if self.flexible else self.int32()
@@ -461,6 +481,12 @@ def _pairs(partitions) -> list[tuple[str, int]]:
     return [(t, int(p)) for t, p in partitions]
 
 
+def _protocol_version(r: _Reader) -> int:
+    if len(r.data) - r.pos < 2:
+        raise SchemaError("Buffer underflow while parsing consumer protocol's header")
+    return r.int16()
+
+
 def _check_protocol_version(version: int, what: str) -> int:
     if version < 0:
         raise SchemaError(f"Unsupported {what} version: {version}")
@@ -502,7 +528,7 @@ def encode_subscription(topics: Iterable[str], user_data: bytes | None = None,
 def decode_subscription(data: bytes) -> Subscription:
     """A version newer than 3 is read as version 3 (Kafka: newer versions only append fields)."""
     r = _Reader(data, what="consumer protocol's subscription")
-    raw_version = r.int16()
+    raw_version = _protocol_version(r)
     version = _check_protocol_version(raw_version, "subscription")
     topics = [r.string("topics") for _ in range(r.array_len("topics"))]
     user_data = r.bytes_("userData", nullable=True)
@@ -538,7 +564,7 @@ def encode_assignment(partitions, user_data: bytes | None = None, version: int =
 
 def decode_assignment(data: bytes) -> Assignment:
     r = _Reader(data, what="consumer protocol's assignment")
-    raw_version = r.int16()
+    raw_version = _protocol_version(r)
     _check_protocol_version(raw_version, "assignment")
     assigned: TopicPartitions = []
     for _ in range(r.array_len("assignedPartitions")):

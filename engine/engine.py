@@ -31,7 +31,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, locked
-from .log import PartitionLog, create_partition_dir, partition_dir_name
+from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, new_kafka_uuid
 from .paths import default_data_dir, groups_dir, topics_dir
 
@@ -298,7 +298,11 @@ class Engine:
         """The log of one partition (cached per engine; safe across processes)."""
         log = self._logs.get((topic, partition))
         if log is not None:
-            return log
+            if read_partition_topic_id(log.dir) == log.topic_id:
+                return log
+            # Deleted (and maybe re-created under the same name) by another process: the
+            # cached log would fail forever, so forget it and look the topic up again.
+            self._logs.pop((topic, partition)).close()
         meta = self.store.get(topic)
         if partition not in meta.assignment:
             raise UnknownTopicOrPartitionError(

@@ -121,14 +121,18 @@ class GroupCoordinator:
     def _write(self, state: GroupState) -> None:
         # Group membership is soft state (members rejoin after a crash), so no fsync.
         atomic_write(self.path, state.to_json(), durable=False)
+        self._seen = self._stamp()  # our own write is not news to us
+
+    def _stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def changed(self) -> bool:
         """True when the group file changed since the last call (one stat, no lock)."""
-        try:
-            st = os.stat(self.path)
-            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = None
+        stamp = self._stamp()
         if stamp != self._seen:
             self._seen = stamp
             return True

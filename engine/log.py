@@ -180,11 +180,10 @@ class PartitionLog:
         # A complete-looking but corrupt last batch (a crash's leftover, which the next
         # writer's recovery cuts) cannot be read, so it must not count towards the log end
         # either, or readers would wait for offsets they can never get.
-        last = seg.pread(tail.end - tail.last_batch, tail.last_batch)
         try:
-            records.check_batch(last)
+            records.check_batch(seg.pread(tail.end - tail.last_batch, tail.last_batch))
         except CorruptRecordError:
-            return records.read_header(last).base_offset
+            return tail.last_base_offset
         return tail.next_offset
 
     @_reader
@@ -237,8 +236,11 @@ class PartitionLog:
             # Segments below the recovery point are not re-read, but like Kafka's loader
             # rebuild their indexes when missing or failing the cheap sanity check.
             seg = self._segments[bases[i]]
+            was_open = seg._fd is not None
             if not seg.indexes_look_sane():
                 seg.rebuild_indexes(interval)
+            if not was_open:
+                seg.close()  # do not hold a descriptor per old segment
         for i in range(first, len(bases)):
             seg = self._segments[bases[i]]
             crc_from = 0

@@ -4,9 +4,10 @@
   BuiltInPartitioner.partitionForKey, identical in every Java client version);
 - null keys: the uniform sticky partitioner of Kafka 3.3+ (KIP-794), simplified: the producer
   sticks to one randomly chosen partition and picks another (at random, possibly the same)
-  whenever the batch it was filling on that partition completes. Java switches after about
-  batch.size bytes of null-key records, at a batch boundary; on the bundled engine there is
-  no broker queue to weigh partitions by, so the adaptive weighting is left out.
+  whenever a null-key record completes the batch it was filling there. Java switches after
+  batch.size bytes of null-key records, at a batch boundary, which for batches of null-key
+  records alone is the same; on the bundled engine there is no broker queue to weigh
+  partitions by, so the adaptive weighting is left out.
 """
 
 from __future__ import annotations
@@ -86,10 +87,12 @@ class KeyPartitioner(dict):
 class StickyPartitioner:
     """The partition for null-key records: one random partition until its batch completes.
 
-    `current` is the partition to use now; the producer calls batch_completed(p) whenever a
-    batch of partition p is closed (full, or it would not fit the next record), and the
-    partitioner then moves on to a random partition, as BuiltInPartitioner.nextPartition does
-    (`toPositive(random) % partitions`, which may pick the same partition again).
+    `current` is the partition to use now; the producer calls batch_completed(p) when a
+    null-key record closes the batch of partition p (the batch is full, or it would not fit
+    the record), and the partitioner then moves on to a random partition, as
+    BuiltInPartitioner.nextPartition does (`toPositive(random) % partitions`, which may pick
+    the same partition again). Batches closed by keyed records or by linger.ms do not move it
+    (in Java only null-key bytes count towards a switch).
     """
 
     def __init__(self, num_partitions: int, rng: random.Random | None = None):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 import time
 from bisect import bisect_right
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, repeat
 from operator import add
 from typing import Sequence
 
@@ -59,7 +59,9 @@ BROKER_TOO_LARGE = "The request included a message larger than the max message s
 _TABLE = 1 << 14
 _V = [records.encode_varint(n) for n in range(_TABLE)]
 _VLEN = [len(v) for v in _V]
-_ZV = [b"\x00" + v for v in _V]  # "no headers" of the previous record + this record's length
+_ZV = [b"\x00" + v for v in _V]
+_CORE = [n + _VLEN[n] for n in range(_TABLE)]  # a key's or value's bytes: length varint + data
+_CORE_NULL_KEY = [c + 1 for c in _CORE]  # a value's, plus the null key's varint  # "no headers" of the previous record + this record's length
 _NULL = b"\x01"  # varint -1: a null key or value
 _NO_HEADERS = b"\x00"
 # Bulk encoding handles records whose length fields fit the tables, in batches of at most
@@ -78,6 +80,20 @@ def _mid_tables() -> list[list[bytes]]:
         keyed = [b"\x00\x00" + v for v in _V]
         _MIDS.extend((keyed, [mid + _NULL for mid in keyed]))
     return _MIDS
+
+
+_ADJUST: dict = {}
+
+
+def _adjust_tables(fixed: int) -> tuple[list[int], list[int]]:
+    """For records whose body length takes 2 varint bytes: by offset delta, what to add to a
+    record's core to get its size, and its body length (`fixed`: attributes, timestamp
+    delta and header count bytes)."""
+    tables = _ADJUST.get(fixed)
+    if tables is None:
+        body = [fixed + n for n in _VLEN]
+        tables = _ADJUST[fixed] = ([b + 2 for b in body], body)
+    return tables
 
 
 def _varint(n: int) -> bytes:
@@ -275,6 +291,7 @@ class EngineProducer:
             if batch.count and batch.size + size > batch.limit:
                 self._complete(partition)  # it has no room: close it, as tryAppend does
                 if sticky:
+                    self._sticky.batch_completed(partition)
                     partition = self._sticky.current
                 continue
             break
@@ -286,6 +303,8 @@ class EngineProducer:
             batch.max_ts = timestamp
         if batch.size >= batch.limit:
             self._complete(partition)
+            if sticky:
+                self._sticky.batch_completed(partition)
         elif self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
@@ -307,19 +326,27 @@ class EngineProducer:
             timestamp = int(self._clock() * 1000)
         if None in values or (keys is not None and None in keys):
             return self._send_each(values, keys, timestamp)
-        vlen = _VLEN
+        by_key = keys is not None and not self.ignore_keys and self._num_partitions > 1
+        if by_key:
+            # Group by partition, keeping each partition's order: a stable sort of the
+            # positions by target partition, then the lists gathered in that order.
+            targets = list(map(self._keys.__getitem__, keys))
+            order = sorted(range(n), key=targets.__getitem__)
+            targets = list(map(targets.__getitem__, order))
+            keys = list(map(keys.__getitem__, order))
+            values = list(map(values.__getitem__, order))
         lens = list(map(len, values))
         if max(lens) >= _BULK_MAX_FIELD:
             return self._send_each(values, keys, timestamp)
         if keys is None:
-            # null key (1) + value length + value
-            cores = list(map(add, map(add, lens, map(vlen.__getitem__, lens)), [1] * n))
+            cores = list(map(_CORE_NULL_KEY.__getitem__, lens))
+            key_lens = None
         else:
             klens = list(map(len, keys))
             if max(klens) >= _BULK_MAX_FIELD:
                 return self._send_each(values, keys, timestamp)
-            cores = list(map(add, map(add, lens, map(vlen.__getitem__, lens)),
-                             map(add, klens, map(vlen.__getitem__, klens))))
+            cores = list(map(add, map(_CORE.__getitem__, lens), map(_CORE.__getitem__, klens)))
+            key_lens = list(map(_V.__getitem__, klens))
         biggest = max(cores)
         # Java's size estimate: 61 + 21 + key and value parts + 1 (no headers).
         if (HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
@@ -327,31 +354,25 @@ class EngineProducer:
                 or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
             return self._send_each(values, keys, timestamp)  # raises at the offending record
         value_lens = list(map(_V.__getitem__, lens))
-        key_lens = None if keys is None else list(map(_V.__getitem__, klens))
-        if keys is None or self.ignore_keys:
+        two_byte = biggest < 8185 and min(cores) >= 60
+        fill = self._fill
+        if by_key:
+            end = 0
+            while end < n:
+                p = targets[end]
+                i, end = end, bisect_right(targets, p, end)
+                while i < end:
+                    i = fill(p, i, end, cores, value_lens, values, key_lens, keys, timestamp, two_byte)
+        else:
             i = 0
             sticky = self._sticky
+            single = keys is not None and not self.ignore_keys  # keyed, one partition
+            opened = self._open
             while i < n:
-                i = self._fill(sticky.current, i, n, cores, value_lens, values, key_lens, keys, timestamp)
-        elif self._num_partitions == 1:
-            i = 0
-            while i < n:
-                i = self._fill(0, i, n, cores, value_lens, values, key_lens, keys, timestamp)
-        else:
-            targets = list(map(self._keys.__getitem__, keys))
-            for p in range(self._num_partitions):
-                sel = list(map(p.__eq__, targets))
-                if True not in sel:
-                    continue
-                vs = list(compress(values, sel))
-                m = len(vs)
-                cs = list(compress(cores, sel))
-                vls = list(compress(value_lens, sel))
-                ks = list(compress(keys, sel))
-                kls = list(compress(key_lens, sel))
-                i = 0
-                while i < m:
-                    i = self._fill(p, i, m, cs, vls, vs, kls, ks, timestamp)
+                p = 0 if single else sticky.current
+                i = fill(p, i, n, cores, value_lens, values, key_lens, keys, timestamp, two_byte)
+                if opened[p] is None and not single:
+                    sticky.batch_completed(p)
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
@@ -364,9 +385,12 @@ class EngineProducer:
             for key, value in zip(keys, values):
                 send(key, value, (), timestamp)
 
-    def _fill(self, p: int, i: int, n: int, cores, value_lens, values, key_lens, keys, ts: int) -> int:
+    def _fill(self, p: int, i: int, n: int, cores, value_lens, values, key_lens, keys, ts: int,
+              two_byte: bool) -> int:
         """Put records i.. (up to n) into partition p's open batch, as many as fit; returns
-        the index of the first record not placed. Completes the batch when it is full."""
+        the index of the first record not placed. Completes the batch when it is full.
+        two_byte: every record's body length is known to be in [64, 8192) whatever its
+        position (cores in [60, 8185))."""
         batch = self._open[p]
         if batch is None:
             batch = self._open[p] = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
@@ -381,11 +405,20 @@ class EngineProducer:
         # back for more when all of it fit.
         k_max = min(n - i, _BULK_MAX_COUNT - m, room // (cores[i] + 6) + 8)
         fixed = 2 + len(tsd)  # attributes, timestamp delta, "no headers"
-        bodies = list(map(add, map(add, cores[i:i + k_max], _VLEN[m:m + k_max]), repeat(fixed, k_max)))
-        sizes = list(accumulate(map(add, bodies, map(_VLEN.__getitem__, bodies))))
-        k = bisect_right(sizes, room)
-        if k == 0 and m == 0:
-            k = 1  # a batch always takes its first record
+        if two_byte and fixed <= 5:
+            # Every body length takes a 2-byte varint: sizes need no per-record lookup.
+            size_adjust, body_adjust = _adjust_tables(fixed)
+            sizes = list(accumulate(map(add, cores[i:i + k_max], size_adjust[m:m + k_max])))
+            k = bisect_right(sizes, room)
+            if k == 0 and m == 0:
+                k = 1
+            bodies = list(map(add, cores[i:i + k], body_adjust[m:m + k]))
+        else:
+            bodies = list(map(add, map(add, cores[i:i + k_max], _VLEN[m:m + k_max]), repeat(fixed, k_max)))
+            sizes = list(accumulate(map(add, bodies, map(_VLEN.__getitem__, bodies))))
+            k = bisect_right(sizes, room)
+            if k == 0 and m == 0:
+                k = 1  # a batch always takes its first record
         if k:
             if delta == 0:
                 mids = (_mid_tables()[keys is None])[m:m + k]
@@ -426,7 +459,6 @@ class EngineProducer:
         """Close the open batch of a partition (ProducerBatch.close) and queue it."""
         batch = self._open[partition]
         self._open[partition] = None
-        self._sticky.batch_completed(partition)
         if batch is None or not batch.count:
             return
         batch.parts.append(batch.tail)

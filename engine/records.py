@@ -339,8 +339,15 @@ def records_payload(buf, pos: int, header: BatchHeader) -> bytes:
     return data
 
 
+_ZIGZAG_1 = [(b >> 1) ^ -(b & 1) for b in range(128)]  # one-byte varints, decoded
+
+
 def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list[Record]:
-    """Decode every record of the batch at pos into Record tuples with absolute offsets."""
+    """Decode every record of the batch at pos into Record tuples with absolute offsets.
+
+    This is the consumer's hot loop: one-byte varints (most deltas and small lengths) are
+    decoded inline through a table, longer ones through decode_varint.
+    """
     if header is None:
         header = read_header(buf, pos)
         if header is None:
@@ -348,32 +355,73 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list
     data = records_payload(buf, pos, header)
     base_offset = header.base_offset
     base_ts = header.base_timestamp
-    log_append = header.attributes & TIMESTAMP_TYPE_MASK
+    max_ts = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
     out: list[Record] = []
+    append = out.append
+    make = Record
     p = 0
     dv = decode_varint
+    zz = _ZIGZAG_1
     try:
         for _ in range(header.records_count):
-            length, p = dv(data, p)
+            b = data[p]
+            if b < 0x80:
+                length = zz[b]
+                p += 1
+            elif data[p + 1] < 0x80:  # two-byte lengths: records of 64..8191 bytes
+                u = (b & 0x7F) | (data[p + 1] << 7)
+                length = (u >> 1) ^ -(u & 1)
+                p += 2
+            else:
+                length, p = dv(data, p)
             end = p + length
-            p += 1  # record attributes, unused
-            td, p = dv(data, p)
-            od, p = dv(data, p)
-            klen, p = dv(data, p)
+            b = data[p + 1]  # p: record attributes (unused)
+            if b < 0x80:
+                td = zz[b]
+                p += 2
+            else:
+                td, p = dv(data, p + 1)
+            b = data[p]
+            if b < 0x80:
+                od = zz[b]
+                p += 1
+            elif data[p + 1] < 0x80:
+                u = (b & 0x7F) | (data[p + 1] << 7)
+                od = (u >> 1) ^ -(u & 1)
+                p += 2
+            else:
+                od, p = dv(data, p)
+            b = data[p]
+            if b < 0x80:
+                klen = zz[b]
+                p += 1
+            else:
+                klen, p = dv(data, p)
             if klen < 0:
                 key = None
             else:
                 key = data[p:p + klen]
                 p += klen
-            vlen, p = dv(data, p)
+            b = data[p]
+            if b < 0x80:
+                vlen = zz[b]
+                p += 1
+            elif data[p + 1] < 0x80:
+                u = (b & 0x7F) | (data[p + 1] << 7)
+                vlen = (u >> 1) ^ -(u & 1)
+                p += 2
+            else:
+                vlen, p = dv(data, p)
             if vlen < 0:
                 value = None
             else:
                 value = data[p:p + vlen]
                 p += vlen
-            hcount, p = dv(data, p)
             headers: tuple = ()
-            if hcount:
+            if data[p] == 0:
+                p += 1
+            else:
+                hcount, p = dv(data, p)
                 hl = []
                 for _h in range(hcount):
                     hklen, p = dv(data, p)
@@ -390,8 +438,7 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list
             if p != end:
                 raise CorruptRecordError(
                     f"record at offset {base_offset + od} has length {length} but {p - end + length} bytes were read")
-            ts = header.max_timestamp if log_append else base_ts + td
-            out.append(Record(base_offset + od, ts, key, value, headers))
+            append(make(base_offset + od, max_ts if max_ts is not None else base_ts + td, key, value, headers))
     except IndexError:
         raise CorruptRecordError(f"record batch at offset {base_offset} ends inside a record") from None
     return out

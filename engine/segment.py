@@ -35,6 +35,7 @@ class ScanResult:
     offset_of_max_timestamp: int
     error: str | None  # why scanning stopped before the end of the file
     last_batch: int = -1  # position of the last batch accepted, -1 when none
+    last_base_offset: int = -1  # and its base offset
 
 
 class LogSegment:
@@ -97,7 +98,7 @@ class LogSegment:
         next_offset = None
         max_ts, max_ts_offset = -1, self.base_offset
         error = None
-        last_batch = -1
+        last_batch = last_base = -1
         while pos < end:
             head = self.pread(records.HEADER_SIZE, pos)
             header = records.read_header(head)
@@ -117,9 +118,9 @@ class LogSegment:
             if header.max_timestamp > max_ts:
                 max_ts, max_ts_offset = header.max_timestamp, header.last_offset
             next_offset = header.next_offset
-            last_batch = pos
+            last_batch, last_base = pos, header.base_offset
             pos += header.size
-        return ScanResult(pos, next_offset, max_ts, max_ts_offset, error, last_batch)
+        return ScanResult(pos, next_offset, max_ts, max_ts_offset, error, last_batch, last_base)
 
     def batch_positions(self, start: int = 0, end: int | None = None):
         """Yield (position, header) of each complete batch from `start` (headers only)."""

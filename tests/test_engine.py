@@ -332,10 +332,17 @@ def test_recreated_topic_is_not_confused_with_the_old_one(tmp_path):
     recs = records.decode_records(data)
     assert [(r.offset, r.key) for r in recs] == [(0, b"k100")]
     assert new.log_end_offset == 1
-    # a fresh lookup through the first engine finds the new topic
+    # looking the partition up again through the first engine finds the new topic
+    again = eng1.partition("t", 0)
+    assert again is not old and again.topic_id == new_meta.topic_id
+    assert records.decode_records(again.read(0))[0].key == b"k100"
     eng1.close()
     eng3 = Engine(str(tmp_path))
     assert records.decode_records(eng3.partition("t", 0).read(0))[0].key == b"k100"
+    # and once it is deleted for good, the lookup says so
+    eng3.delete_topic("t")
+    with pytest.raises(UnknownTopicOrPartitionError):
+        eng2.partition("t", 0)
 
 
 # --------------------------------------------------------------------------- partitions

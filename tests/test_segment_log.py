@@ -31,7 +31,7 @@ TOPIC = "t"
 # --------------------------------------------------------------------------- helpers
 def open_log(data_dir, topic=TOPIC, **configs):
     """A fresh Engine over data_dir and partition 0 of `topic` (created with `configs`)."""
-    eng = Engine(str(data_dir))
+    eng = Engine(str(data_dir), {"offsets.topic.num.partitions": "1"})  # cheap data dir set-up
     if topic not in eng.list_topics():
         cfg = {"retention.ms": "-1"}
         cfg.update({k.replace("_", "."): str(v) for k, v in configs.items()})
@@ -313,6 +313,24 @@ def test_roll_at_segment_ms_uses_batch_timestamps(tmp_path):
     d = part_dir(tmp_path)
     assert parse_time_index(os.path.join(d, "00000000000000000000.timeindex")) == [(base + 1000, 2)]
     assert parse_time_index(os.path.join(d, "00000000000000000003.timeindex")) == [(base + 1500, 1)]
+    eng.close()
+
+
+def test_roll_when_an_index_is_full(tmp_path):
+    # segment.index.bytes=40: 5 offset entries, 3 time entries (full at 2: one slot is kept
+    # for the final entry added at roll). index.interval.bytes=0 indexes every batch but the first.
+    eng, log = open_log(tmp_path, segment_index_bytes=40, index_interval_bytes=0)
+    for i in range(20):
+        log.append_records(batch_rows(i, ts=T0 + i))
+    names = seg_files(tmp_path)
+    d = part_dir(tmp_path)
+    assert len(names) > 3
+    for name in names[:-1]:
+        tim = parse_time_index(os.path.join(d, name[:20] + ".timeindex"))
+        assert len(tim) == 2  # full one entry early (the final entry at roll equals the last)
+        assert len(parse_index(os.path.join(d, name[:20] + ".index"))) == 2
+        assert len(log_batches(os.path.join(d, name))) == 3
+    check_segment_indexes(tmp_path, 0)
     eng.close()
 
 
