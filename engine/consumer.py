@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 from typing import NamedTuple
 
 from . import records, topic_names
@@ -26,9 +27,9 @@ class NoOffsetForPartitionError(KafkaError):
 class ConsumerRecord(NamedTuple):
     topic: str
     partition: int
+    timestamp_type: int  # records.CREATE_TIME or LOG_APPEND_TIME
     offset: int
     timestamp: int
-    timestamp_type: int  # records.CREATE_TIME or LOG_APPEND_TIME
     key: bytes | None
     value: bytes | None
     headers: tuple
@@ -264,11 +265,13 @@ class EngineConsumer:
         for pos, header in records.iter_batches(data):
             if header.is_control or header.next_offset <= position:
                 continue
-            ts_type = header.timestamp_type
-            for rec in records.decode_records(data, pos, header):
-                if rec.offset >= position:
-                    buf.append(ConsumerRecord(topic, partition, rec.offset, rec.timestamp, ts_type,
-                                              rec.key, rec.value, rec.headers))
+            # Records are built straight into ConsumerRecords: topic, partition and
+            # timestamp type are bound once per batch.
+            make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
+            batch = records.decode_records(data, pos, header, make)
+            if header.base_offset < position:
+                batch = [r for r in batch if r.offset >= position]
+            buf += batch
             position = header.next_offset
         self._positions[tp] = position
         return bool(buf)

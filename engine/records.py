@@ -342,11 +342,13 @@ def records_payload(buf, pos: int, header: BatchHeader) -> bytes:
 _ZIGZAG_1 = [(b >> 1) ^ -(b & 1) for b in range(128)]  # one-byte varints, decoded
 
 
-def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list[Record]:
-    """Decode every record of the batch at pos into Record tuples with absolute offsets.
+def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=None) -> list:
+    """Decode every record of the batch at pos with absolute offsets.
 
-    This is the consumer's hot loop: one-byte varints (most deltas and small lengths) are
-    decoded inline through a table, longer ones through decode_varint.
+    Each record is built as make(offset, timestamp, key, value, headers), a Record by
+    default; a consumer passes its own constructor so that no intermediate object is made.
+    This is the consumer's hot loop: one- and two-byte varints (most deltas and lengths) are
+    decoded inline, longer ones through decode_varint.
     """
     if header is None:
         header = read_header(buf, pos)
@@ -356,9 +358,10 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None) -> list
     base_offset = header.base_offset
     base_ts = header.base_timestamp
     max_ts = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
-    out: list[Record] = []
+    out: list = []
     append = out.append
-    make = Record
+    if make is None:
+        make = Record
     p = 0
     dv = decode_varint
     zz = _ZIGZAG_1
