@@ -57,7 +57,7 @@ def cli(data_dir, ignored, **opts):
 
     options = cmd.GetOffsetsOptions(
         topic=list(opts["topic"]), partitions=list(opts["partitions"]),
-        topic_partitions=list(opts["topic_partitions"]), time=list(opts["time"]) or "latest",
+        topic_partitions=list(opts["topic_partitions"]), time=list(opts["time"]),
         command_config=list(opts["command_config"]), exclude_internal_topics=opts["exclude_internal_topics"])
     source = None
     try:

@@ -20,6 +20,7 @@ DumpLogSegments: the JVM's "Exception in thread "main" joptsimple...").
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -32,6 +33,9 @@ CLASSES: dict[str, str] = {
     "kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
     # DumpLogSegments has kept its name from 0.8 to 4.0.
     "kafka.tools.DumpLogSegments": "pk.cli.dump_log:cli",
+    # ConsumerGroupCommand: kafka.admin (Scala) up to 3.7, org.apache.kafka.tools.consumer.group from 3.8.
+    "kafka.admin.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
+    "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only
@@ -53,7 +57,13 @@ def resolve(class_name: str):
     if target is None:
         return None
     module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # a bug inside the tool, not a missing tool
+        return None  # registered but not (yet) installed: the JVM would not find it either
+    return getattr(module, attribute, None)
 
 
 def run(argv: list[str]) -> None:
@@ -85,8 +95,36 @@ def run(argv: list[str]) -> None:
     sys.exit(0)
 
 
+def _complete_class(ctx, _param, incomplete: str):
+    from click.shell_completion import CompletionItem
+
+    if ctx.params.get("args"):
+        return []  # past the class name: the tool's own options are not completed here
+    return [CompletionItem(name) for name in sorted(CLASSES) if name.startswith(incomplete)]
+
+
+class _RunClassCommand(click.Command):
+    """Hands every argument to run(); Click only answers shell-completion requests."""
+
+    def main(self, args=None, prog_name=None, **extra):
+        if args is None:
+            args = sys.argv[1:]
+        complete_var = "_PK_RUN_CLASS_COMPLETE"
+        if os.environ.get(complete_var):
+            return super().main(args, prog_name or "pk-run-class", complete_var=complete_var, **extra)
+        run(list(args))
+
+
+@click.command(cls=_RunClassCommand, add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete_class)
+def cli(args):
+    """Run a Kafka tool by its main-class name, as kafka-run-class.sh does."""
+    run(list(args))
+
+
 def main() -> None:
-    run(sys.argv[1:])
+    cli.main(prog_name="pk-run-class")
 
 
 # --------------------------------------------------------------------------- jopt tools
@@ -105,13 +143,12 @@ class JoptCommand(KafkaCommand):
     def main(self, args=None, prog_name=None, **extra):
         if args is None:
             args = sys.argv[1:]
-        if not args and self.no_args_message:
-            with click.Context(self, info_name=prog_name) as ctx:
-                sys.stderr.write(self.no_args_message + "\n" + self.get_help(ctx) + "\n")
-            sys.exit(1)
+        complete_var = f"_{(prog_name or self.name or '').replace('-', '_').upper()}_COMPLETE"
+        if os.environ.get(complete_var) or (not args and self.no_args_message):
+            # shell completion and the no-argument usage: exactly as every KafkaCommand
+            return super().main(args, prog_name, **extra)
         try:
-            return super(KafkaCommand, self).main(self.normalise(list(args)), prog_name,
-                                                  standalone_mode=False, **extra)
+            return click.Command.main(self, self.normalise(list(args)), prog_name, standalone_mode=False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:

@@ -17,7 +17,6 @@ raises JavaError, whose `line` is the JVM's first line ("Exception in thread "ma
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 import struct
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from pk.engine import compression, records
+from pk.engine.consumer_offsets import java_utf8
 
 INT_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -313,18 +313,26 @@ class SegmentFile:
             if os.path.isdir(path or "."):
                 raise JavaError(IO_EXCEPTION, "Is a directory")
             self.size = size
-            self.data = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
+            # Read, not mmap: a writer cutting a torn tail while we dump would turn an mmap
+            # read past the new end into SIGBUS.
+            chunks, remaining = [], size
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 24))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            self.data = b"".join(chunks)
+            self.size = len(self.data)
         finally:
             os.close(fd)
 
     def close(self) -> None:
-        if isinstance(self.data, mmap.mmap):
-            self.data.close()
+        self.data = b""
 
-    def describe(self, start: int = 0, end: int | None = None) -> str:
-        """FileRecords.toString() of a slice."""
-        end = self.size if end is None else end
-        return f"FileRecords(size={end - start}, file={self.path}, start={start}, end={end})"
+    def describe(self) -> str:
+        """FileRecords.toString() of the whole file (opened with end = Integer.MAX_VALUE)."""
+        return f"FileRecords(size={self.size}, file={self.path}, start=0, end={INT_MAX})"
 
     def slice(self, position: int, size: int) -> tuple[int, int]:
         """FileRecords.slice: the [start, end) window, with Kafka's argument checks."""
@@ -420,98 +428,117 @@ def _invalid(message: str) -> JavaError:
     return JavaError(INVALID_RECORD, message)
 
 
-class _VarReader:
-    def __init__(self, data: bytes, pos: int = 0):
-        self.data = data
-        self.pos = pos
-
-    def remaining(self) -> int:
-        return len(self.data) - self.pos
-
-    def byte(self) -> int:
-        if self.pos >= len(self.data):
-            raise JavaError(BUFFER_UNDERFLOW)
-        b = self.data[self.pos]
-        self.pos += 1
-        return b
-
-    def varint(self) -> int:
-        value = shift = 0
-        while True:
-            b = self.byte()
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-            if shift > 28:
-                raise JavaError(ILLEGAL_ARGUMENT, "Varint is too long, the most significant bit in the 5th "
-                                                  f"byte is set, converted value: {value:x}")
-        value &= 0xFFFFFFFF
-        return (value >> 1) ^ -(value & 1)
-
-    def varlong(self) -> int:
-        value = shift = 0
-        while True:
-            b = self.byte()
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-            if shift > 63:
-                raise JavaError(ILLEGAL_ARGUMENT, "Varlong is too long, most significant bit in the 10th "
-                                                  f"byte is set, converted value: {value:x}")
-        value &= 0xFFFFFFFFFFFFFFFF
-        return (value >> 1) ^ -(value & 1)
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or n > self.remaining():
-            raise JavaError(ILLEGAL_ARGUMENT)
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
+class _Underflow(Exception):
+    """Reading past the end of a record buffer (Java: BufferUnderflowException)."""
 
 
-def _read_record(r: _VarReader, base_offset: int, base_ts: int, base_seq: int, log_append_time: int | None) -> Rec:
-    """DefaultRecord.readFrom."""
-    body = r.varint()
-    if r.remaining() < body:
-        raise _invalid(f"Invalid record size: expected {body} bytes in record payload, but instead the buffer "
-                       f"has only {r.remaining()} remaining bytes.")
-    start = r.pos
+def _varint(data, pos: int, end: int) -> tuple[int, int]:
+    """ByteUtils.readVarint: a zig-zag varint of at most 5 bytes, as a signed 32-bit int."""
+    if pos >= end:
+        raise _Underflow
+    b = data[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    value = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        if pos >= end:
+            raise _Underflow
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 28:
+            raise JavaError(ILLEGAL_ARGUMENT, "Varint is too long, the most significant bit in the 5th byte "
+                                              f"is set, converted value: {value & 0xFFFFFFFF:x}")
+    value &= 0xFFFFFFFF
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def _varlong(data, pos: int, end: int) -> tuple[int, int]:
+    """ByteUtils.readVarlong: at most 10 bytes, as a signed 64-bit long."""
+    value = shift = 0
+    while True:
+        if pos >= end:
+            raise _Underflow
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise JavaError(ILLEGAL_ARGUMENT, "Varlong is too long, most significant bit in the 10th byte "
+                                              f"is set, converted value: {value & 0xFFFFFFFFFFFFFFFF:x}")
+    value &= 0xFFFFFFFFFFFFFFFF
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def _read_record(data, pos: int, end: int, base_offset: int, base_ts: int, base_seq: int,
+                 log_append_time: int | None) -> tuple[Rec, int]:
+    """DefaultRecord.readFrom over data[pos:end]; returns the record and the next position."""
     try:
-        r.byte()  # attributes
-        ts = base_ts + r.varlong()
-        if log_append_time is not None:
-            ts = log_append_time
-        delta = r.varint()
+        body, pos = _varint(data, pos, end)
+    except _Underflow:
+        raise JavaError(BUFFER_UNDERFLOW) from None
+    if end - pos < body:
+        raise _invalid(f"Invalid record size: expected {body} bytes in record payload, but instead the buffer "
+                       f"has only {end - pos} remaining bytes.")
+    start = pos
+    try:
+        if pos >= end:
+            raise _Underflow
+        pos += 1  # attributes
+        ts_delta, pos = _varlong(data, pos, end)
+        ts = base_ts + ts_delta if log_append_time is None else log_append_time
+        delta, pos = _varint(data, pos, end)
         sequence = increment_sequence(base_seq, delta) if base_seq >= 0 else -1
-        klen = r.varint()
-        key = r.take(klen) if klen >= 0 else None
-        vlen = r.varint()
-        value = r.take(vlen) if vlen >= 0 else None
-        count = r.varint()
+        klen, pos = _varint(data, pos, end)
+        key = None
+        if klen >= 0:
+            if klen > end - pos:
+                raise _Underflow
+            key = data[pos:pos + klen]
+            pos += klen
+        vlen, pos = _varint(data, pos, end)
+        value = None
+        if vlen >= 0:
+            if vlen > end - pos:
+                raise _Underflow
+            value = data[pos:pos + vlen]
+            pos += vlen
+        count, pos = _varint(data, pos, end)
         if count < 0:
             raise _invalid(f"Found invalid number of record headers {count}")
-        if count > r.remaining():
+        if count > end - pos:
             raise _invalid(f"Found invalid number of record headers. {count} is larger than the remaining "
                            "size of the buffer")
-        keys = []
-        for _ in range(count):
-            hklen = r.varint()
-            if hklen < 0:
-                raise _invalid(f"Invalid negative header key size {hklen}")
-            keys.append(r.take(hklen).decode("utf-8", "replace"))
-            hvlen = r.varint()
-            if hvlen >= 0:
-                r.take(hvlen)
-    except JavaError as exc:
-        if exc.java_class in (BUFFER_UNDERFLOW, ILLEGAL_ARGUMENT):
-            raise _invalid("Found invalid record structure") from None
-        raise
-    if r.pos - start != body:
+        keys = ()
+        if count:
+            names = []
+            for _ in range(count):
+                hklen, pos = _varint(data, pos, end)
+                if hklen < 0:
+                    raise _invalid(f"Invalid negative header key size {hklen}")
+                if hklen > end - pos:
+                    raise _Underflow
+                names.append(java_utf8(data[pos:pos + hklen]))
+                pos += hklen
+                hvlen, pos = _varint(data, pos, end)
+                if hvlen > end - pos:
+                    raise _Underflow
+                if hvlen > 0:
+                    pos += hvlen
+            keys = tuple(names)
+    except _Underflow:
+        raise _invalid("Found invalid record structure") from None
+    if pos - start != body:
         raise _invalid(f"Invalid record size: expected to read {body} bytes in record payload, but instead "
-                       f"read {r.pos - start}")
-    return Rec(base_offset + delta, ts, key, value, sequence, tuple(keys))
+                       f"read {pos - start}")
+    return Rec(base_offset + delta, ts, key, value, sequence, keys), pos
 
 
 def iter_v2_records(batch: Batch) -> Iterator[Rec]:
@@ -521,28 +548,32 @@ def iter_v2_records(batch: Batch) -> Iterator[Rec]:
         return
     if h.records_count < 0:
         raise _invalid(f"Found invalid record count {h.records_count} in magic v{batch.magic} batch")
-    raw = batch.bytes()
     log_append = h.max_timestamp if h.attributes & records.TIMESTAMP_TYPE_MASK else None
     codec = h.attributes & records.CODEC_MASK
+    args = (h.base_offset, h.base_timestamp, h.base_sequence, log_append)
     if codec == 0:
-        r = _VarReader(raw, RECORD_BATCH_OVERHEAD)
+        data = batch.bytes()
+        pos = RECORD_BATCH_OVERHEAD
+        end = len(data)
+        last = h.records_count - 1
         for i in range(h.records_count):
-            rec = _read_record(r, h.base_offset, h.base_timestamp, h.base_sequence, log_append)
-            if i == h.records_count - 1 and r.remaining() > 0:
+            rec, pos = _read_record(data, pos, end, *args)
+            if i == last and pos < end:
                 raise _invalid("Incorrect declared batch size, records still remaining in file")
             yield rec
         return
     try:
-        payload = compression.decompress(codec, raw[RECORD_BATCH_OVERHEAD:])
+        payload = compression.decompress(codec, batch.bytes()[RECORD_BATCH_OVERHEAD:])
     except Exception as exc:  # noqa: BLE001 - any codec failure is Kafka's KafkaException
         raise JavaError(KAFKA_EXCEPTION, f"Failed to decompress {CODEC_NAMES.get(codec, codec)} records: {exc}") from None
-    r = _VarReader(payload)
+    pos, end = 0, len(payload)
     out = []
-    for i in range(h.records_count):
-        if r.remaining() == 0:
+    for _ in range(h.records_count):
+        if pos >= end:
             raise _invalid("Incorrect declared batch size, premature EOF reached")
-        out.append(_read_record(r, h.base_offset, h.base_timestamp, h.base_sequence, log_append))
-    if r.remaining() > 0:
+        rec, pos = _read_record(payload, pos, end, *args)
+        out.append(rec)
+    if pos < end:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
     yield from out
 
@@ -558,7 +589,6 @@ class LegacyMessage:
     key: bytes | None
     value: bytes | None
     valid: bool
-    wrapper_ts_type: int | None = None  # timestamp type inherited from a compressed wrapper (magic 1)
 
 
 def parse_legacy(offset: int, raw: bytes) -> LegacyMessage:
@@ -595,8 +625,6 @@ def parse_legacy(offset: int, raw: bytes) -> LegacyMessage:
 def legacy_timestamp_type(msg: LegacyMessage) -> str:
     if msg.magic == 0:
         return "NoTimestampType"
-    if msg.wrapper_ts_type is not None:
-        return "LogAppendTime" if msg.wrapper_ts_type else "CreateTime"
     return "LogAppendTime" if msg.attributes & 0x08 else "CreateTime"
 
 
@@ -669,7 +697,7 @@ def iter_records(batch: Batch) -> Iterator[Rec]:
 def make_decoder(class_name: str) -> Callable[[bytes], str]:
     """CoreUtils.createObject of a kafka.serializer.Decoder."""
     if class_name == "kafka.serializer.StringDecoder":
-        return lambda b: b.decode("utf-8", "replace")
+        return java_utf8
     if class_name == "kafka.serializer.LongDecoder":
         def long_decoder(b: bytes) -> str:
             if len(b) < 8:
@@ -920,24 +948,28 @@ def dump_log(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
                         Reports.prepend(reports.non_consecutive, absolute(path), (last_offset, rec.offset))
                     last_offset = rec.offset
                     prefix = RECORD_INDENT + " "
-                    if not skip_meta:
-                        out.print(f"{prefix}offset: {rec.offset} {ts_type}: {rec.timestamp} "
-                                  f"keySize: {rec.key_size} valueSize: {rec.value_size}")
-                        prefix = " "
-                        if batch.magic >= 2:
-                            out.print(f" sequence: {rec.sequence} headerKeys: [{','.join(rec.header_keys)}]")
-                        else:
-                            out.print(f" isValid: {'true' if rec.legacy_valid else 'false'} crc: {rec.legacy_crc}}}")
-                        if control:
-                            out.print(control_record_text(rec))
-                    if parser is not None and not control:
-                        key, payload = parser.parse(rec)
-                        if key is not None:
-                            out.print(f"{prefix}key: {key}")
+                    line = ""
+                    try:
+                        if not skip_meta:
+                            line = (f"{prefix}offset: {rec.offset} {ts_type}: {rec.timestamp} "
+                                    f"keySize: {rec.key_size} valueSize: {rec.value_size}")
                             prefix = " "
-                        if payload is not None:
-                            out.print(f" payload: {payload}")
-                    out.println()
+                            if batch.magic >= 2:
+                                line += f" sequence: {rec.sequence} headerKeys: [{','.join(rec.header_keys)}]"
+                            else:
+                                line += f" isValid: {'true' if rec.legacy_valid else 'false'} crc: {rec.legacy_crc}}}"
+                            if control:
+                                line += control_record_text(rec)
+                        if parser is not None and not control:
+                            key, payload = parser.parse(rec)
+                            if key is not None:
+                                line += f"{prefix}key: {key}"
+                            if payload is not None:
+                                line += f" payload: {payload}"
+                    except JavaError:
+                        out.print(line)  # the JVM leaves the started line unfinished
+                        raise
+                    out.println(line)
             valid_bytes += batch.size
         trailing = end - valid_bytes
         if trailing > 0 and max_bytes == INT_MAX:

@@ -229,7 +229,8 @@ def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
     number (pk's order; Kafka 3.7 sorts by the string "topic-partition")."""
     if given(o.topic_partitions) and (given(o.topic) or given(o.partitions)):
         raise ToolError("--topic-partitions cannot be used with --topic or --partitions")
-    spec = parse_offset_spec(value_of("time", o.time) or "latest")
+    time_arg = value_of("time", o.time)
+    spec = parse_offset_spec("latest" if time_arg is None else time_arg)
     if given(o.topic_partitions):
         tp_filter = filter_from_patterns(value_of("topic-partitions", o.topic_partitions))
     else:

@@ -22,10 +22,18 @@ import sys
 import time
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import add
+from operator import itemgetter
 from typing import Callable, Protocol, Sequence
 
-from .properties import PropertiesError, java_bool, layered, load_properties, merge_options, parse_key_value_args
+from .properties import (
+    PropertiesError,
+    java_bool,
+    java_trim,
+    layered,
+    load_properties,
+    merge_options,
+    parse_key_value_args,
+)
 
 HELP_LINE = "This tool helps to read data from standard input and publish it to Kafka."
 DEFAULT_READER = "kafka.tools.ConsoleProducer$LineMessageReader"  # Kafka <= 3.9
@@ -142,7 +150,6 @@ def reader_properties(o: ProducerOptions) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- producer config
-_JAVA_WS = "".join(chr(c) for c in range(33))  # String.trim() strips every char <= ' '
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 INT_RANGE = (-2**31, 2**31 - 1)
 LONG_RANGE = (-2**63, 2**63 - 1)
@@ -210,7 +217,7 @@ PRODUCER_CONFIGS = (
 
 def _parse_type(name: str, kind: str, raw: str):
     """ConfigDef.parseType for a string value."""
-    trimmed = raw.strip(_JAVA_WS)
+    trimmed = java_trim(raw)
     if kind == "STRING":
         return trimmed
     if kind == "BOOLEAN":
@@ -308,7 +315,11 @@ class LineReader:
         try:
             self.headers_separator_pattern = re.compile(self.headers_separator)
         except re.error as exc:
-            raise ReaderError(f"Invalid headers.separator regular expression '{self.headers_separator}': {exc}") from None
+            # Python's regular expressions are not Java's: complain only if the pattern is used.
+            self.headers_separator_pattern = None
+            if self.parse_headers:
+                raise ReaderError(f"Invalid headers.separator regular expression "
+                                  f"'{self.headers_separator}': {exc}") from None
         self.headers_key_separator = props.get("headers.key.separator", ":")
         self.ignore_error = java_bool(props, "ignore.error")
         if self.headers_delimiter == self.headers_separator:
@@ -392,20 +403,26 @@ class LineReader:
                 return None
             return None, lines
         sep = self._ksep
-        cuts = list(map(bytes.find, lines, repeat(sep)))
-        if -1 in cuts:
+        if not sep:
+            return None  # an empty separator: Java's indexOf finds it at once; rare
+        parts = list(map(bytes.partition, lines, repeat(sep)))
+        found = list(map(_SEPARATOR, parts))
+        if b"" in found:  # a line without the separator
             if self.ignore_error:
                 return None
-            bad = cuts.index(-1)
+            bad = found.index(b"")
             error = ReaderError(f"No key separator found on line number {first_number + bad}: '{_text(lines[bad])}'")
             error.good_lines = bad
             error.records = self.parse_many(lines[:bad], first_number)
             raise error
-        keys = list(map(bytes.__getitem__, lines, map(slice, cuts)))
-        values = list(map(bytes.__getitem__, lines, map(slice, map(add, cuts, repeat(len(sep))), repeat(None))))
+        keys = list(map(_BEFORE, parts))
+        values = list(map(_AFTER, parts))
         if null is not None and (null in keys or null in values):
             return None
         return keys, values
+
+
+_BEFORE, _SEPARATOR, _AFTER = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _text(line: bytes) -> str:
@@ -418,8 +435,9 @@ class Input:
     `\\n`, `\\r\\n` and `\\r` end a line; the last line needs no terminator. Lines must be
     UTF-8 (pk refuses other bytes rather than replacing them as Java does).
 
-    While it would block (pipe or terminal) and the producer has batches lingering, it waits
-    only until their deadline and lets the producer append them (poll).
+    From a pipe or a terminal, before each read it lets the producer append the batches that
+    are due (poll), and while it waits for input it wakes up when the next one is due (a
+    batch's linger.ms expiring). A regular file never makes it wait.
     """
 
     def __init__(self, fd: int, producer=None, chunk_bytes: int = CHUNK_BYTES):
@@ -445,7 +463,10 @@ class Input:
             deadline = self._deadline()
             if deadline is None:
                 return
-            timeout = max(0.0, deadline - time.monotonic())
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                self._poll()  # due even though input keeps coming
+                continue
             try:
                 ready, _, _ = select.select([self.fd], [], [], timeout)
             except (OSError, ValueError):

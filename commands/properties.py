@@ -80,8 +80,15 @@ def java_string(value) -> str:
     return str(value)
 
 
+JAVA_WHITESPACE = "".join(map(chr, range(33)))  # what String.trim() removes: every char <= ' '
+
+
+def java_trim(text: str) -> str:
+    return text.strip(JAVA_WHITESPACE)
+
+
 def java_bool(props: Mapping[str, str], key: str, default: bool = False) -> bool:
     """A reader-style boolean: true only if the trimmed value equals "true", any case."""
     if key not in props:
         return default
-    return props[key].strip().lower() == "true"
+    return java_trim(props[key]).lower() == "true"

@@ -122,7 +122,7 @@ class EngineConsumer:
         self._topics = list(topics or [])
         for topic in self._topics:
             self.engine.topic(topic)  # an unknown topic is an error here, not an endless wait
-        self._coordinator = GroupCoordinator(self.engine.groups_dir, self.group_id, self._partition_counts)
+        self._coordinator = GroupCoordinator(self.engine.groups_dir, self.group_id)
         self._member_id = self._coordinator.join(
             self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
             self.session_timeout_ms, self.rebalance_timeout_ms)
@@ -134,15 +134,6 @@ class EngineConsumer:
             return self._topics
         return [t for t in self.engine.list_topics()
                 if self._pattern.fullmatch(t) and not (self.exclude_internal and topic_names.is_internal(t))]
-
-    def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        counts = {}
-        for topic in topics:
-            try:
-                counts[topic] = self.engine.topic(topic).partitions
-            except UnknownTopicOrPartitionError:
-                continue
-        return counts
 
     def assignment(self) -> list[tuple[str, int]]:
         return list(self._owned)

@@ -100,15 +100,35 @@ def _file_stem(group_id: str) -> str:
 class GroupCoordinator:
     """One group's shared state. Cheap to create; every method takes the group lock."""
 
-    def __init__(self, groups_dir: str, group_id: str, partition_counts):
-        """partition_counts(topics) -> {topic: partitions} for the topics that exist."""
+    def __init__(self, groups_dir: str, group_id: str, partition_counts=None):
+        """partition_counts(topics) -> {topic: partitions} for the topics that exist.
+
+        By default the counts come from the data directory's topic metadata. Every rebalance
+        needs true counts, whoever triggers it (a describe that drops an expired member
+        rebalances too), so pass a function only to override them.
+        """
         self.group_id = group_id
         self.dir = groups_dir
+        if partition_counts is None:
+            partition_counts = self._stored_partition_counts
         stem = _file_stem(group_id)
         self.path = os.path.join(groups_dir, stem + ".json")
         self.lock_path = os.path.join(groups_dir, stem + ".lock")
         self._partition_counts = partition_counts
         self._seen: tuple | None = None
+
+    def _stored_partition_counts(self, topics: list[str]) -> dict[str, int]:
+        from .metadata import TopicStore
+        from .paths import topics_dir
+
+        store = TopicStore(topics_dir(os.path.dirname(os.path.dirname(self.dir))))
+        counts = {}
+        for topic in topics:
+            try:
+                counts[topic] = store.get(topic).partitions
+            except KafkaError:
+                continue
+        return counts
 
     # ------------------------------------------------------------------ state I/O
     def read(self) -> GroupState:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import struct
 import time
-from bisect import bisect_right
-from itertools import accumulate, repeat
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, compress, repeat
 from operator import add
 from typing import Sequence
 
@@ -57,11 +57,14 @@ BROKER_TOO_LARGE = "The request included a message larger than the max message s
 # Zig-zag varints of 0..16383 and their lengths: every size, delta and count of an ordinary
 # record is looked up here instead of being encoded.
 _TABLE = 1 << 14
-_V = [records.encode_varint(n) for n in range(_TABLE)]
-_VLEN = [len(v) for v in _V]
-_ZV = [b"\x00" + v for v in _V]
-_CORE = [n + _VLEN[n] for n in range(_TABLE)]  # a key's or value's bytes: length varint + data
-_CORE_NULL_KEY = [c + 1 for c in _CORE]  # a value's, plus the null key's varint  # "no headers" of the previous record + this record's length
+_V = [bytes((z,)) if z < 0x80 else
+      bytes((z & 0x7F | 0x80, z >> 7)) if z < 0x4000 else
+      bytes((z & 0x7F | 0x80, z >> 7 & 0x7F | 0x80, z >> 14))
+      for z in range(0, 2 * _TABLE, 2)]  # zig-zag of n >= 0 is 2n
+_VLEN = list(map(len, _V))
+_ZV = list(map(b"\x00".__add__, _V))  # "no headers" of the previous record + this record's length
+_CORE = list(map(add, range(_TABLE), _VLEN))  # a key's or value's bytes: length varint + data
+_CORE_NULL_KEY = list(map((1).__add__, _CORE))  # a value's, plus the null key's varint
 _NULL = b"\x01"  # varint -1: a null key or value
 _NO_HEADERS = b"\x00"
 # Bulk encoding handles records whose length fields fit the tables, in batches of at most
@@ -113,7 +116,7 @@ class ProducerTimeoutError(KafkaError):
 
 
 class InvalidPartitionError(KafkaError):
-    """The partition given with a record does not exist (a KafkaException in Java)."""
+    """A negative partition given with a record (IllegalArgumentException in Java)."""
 
 
 class ProducerClosedError(KafkaError):
@@ -275,10 +278,14 @@ class EngineProducer:
         sticky = partition is None and (key is None or self.ignore_keys)
         if partition is None:
             partition = self._sticky.current if sticky else self._keys[key]
-        elif not 0 <= partition < self._num_partitions:
+        elif partition < 0:
             raise InvalidPartitionError(
-                f"Invalid partition given with record: {partition} is not in the range "
-                f"[0...{self._num_partitions}).")
+                f"Invalid partition: {partition}. Partition number should always be non-negative or null.")
+        elif partition >= self._num_partitions:
+            # Kafka waits max.block.ms for metadata that would show the partition.
+            raise ProducerTimeoutError(
+                f"Partition {partition} of topic {self.topic} with partition count {self._num_partitions} "
+                f"is not present in metadata after {self.max_block_ms} ms.")
         while True:
             batch = self._open[partition]
             if batch is None:
@@ -324,43 +331,54 @@ class EngineProducer:
             self._load_topic()
         if timestamp is None:
             timestamp = int(self._clock() * 1000)
-        if None in values or (keys is not None and None in keys):
-            return self._send_each(values, keys, timestamp)
         by_key = keys is not None and not self.ignore_keys and self._num_partitions > 1
-        if by_key:
-            # Group by partition, keeping each partition's order: a stable sort of the
-            # positions by target partition, then the lists gathered in that order.
-            targets = list(map(self._keys.__getitem__, keys))
-            order = sorted(range(n), key=targets.__getitem__)
-            targets = list(map(targets.__getitem__, order))
-            keys = list(map(keys.__getitem__, order))
-            values = list(map(values.__getitem__, order))
-        lens = list(map(len, values))
-        if max(lens) >= _BULK_MAX_FIELD:
-            return self._send_each(values, keys, timestamp)
-        if keys is None:
-            cores = list(map(_CORE_NULL_KEY.__getitem__, lens))
-            key_lens = None
-        else:
-            klens = list(map(len, keys))
-            if max(klens) >= _BULK_MAX_FIELD:
-                return self._send_each(values, keys, timestamp)
-            cores = list(map(add, map(_CORE.__getitem__, lens), map(_CORE.__getitem__, klens)))
-            key_lens = list(map(_V.__getitem__, klens))
+        given_values, given_keys = values, keys
+        try:
+            if by_key:
+                # Group by partition, keeping each partition's order: a stable sort of the
+                # positions by target partition, then the lists gathered in that order.
+                targets = list(map(self._keys.__getitem__, keys))  # TypeError: a null key
+                if self._num_partitions <= 8:
+                    # A few partitions: one pass per partition picks its positions.
+                    positions = range(n)
+                    order = []
+                    groups = []
+                    for p in range(self._num_partitions):
+                        mine = list(compress(positions, map(p.__eq__, targets)))
+                        if mine:
+                            order += mine
+                            groups.append((p, len(mine)))
+                else:
+                    order = sorted(range(n), key=targets.__getitem__)
+                    targets = list(map(targets.__getitem__, order))
+                    groups = [(p, bisect_right(targets, p) - bisect_left(targets, p)) for p in sorted(set(targets))]
+                keys = list(map(keys.__getitem__, order))
+                values = list(map(values.__getitem__, order))
+            lens = list(map(len, values))  # TypeError: a null value
+            # IndexError: a key or value too long for the tables
+            if keys is None:
+                cores = list(map(_CORE_NULL_KEY.__getitem__, lens))
+                key_lens = None
+            else:
+                klens = list(map(len, keys))
+                cores = list(map(add, map(_CORE.__getitem__, lens), map(_CORE.__getitem__, klens)))
+                key_lens = list(map(_V.__getitem__, klens))
+        except (TypeError, IndexError):
+            return self._send_each(given_values, given_keys, timestamp)
         biggest = max(cores)
         # Java's size estimate: 61 + 21 + key and value parts + 1 (no headers).
         if (HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
                 or biggest >= _BULK_MAX_FIELD
                 or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
-            return self._send_each(values, keys, timestamp)  # raises at the offending record
+            # send() raises at the offending record, after buffering those before it
+            return self._send_each(given_values, given_keys, timestamp)
         value_lens = list(map(_V.__getitem__, lens))
         two_byte = biggest < 8185 and min(cores) >= 60
         fill = self._fill
         if by_key:
             end = 0
-            while end < n:
-                p = targets[end]
-                i, end = end, bisect_right(targets, p, end)
+            for p, count in groups:
+                i, end = end, end + count
                 while i < end:
                     i = fill(p, i, end, cores, value_lens, values, key_lens, keys, timestamp, two_byte)
         else:
@@ -429,13 +447,13 @@ class EngineProducer:
                     mids = [mid + _NULL for mid in mids]
             if keys is None:
                 parts = [None] * (4 * k)
-                parts[0::4] = map(_ZV.__getitem__, bodies[:k])
+                parts[0::4] = map(_ZV.__getitem__, bodies if len(bodies) == k else bodies[:k])
                 parts[1::4] = mids
                 parts[2::4] = value_lens[i:i + k]
                 parts[3::4] = values[i:i + k]
             else:
                 parts = [None] * (6 * k)
-                parts[0::6] = map(_ZV.__getitem__, bodies[:k])
+                parts[0::6] = map(_ZV.__getitem__, bodies if len(bodies) == k else bodies[:k])
                 parts[1::6] = mids
                 parts[2::6] = key_lens[i:i + k]
                 parts[3::6] = keys[i:i + k]

@@ -234,7 +234,7 @@ def test_random_group_commits_nothing(pk, data_dir):
 
 
 def group_owners(data_dir, group):
-    state = GroupCoordinator(Engine(data_dir).groups_dir, group, lambda t: {}).describe()
+    state = GroupCoordinator(Engine(data_dir).groups_dir, group).describe()
     return state, {k: v for k, v in state.owners.items()}
 
 

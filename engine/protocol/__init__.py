@@ -18,13 +18,14 @@ No sockets, no asyncio, no engine imports. Everything a broker handler needs::
         continue
 
     # --- handling it ------------------------------------------------------
-    # req.api_key, req.api_version, req.correlation_id, req.client_id
+    # req.api_key, req.api_version, req.correlation_id, req.client_id ("" if null), req.name
     # req.body: a plain dict with Kafka's JSON field names in snake_case, e.g.
     #   Produce: req.body["acks"], req.body["topic_data"][i]["partition_data"][j]["records"]
     #   Fetch:   req.body["topics"][i]["partitions"][j]["fetch_offset"]
     # Every field of the schema is present: fields that do not exist in this
     # version hold their default (e.g. Fetch v4 gives session_epoch == -1).
-    # Produce ``records`` are zero-copy memoryview slices of ``frame`` (or None).
+    # Produce ``records`` are zero-copy memoryview slices of ``frame`` (or None):
+    # bytes(view) if a copy is needed; do not recycle ``frame`` while they live.
 
     # --- answering ----------------------------------------------------------
     body = {"throttle_time_ms": 0, "responses": [...]}   # missing keys take defaults

@@ -39,7 +39,8 @@ _UNSUPPORTED_VERSION = 35
 class Request:
     """A decoded request.
 
-    - ``api_key``, ``api_version``, ``correlation_id``, ``client_id`` (str or None)
+    - ``api_key``, ``api_version``, ``correlation_id``, ``client_id`` (a str; a
+      null client id reads as ``""``, as in Kafka's ``RequestHeader.parse``)
     - ``body``: dict of the request's fields (see ``messages.py``); ``None``
       when ``unsupported_version`` is set.
     - ``unsupported_version``: True only for an ApiVersions request whose version
@@ -117,15 +118,17 @@ def parse_request(frame) -> Request:
         if api_key == _API_VERSIONS:
             # Do not parse the body (reference §2.3); the client id is best effort.
             try:
-                client_id = read_nullable_string(mv, 8)[0]
-            except Exception:
-                client_id = None
+                client_id = read_nullable_string(mv, 8)[0] or ""
+            except (DecodeError, struct.error):
+                client_id = ""
             return Request(api_key, api_version, correlation_id, client_id, None, True)
         raise UnsupportedVersion(
             f"{API_NAMES[api_key]} v{api_version} is not supported (v{lo}-v{hi})",
             api_key=api_key, api_version=api_version, correlation_id=correlation_id)
     try:
         client_id, pos = read_nullable_string(mv, 8)
+        if client_id is None:
+            client_id = ""
         flexible = schema.is_flexible(api_version)
         if flexible:
             pos = skip_tagged_fields(mv, pos)
@@ -135,8 +138,8 @@ def parse_request(frame) -> Request:
     except DecodeError as e:
         raise MalformedFrame(f"{schema.name} v{api_version}: {e}", api_key=api_key,
                              api_version=api_version, correlation_id=correlation_id) from None
-    except Exception as e:  # struct.error/IndexError from the header fields
-        raise MalformedFrame(f"{schema.name} v{api_version}: truncated or invalid header "
+    except (struct.error, IndexError) as e:  # truncation inside the header fields
+        raise MalformedFrame(f"{schema.name} v{api_version}: truncated header "
                              f"({type(e).__name__}: {e})", api_key=api_key,
                              api_version=api_version, correlation_id=correlation_id) from None
     return Request(api_key, api_version, correlation_id, client_id, body)
@@ -195,7 +198,12 @@ def api_versions_fallback(correlation_id: int,
                           versions: dict[int, tuple[int, int]] | None = None) -> bytes:
     """The reply to an ApiVersions request of an unsupported version (reference §2.3):
     response header v0 and a v0 body: error 35 (UNSUPPORTED_VERSION), then every
-    advertised (key, min, max) with an int32 count, no throttle time. Full frame."""
+    advertised (key, min, max) with an int32 count, no throttle time. Full frame.
+
+    The Java broker lists only its ApiVersions entry here (``ApiVersionsRequest.
+    getErrorResponse``); clients only need that entry, and the reference's
+    prototype, which sent the whole list, worked with every client tested.
+    Pass ``versions={18: (0, 3)}`` for the Java form."""
     versions = SUPPORTED_VERSIONS if versions is None else versions
     body = struct.pack(">ihi", correlation_id, _UNSUPPORTED_VERSION, len(versions))
     body += b"".join(struct.pack(">hhh", k, lo, hi) for k, (lo, hi) in versions.items())
@@ -250,8 +258,8 @@ def parse_response(frame, api_key: int, api_version: int) -> tuple[int, dict]:
     except (DecodeError, UnsupportedVersion) as e:
         raise MalformedFrame(f"{schema.name} v{api_version}: {e}", api_key=api_key,
                              api_version=api_version) from None
-    except Exception as e:
-        raise MalformedFrame(f"{schema.name} v{api_version}: truncated or invalid header "
+    except (struct.error, IndexError) as e:
+        raise MalformedFrame(f"{schema.name} v{api_version}: truncated header "
                              f"({type(e).__name__}: {e})", api_key=api_key,
                              api_version=api_version) from None
     return correlation_id, body

@@ -35,9 +35,9 @@ every struct (top level and each array element) ends with a tagged-field
 section. Unknown tags are skipped on decode; known tagged fields are encoded
 only when their value differs from the default.
 
-Reading and writing is done by closures compiled once per (struct, version,
-flexible); consecutive fixed-width fields are packed/unpacked with a single
-``struct.Struct`` call.
+Reading and writing is done by small straight-line functions generated once
+per (struct, version, flexible) from these Field lists; consecutive
+fixed-width fields are packed/unpacked with a single ``struct.Struct`` call.
 """
 
 from __future__ import annotations
@@ -153,143 +153,150 @@ class Struct(Type):
         """The fields that exist in ``version``, in wire order (tagged ones included)."""
         return [f for f in self.fields if f.present(version)]
 
-    # ------------------------------------------------------------ decoding
+    # ------------------------------------------------------------ compiling
 
     def reader(self, version: int, flexible: bool, nullable: bool = False):
+        """``read(buf, pos) -> (dict, pos)`` for this struct at ``version``."""
         key = (version, flexible)
         fn = self._readers.get(key)
         if fn is None:
-            fn = self._readers[key] = self._compile_reader(version, flexible)
+            fn = self._readers[key] = _compile_reader(self, version, flexible)
         return fn
 
-    def _compile_reader(self, version, flexible):
-        ops = []          # (0, Struct, names) fixed run | (1, name, reader)
-        tagged = {}       # tag -> (name, reader)
-        absent = []       # (name, default, is_list)
-        run_codes, run_names = [], []
-
-        def flush():
-            if run_codes:
-                ops.append((0, struct.Struct(">" + "".join(run_codes)), tuple(run_names)))
-                run_codes.clear()
-                run_names.clear()
-
-        for f in self.fields:
-            if not f.present(version):
-                absent.append((f.name, f.default, isinstance(f.default, list)))
-                continue
-            if flexible and f.is_tagged(version):
-                tagged[f.tag] = (f.name, f.type.reader(version, flexible, f.is_nullable(version)))
-                absent.append((f.name, f.default, isinstance(f.default, list)))
-                continue
-            if f.type.fixed is not None:
-                run_codes.append(f.type.fixed)
-                run_names.append(f.name)
-                continue
-            flush()
-            ops.append((1, f.name, f.type.reader(version, flexible, f.is_nullable(version))))
-        flush()
-        ops = tuple(ops)
-        absent = tuple(absent)
-        name = self.name
-
-        def read_struct(buf, pos):
-            d = {}
-            op = None
-            try:
-                for op in ops:
-                    if op[0]:
-                        d[op[1]], pos = op[2](buf, pos)
-                    else:
-                        st = op[1]
-                        d.update(zip(op[2], st.unpack_from(buf, pos)))
-                        pos += st.size
-                op = None
-                for fname, default, is_list in absent:
-                    d[fname] = [] if is_list else default
-                if flexible:
-                    pos = _read_tags(buf, pos, tagged, d) if tagged else skip_tagged_fields(buf, pos)
-            except DecodeError as e:
-                e.args = (f"{_where(name, op)}: {e.args[0] if e.args else ''}",)
-                raise
-            except _DECODE_FAILURES as e:
-                raise DecodeError(f"{_where(name, op)}: truncated or invalid data "
-                                  f"({type(e).__name__}: {e})") from None
-            return d, pos
-        return read_struct
-
-    # ------------------------------------------------------------ encoding
-
     def writer(self, version: int, flexible: bool, nullable: bool = False):
+        """``write(out, dict) -> None`` for this struct at ``version``."""
         key = (version, flexible)
         fn = self._writers.get(key)
         if fn is None:
-            fn = self._writers[key] = self._compile_writer(version, flexible)
+            fn = self._writers[key] = _compile_writer(self, version, flexible)
         return fn
 
-    def _compile_writer(self, version, flexible):
-        ops = []        # (0, Struct, names, defaults) | (1, name, default, writer)
-        tagged = []     # (tag, name, default, writer), by ascending tag
-        run_codes, run_names, run_defaults = [], [], []
 
-        def flush():
-            if run_codes:
-                ops.append((0, struct.Struct(">" + "".join(run_codes)),
-                            tuple(run_names), tuple(run_defaults)))
-                run_codes.clear()
-                run_names.clear()
-                run_defaults.clear()
+# Each (struct, version, flexible) gets a straight-line Python function, built
+# from the Field list below (never from anything outside this package): no
+# per-field loop or dispatch, fixed-width runs packed/unpacked with one
+# struct.Struct call, the result dict built by one dict display. ``_f`` tracks
+# the current op only to name the failing field in error messages.
 
-        for f in self.fields:
-            if not f.present(version):
-                continue
-            w = f.type.writer(version, flexible, f.is_nullable(version))
-            if flexible and f.is_tagged(version):
-                tagged.append((f.tag, f.name, f.default, w))
-                continue
-            if f.type.fixed is not None:
-                run_codes.append(f.type.fixed)
-                run_names.append(f.name)
-                run_defaults.append(f.default)
-                continue
-            flush()
-            ops.append((1, f.name, f.default, w))
-        flush()
-        ops = tuple(ops)
-        tagged.sort(key=lambda t: t[0])
-        tagged = tuple(tagged)
-        allowed = self.field_names
-        name = self.name
-
-        def write_struct(out, d):
-            op = None
-            try:
-                if not allowed.issuperset(d):
-                    raise EncodeError(f"unknown field(s) {sorted(set(d) - allowed)}")
-                get = d.get
-                for op in ops:
-                    if op[0]:
-                        op[3](out, get(op[1], op[2]))
-                    else:
-                        out.append(op[1].pack(*map(get, op[2], op[3])))
-                op = None
-                if flexible:
-                    if tagged:
-                        _write_tags(out, tagged, get)
-                    else:
-                        out.append(EMPTY_TAGGED_FIELDS)
-            except EncodeError as e:
-                e.args = (f"{_where(name, op)}: {e.args[0] if e.args else ''}",)
-                raise
-            except _ENCODE_FAILURES as e:
-                raise EncodeError(f"{_where(name, op)}: {type(e).__name__}: {e}") from None
-        return write_struct
+def _plan(struct_, version, flexible):
+    """Split the fields of ``version`` into positional ops, tagged and absent fields.
+    Positional ops: ("fixed", struct.Struct, [fields]) or ("var", field)."""
+    ops, tagged, absent, run = [], [], [], []
+    for f in struct_.fields:
+        if not f.present(version):
+            absent.append(f)  # absent and tagged fields do not break a fixed run
+        elif flexible and f.is_tagged(version):
+            tagged.append(f)
+        elif f.type.fixed is not None:
+            run.append(f)
+        else:
+            if run:
+                ops.append(("fixed", run))
+                run = []
+            ops.append(("var", f))
+    if run:
+        ops.append(("fixed", run))
+    ops = [(k, struct.Struct(">" + "".join(f.type.fixed for f in x)), x) if k == "fixed"
+           else (k, None, x) for k, x in ops]
+    tagged.sort(key=lambda f: f.tag)
+    names = tuple(",".join(f.name for f in x) if k == "fixed" else x.name for k, _, x in ops)
+    return ops, tagged, absent, names
 
 
-def _where(name, op):
-    if op is None:
-        return name
-    return f"{name}.{op[1] if op[0] else ','.join(op[2])}"
+def _where(name, names, i):
+    return name if i is None else f"{name}.{names[i]}"
+
+
+def _build(src, ns, fname):
+    code = compile(src, f"<pk.engine.protocol {fname}>", "exec")
+    exec(code, ns)
+    return ns[fname]
+
+
+def _compile_reader(struct_, version, flexible):
+    ops, tagged, absent, names = _plan(struct_, version, flexible)
+    ns = {"DecodeError": DecodeError, "_FAIL": _DECODE_FAILURES, "_skip": skip_tagged_fields,
+          "_read_tags": _read_tags, "_where": _where, "NAME": struct_.name, "NAMES": names,
+          "TAGGED": {f.tag: (f.name, f.type.reader(version, flexible, f.is_nullable(version)))
+                     for f in tagged}}
+    expr = {}  # field name -> expression in the generated code
+    body = []
+    for i, (kind, st, x) in enumerate(ops):
+        body.append(f"_f = {i}")
+        if kind == "fixed":
+            ns[f"S{i}"] = st
+            vs = [f"v{i}_{j}" for j in range(len(x))]
+            body.append(f"{', '.join(vs)}, = S{i}.unpack_from(buf, pos)")
+            body.append(f"pos += {st.size}")
+            expr.update({f.name: v for f, v in zip(x, vs)})
+        else:
+            ns[f"R{i}"] = x.type.reader(version, flexible, x.is_nullable(version))
+            body.append(f"v{i}, pos = R{i}(buf, pos)")
+            expr[x.name] = f"v{i}"
+    for k, f in enumerate(absent + tagged):
+        if isinstance(f.default, list):
+            expr[f.name] = "[]"
+        else:
+            ns[f"A{k}"] = f.default
+            expr[f.name] = f"A{k}"
+    body.append("_f = None")
+    display = "{" + ", ".join(f"{f.name!r}: {expr[f.name]}" for f in struct_.fields) + "}"
+    if flexible and tagged:
+        body += [f"d = {display}", "pos = _read_tags(buf, pos, TAGGED, d)"]
+    elif flexible:
+        body += ["pos = _skip(buf, pos)", f"d = {display}"]
+    else:
+        body.append(f"d = {display}")
+    src = "\n".join(
+        ["def read(buf, pos):", "    _f = None", "    try:"]
+        + ["        " + line for line in body]
+        + ["    except DecodeError as e:",
+           "        e.args = (f\"{_where(NAME, NAMES, _f)}: {e.args[0] if e.args else ''}\",)",
+           "        raise",
+           "    except _FAIL as e:",
+           "        raise DecodeError(f\"{_where(NAME, NAMES, _f)}: truncated or invalid data \"",
+           "                          f\"({type(e).__name__}: {e})\") from None",
+           "    return d, pos", ""])
+    return _build(src, ns, "read")
+
+
+def _compile_writer(struct_, version, flexible):
+    ops, tagged, _absent, names = _plan(struct_, version, flexible)
+    ns = {"EncodeError": EncodeError, "_FAIL": _ENCODE_FAILURES, "_write_tags": _write_tags,
+          "_where": _where, "NAME": struct_.name, "NAMES": names,
+          "ALLOWED": struct_.field_names, "EMPTY": EMPTY_TAGGED_FIELDS,
+          "TAGGED": tuple((f.tag, f.name, f.default,
+                           f.type.writer(version, flexible, f.is_nullable(version)))
+                          for f in tagged)}
+    body = ["if not ALLOWED.issuperset(d):",
+            "    raise EncodeError(f\"unknown field(s) {sorted(set(d) - ALLOWED)}\")",
+            "get = d.get"]
+    for i, (kind, st, x) in enumerate(ops):
+        body.append(f"_f = {i}")
+        if kind == "fixed":
+            ns[f"S{i}"] = st
+            args = []
+            for j, f in enumerate(x):
+                ns[f"D{i}_{j}"] = f.default
+                args.append(f"get({f.name!r}, D{i}_{j})")
+            body.append(f"append(S{i}.pack({', '.join(args)}))")
+        else:
+            ns[f"W{i}"] = x.type.writer(version, flexible, x.is_nullable(version))
+            ns[f"D{i}"] = x.default
+            body.append(f"W{i}(out, get({x.name!r}, D{i}))")
+    body.append("_f = None")
+    if flexible:
+        body.append("_write_tags(out, TAGGED, get)" if tagged else "append(EMPTY)")
+    src = "\n".join(
+        ["def write(out, d):", "    _f = None", "    append = out.append", "    try:"]
+        + ["        " + line for line in body]
+        + ["    except EncodeError as e:",
+           "        e.args = (f\"{_where(NAME, NAMES, _f)}: {e.args[0] if e.args else ''}\",)",
+           "        raise",
+           "    except _FAIL as e:",
+           "        raise EncodeError(f\"{_where(NAME, NAMES, _f)}: {type(e).__name__}: {e}\") from None",
+           ""])
+    return _build(src, ns, "write")
 
 
 def _read_tags(buf, pos, tagged, d):

@@ -1,0 +1,117 @@
+"""pk-console-producer: read lines from standard input and append them to a topic
+(kafka-console-producer, Kafka 3.7, on the bundled engine)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import JAVA_INT, JavaInt, KafkaCommand, data_dir_option, fail, version_option
+
+HELP_LINE = "This tool helps to read data from standard input and publish it to Kafka."
+
+
+class JavaLong(JavaInt):
+    """A Long option as jopt-simple parses it (64-bit), with its error text."""
+
+    name = "long"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value)
+        try:
+            number = int(text)
+        except ValueError:
+            number = None
+        if number is None or not -2**63 <= number < 2**63 or text.strip() != text or "_" in text:
+            opt = param.opts[0].lstrip("-") if param is not None else "value"
+            self.fail(f"Cannot parse argument '{text}' of option {opt}", param, ctx)
+        return number
+
+
+JAVA_LONG = JavaLong()
+
+
+def _single(ctx, param, values):
+    """jopt-simple's valueOf(): a single-valued option given twice is an error."""
+    if not values:
+        return None
+    if len(values) > 1:
+        raise click.UsageError(
+            f"Found multiple arguments for option {param.opts[0].lstrip('-')}, but you asked for only one")
+    return values[0]
+
+
+def single(*decls, **kwargs):
+    return click.option(*decls, multiple=True, callback=_single, **kwargs)
+
+
+@click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
+               context_settings={"help_option_names": ["--help"]})
+@single("--topic", metavar="TOPIC", help="REQUIRED: The topic id to produce messages to.")
+@click.option("--sync", is_flag=True,
+              help="If set message send requests to the brokers are synchronously, one at a time as they arrive.")
+@click.option("--compression-codec", metavar="[CODEC]", is_flag=False, flag_value="", default=None,
+              help="The compression codec: either 'none', 'gzip', 'snappy', 'lz4', or 'zstd'. If specified "
+                   "without value, then it defaults to 'gzip'.")
+@single("--batch-size", type=JAVA_INT, metavar="SIZE",
+        help="Number of messages to send in a single batch if they are not being sent synchronously. Please "
+             "note that this option will be replaced if max-partition-memory-bytes is also set. (default: 16384)")
+@single("--max-partition-memory-bytes", type=JAVA_INT, metavar="BYTES",
+        help="The buffer size allocated for a partition: the producer's batch.size. (default: 16384)")
+@single("--message-send-max-retries", type=JAVA_INT, metavar="N",
+        help="The producer's retries. (default: 3)")
+@single("--retry-backoff-ms", type=JAVA_LONG, metavar="MS", help="The producer's retry.backoff.ms. (default: 100)")
+@single("--timeout", type=JAVA_LONG, metavar="TIMEOUT_MS",
+        help="The maximum time a message will queue awaiting sufficient batch size: the producer's linger.ms. "
+             "(default: 1000)")
+@single("--request-required-acks", metavar="ACKS", help="The required `acks` of the producer requests. (default: -1)")
+@single("--request-timeout-ms", type=JAVA_INT, metavar="MS",
+        help="The ack timeout of the producer requests. (default: 1500)")
+@single("--metadata-expiry-ms", type=JAVA_LONG, metavar="MS",
+        help="The producer's metadata.max.age.ms. (default: 300000)")
+@single("--max-block-ms", type=JAVA_LONG, metavar="MS",
+        help="The max time that the producer will block for during a send request. (default: 60000)")
+@single("--max-memory-bytes", type=JAVA_LONG, metavar="BYTES",
+        help="The producer's buffer.memory. (default: 33554432)")
+@single("--socket-buffer-size", type=JAVA_INT, metavar="SIZE",
+        help="The producer's send.buffer.bytes. (default: 102400)")
+@single("--line-reader", metavar="READER_CLASS",
+        help="The class reading lines from standard input; pk has only the default, "
+             "kafka.tools.ConsoleProducer$LineMessageReader.")
+@click.option("--property", multiple=True, metavar="PROP",
+              help="A line reader property, key=value: parse.key, key.separator (default TAB), parse.headers, "
+                   "headers.delimiter (TAB), headers.separator (,), headers.key.separator (:), ignore.error, "
+                   "null.marker, and pk's file=PATH (read PATH instead of standard input).")
+@single("--reader-config", metavar="CONFIG_FILE",
+        help="Config properties file for the message reader. Note that --property takes precedence over this config.")
+@click.option("--producer-property", multiple=True, metavar="PRODUCER_PROP",
+              help="A mechanism to pass user-defined properties in the form key=value to the producer.")
+@single("--producer.config", "producer_config", metavar="CONFIG_FILE",
+        help="Producer config properties file. Note that --producer-property takes precedence over this config.")
+@data_dir_option
+@version_option
+def cli(data_dir, **opts):
+    from pk.commands import producer as cmd
+    from pk.engine.errors import KafkaError
+
+    options = cmd.ProducerOptions(property=list(opts.pop("property")),
+                                  producer_property=list(opts.pop("producer_property")), **opts)
+    try:
+        cmd.run(options, cmd.engine_producer_opener(data_dir))
+    except (cmd.UsageError, cmd.CommandError, KafkaError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)
+
+
+def main() -> None:
+    cli.main(prog_name="pk-console-producer")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""DumpLogSegments (kafka-dump-log.sh, kafka.tools.DumpLogSegments, Kafka 3.7).
+
+    pk-run-class kafka.tools.DumpLogSegments --files 00000000000000000000.log --print-data-log
+
+Reads segment files by path, so it works on any Kafka-format log directory. Where Kafka's
+tool dies with an uncaught exception (a missing file, a corrupt batch, a jopt parse error),
+pk prints the JVM's first line, `Exception in thread "main" <class>: <message>`, on stderr
+and exits 1; usage errors print Kafka's message alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .common import JAVA_INT, fail, version_option
+from .run_class import JoptCommand
+
+HELP_LINE = ("This tool helps to parse a log file and dump its contents to the console, useful for "
+             "debugging a seemingly corrupt log segment.")
+DEFAULT_DECODER = "kafka.serializer.StringDecoder"
+
+
+class DumpLogSegmentsCommand(JoptCommand):
+    def error_line(self, exception_class: str, message: str) -> str:
+        # DumpLogSegments does not catch jopt's exceptions: the JVM reports them.
+        return f'Exception in thread "main" {exception_class}: {message}'
+
+
+@click.command(cls=DumpLogSegmentsCommand, help=HELP_LINE, no_args_message=HELP_LINE,
+               context_settings={"help_option_names": ["--help"]})
+@click.option("--files", multiple=True, metavar="FILE1,FILE2,...",
+              help="REQUIRED: The comma separated list of data and index log files to be dumped.")
+@click.option("--print-data-log", is_flag=True,
+              help="if set, printing the messages content when dumping data logs. Automatically set if any "
+                   "decoder option is specified.")
+@click.option("--verify-index-only", is_flag=True, help="if set, just verify the index log without printing its content.")
+@click.option("--index-sanity-check", is_flag=True,
+              help="if set, just checks the index sanity without printing its content. This is the same check "
+                   "that is executed on broker startup to determine if an index needs rebuilding or not.")
+@click.option("--deep-iteration", is_flag=True,
+              help="if set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
+@click.option("--max-message-size", type=JAVA_INT, multiple=True, metavar="SIZE",
+              help="Size of largest message. (default: 5242880)")
+@click.option("--max-bytes", type=JAVA_INT, multiple=True, metavar="SIZE",
+              help="Limit the amount of total batches read in bytes avoiding reading the whole .log file(s). "
+                   "(default: 2147483647)")
+@click.option("--value-decoder-class", is_flag=False, flag_value=DEFAULT_DECODER, default=None, metavar="[CLASS]",
+              help="if set, used to deserialize the messages: kafka.serializer.StringDecoder (default), "
+                   "LongDecoder, IntegerDecoder or DefaultDecoder.")
+@click.option("--key-decoder-class", is_flag=False, flag_value=DEFAULT_DECODER, default=None, metavar="[CLASS]",
+              help="if set, used to deserialize the keys: kafka.serializer.StringDecoder (default), "
+                   "LongDecoder, IntegerDecoder or DefaultDecoder.")
+@click.option("--offsets-decoder", is_flag=True,
+              help="if set, log data will be parsed as offset data from the __consumer_offsets topic.")
+@click.option("--transaction-log-decoder", is_flag=True,
+              help="Kafka: parse log data as transaction metadata from __transaction_state (not supported by pk).")
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="Kafka: parse log data as cluster metadata records (not supported by pk).")
+@click.option("--skip-record-metadata", is_flag=True, help="whether to skip printing metadata for each record.")
+@version_option
+@click.argument("ignored", nargs=-1, required=False, metavar="")
+def cli(ignored, **opts):
+    from pk.commands import dump_log as cmd
+
+    options = cmd.DumpOptions(
+        files=list(opts["files"]) or None,
+        print_data_log=opts["print_data_log"],
+        verify_index_only=opts["verify_index_only"],
+        index_sanity_check=opts["index_sanity_check"],
+        deep_iteration=opts["deep_iteration"],
+        max_message_size=list(opts["max_message_size"]) or None,
+        max_bytes=list(opts["max_bytes"]) or None,
+        key_decoder_class=opts["key_decoder_class"],
+        value_decoder_class=opts["value_decoder_class"],
+        offsets_decoder=opts["offsets_decoder"],
+        skip_record_metadata=opts["skip_record_metadata"],
+        transaction_log_decoder=opts["transaction_log_decoder"],
+        cluster_metadata_decoder=opts["cluster_metadata_decoder"],
+    )
+    stdout = sys.stdout.buffer
+    stderr = sys.stderr
+
+    def write_err(text: str) -> None:
+        stderr.write(text)
+        stderr.flush()
+
+    out = cmd.Output(lambda text: stdout.write(text.encode("utf-8", "replace")), write_err)
+    try:
+        try:
+            cmd.run(options, out)
+        finally:
+            out.flush()
+            stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as the JVM's PrintStream does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except cmd.UsageError as exc:
+        fail(str(exc))
+    except cmd.JavaError as exc:
+        fail(exc.line)
+    except cmd.Unsupported as exc:
+        fail(str(exc))
+
+
+def main() -> None:
+    cli.main(prog_name="pk-dump-log")
+
+
+if __name__ == "__main__":
+    main()

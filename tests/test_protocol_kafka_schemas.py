@@ -1,0 +1,139 @@
+"""Compare pk's hand-written schemas with Kafka's own message JSON schemas, when a
+git clone of apache/kafka is at hand (skipped otherwise; nothing is copied from it).
+
+For every API and version of SUPPORTED_VERSIONS: same api key, same flexible
+versions, same fields in the same order (snake_case names), same types, same
+nullability, same tags, and the same explicit defaults.
+
+Set PK_KAFKA_REPO to a clone (bare or not); the default is the mirror used while
+writing the codec (apache/kafka trunk 1eb76443, the revision the reference cites).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from pk.engine.protocol import types as T
+from pk.engine.protocol.messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS
+from pk.engine.protocol.schema import Struct, parse_versions
+
+KAFKA_REPO = os.environ.get("PK_KAFKA_REPO", "/work/.mirror/apache+kafka/repo")
+MESSAGE_DIR = "clients/src/main/resources/common/message"
+REVISION = os.environ.get("PK_KAFKA_REVISION", "HEAD")
+
+
+def _load(name: str):
+    try:
+        out = subprocess.run(["git", "-C", KAFKA_REPO, "show", f"{REVISION}:{MESSAGE_DIR}/{name}.json"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return json.loads(re.sub(r"^\s*//.*$", "", out.stdout, flags=re.M))
+
+
+if _load("ApiVersionsRequest") is None:
+    pytest.skip(f"no apache/kafka clone at {KAFKA_REPO}", allow_module_level=True)
+
+_FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "uint32": "I",
+          "bool": "?", "float64": "d"}
+
+
+def _snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _in(spec, v):
+    if not spec or spec == "none":
+        return False
+    lo, hi = parse_versions(spec)
+    return lo <= v <= hi
+
+
+def _kafka_fields(fields, common, v, flexible):
+    out = []
+    for f in fields:
+        if not _in(f["versions"], v):
+            continue
+        t = f["type"]
+        elem = t[2:] if t.startswith("[]") else None
+        base = elem or t
+        if base in _FIXED or base in ("string", "bytes", "records", "uuid"):
+            desc = base
+        else:
+            desc = _kafka_fields(f.get("fields") or common[base], common, v, flexible)
+        if elem:
+            desc = ("[]", desc)
+        tag = f.get("tag") if flexible and _in(f.get("taggedVersions"), v) else None
+        out.append((_snake(f["name"]), desc, _in(f.get("nullableVersions"), v), tag))
+    return out
+
+
+def _type_desc(t, v, flexible):
+    if isinstance(t, T.Array):
+        return ("[]", _type_desc(t.element, v, flexible))
+    if isinstance(t, Struct):
+        return _pk_fields(t, v, flexible)
+    named = {id(T.STRING): "string", id(T.BYTES): "bytes", id(T.RECORDS): "records",
+             id(T.UUID): "uuid"}
+    if id(t) in named:
+        return named[id(t)]
+    return next(k for k, c in _FIXED.items() if c == t.fixed)
+
+
+def _pk_fields(struct_, v, flexible):
+    return [(f.name, _type_desc(f.type, v, flexible), f.is_nullable(v),
+             f.tag if flexible and f.is_tagged(v) else None) for f in struct_.fields_at(v)]
+
+
+CASES = [(k, kind) for k in SUPPORTED_VERSIONS for kind in ("Request", "Response")]
+
+
+@pytest.mark.parametrize("key,kind", CASES, ids=[f"{API_NAMES[k]}{kind}" for k, kind in CASES])
+def test_schema_matches_kafka_json(key, kind):
+    doc = _load(API_NAMES[key] + kind)
+    assert doc is not None and doc["apiKey"] == key
+    common = {c["name"]: c["fields"] for c in doc.get("commonStructs", [])}
+    message = (REQUESTS if kind == "Request" else RESPONSES)[key]
+    lo, hi = SUPPORTED_VERSIONS[key]
+    kafka_lo, kafka_hi = parse_versions(doc["validVersions"])
+    assert kafka_lo <= lo and hi <= kafka_hi
+    for v in range(lo, hi + 1):
+        flexible = _in(doc["flexibleVersions"], v)
+        assert message.is_flexible(v) == flexible
+        assert _pk_fields(message, v, flexible) == _kafka_fields(doc["fields"], common, v, flexible), \
+            f"{message.name} v{v}"
+
+    # explicit defaults ("default" in the JSON) are ours too
+    def kafka_defaults(fields, prefix=""):
+        for f in fields:
+            name = prefix + _snake(f["name"])
+            if "default" in f:
+                yield name, f["default"]
+            t = f["type"][2:] if f["type"].startswith("[]") else f["type"]
+            sub = f.get("fields") or common.get(t)
+            if sub:
+                yield from kafka_defaults(sub, name + ".")
+
+    def pk_defaults(struct_, prefix=""):
+        for f in struct_.fields:
+            yield prefix + f.name, f.default
+            t = f.type.element if isinstance(f.type, T.Array) else f.type
+            if isinstance(t, Struct):
+                yield from pk_defaults(t, prefix + f.name + ".")
+
+    ours = dict(pk_defaults(message))
+    for name, d in kafka_defaults(doc["fields"]):
+        if name not in ours:
+            continue  # a field outside our versions
+        if isinstance(d, str):
+            d = {"null": None, "true": True, "false": False}.get(d, d)
+        if isinstance(d, str) and re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", d):
+            d = int(d, 0)
+        assert ours[name] == d, f"default of {message.name}.{name}"
