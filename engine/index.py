@@ -26,6 +26,7 @@ class _Index:
         self.keys: list[int] = []
         self.values: list[int] = []
         self._loaded_size = 0
+        self._fd: int | None = None
 
     def load(self) -> bool:
         """(Re)read the file; return False when it fails the sanity check."""
@@ -90,19 +91,28 @@ class _Index:
         return len(self.keys)
 
     def append(self, a: int, b: int) -> None:
-        with open(self.path, "ab") as f:
-            f.write(self.entry.pack(a, b))
+        # The descriptor stays open across appends (one open per batch was a large share of
+        # the write path); rewrite() works in place, so it never goes stale.
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._fd, self.entry.pack(a, b))
         self.keys.append(a)
         self.values.append(b)
         self._loaded_size += self.entry.size
 
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
     def rewrite(self, pairs: list[tuple[int, int]]) -> None:
-        """Replace the whole file (after recovery or truncation)."""
+        """Rewrite the whole file in place (after recovery or truncation; under the partition
+        lock). In place rather than by rename, so that open append descriptors stay valid;
+        a reader catching it half-written fails the sanity check and scans instead."""
         data = b"".join(self.entry.pack(a, b) for a, b in pairs)
-        tmp = self.path + ".tmp"
-        with open(tmp, "wb") as f:
+        with open(self.path, "r+b" if os.path.exists(self.path) else "wb") as f:
             f.write(data)
-        os.replace(tmp, self.path)
+            f.truncate(len(data))
         self.keys = [a for a, _ in pairs]
         self.values = [b for _, b in pairs]
         self._loaded_size = len(data)

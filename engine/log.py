@@ -336,9 +336,8 @@ class PartitionLog:
                 base = seg.next_offset
                 self._maybe_roll(len(batch), header.max_timestamp, base + header.last_offset_delta, now_ms)
                 seg = self.active_segment
-                stamped = records.with_base_offset(batch, base)
                 header = header._replace(base_offset=base)
-                seg.append(stamped, header, interval)
+                seg.append(batch, header, interval)
                 out.append((base, header.last_offset))
             if not self._wrote:
                 self._wrote = True

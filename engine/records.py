@@ -56,6 +56,7 @@ LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes batchLength does not co
 _CRC_START = 21  # first byte the CRC covers (attributes)
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _LEADER_EPOCH = struct.Struct(">i")
+_PREFIX = struct.Struct(">qii")
 _CRC = struct.Struct(">I")
 
 MAGIC = 2
@@ -262,6 +263,11 @@ def encode_batch(
     )
     crc = crc32c(payload, crc32c(memoryview(header)[_CRC_START:]))
     return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
+
+
+def offset_prefix(base_offset: int, batch_size: int, partition_leader_epoch: int = 0) -> bytes:
+    """The first 16 bytes of a batch: baseOffset, batchLength, partitionLeaderEpoch."""
+    return _PREFIX.pack(base_offset, batch_size - LOG_OVERHEAD, partition_leader_epoch)
 
 
 def with_base_offset(batch: bytes, base_offset: int, partition_leader_epoch: int = 0) -> bytes:

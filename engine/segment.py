@@ -74,6 +74,8 @@ class LogSegment:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        self.offset_index.close()
+        self.time_index.close()
 
     def file_size(self) -> int:
         return os.fstat(self.fd).st_size
@@ -250,11 +252,14 @@ class LogSegment:
 
     # ------------------------------------------------------------------ append
     def append(self, batch: bytes, header: records.BatchHeader, index_interval_bytes: int) -> None:
-        """Write one offset-assigned batch at the end (the caller holds the partition lock)."""
+        """Write one batch at the end, stamped with header.base_offset (the caller holds the
+        partition lock). The 16-byte prefix (offset, length, leader epoch) is written beside
+        the rest of the batch rather than copied onto it: it lies outside the CRC."""
         position = self.size
         if position == 0:
             self.first_batch_timestamp = header.max_timestamp
-        written = os.pwrite(self.fd, batch, position)
+        prefix = records.offset_prefix(header.base_offset, len(batch))
+        written = os.pwritev(self.fd, [prefix, memoryview(batch)[16:]], position)
         if written != len(batch):
             # A short write leaves a torn tail; cut it so the next append starts clean.
             os.ftruncate(self.fd, position)
