@@ -1,0 +1,1 @@
+"""The sample server.properties that pk-server-start ships (see server.properties)."""

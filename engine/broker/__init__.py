@@ -1,0 +1,87 @@
+"""The broker: Kafka's request handlers over the bundled engine.
+
+Knows nothing of sockets: the server (engine/server.py) hands it decoded requests
+(`pk.engine.protocol.Request`) and writes back what it returns. Each API is one coroutine
+`async def handler(request) -> body dict | None` (None: send no response, as for a Produce
+with acks=0), registered by a handler module:
+
+- data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
+- admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
+- groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch)
+
+ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
+is never told about an API the broker cannot answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Awaitable, Callable
+
+from ..engine import Engine
+from ..protocol import SUPPORTED_VERSIONS, Request
+from .config import BrokerConfig
+
+log = logging.getLogger("pk.broker")
+
+Handler = Callable[[Request], Awaitable[dict | None]]
+
+
+class Broker:
+    def __init__(self, engine: Engine, config: BrokerConfig):
+        self.engine = engine
+        self.config = config
+        self.node_id = config.node_id
+        self.host, self.port = config.advertised
+        self.handlers: dict[int, Handler] = {}
+        self.started = time.time()
+        # Woken on every append, so that waiting Fetch requests answer within milliseconds.
+        self._data_event = asyncio.Event()
+        from . import admin, data, groups  # each registers its handlers
+
+        self.data = data.DataHandlers(self)
+        self.admin = admin.AdminHandlers(self)
+        self.groups = groups.GroupHandlers(self)
+
+    # ------------------------------------------------------------------ registry
+    def register(self, api_key: int, handler: Handler) -> None:
+        self.handlers[int(api_key)] = handler
+
+    def advertised_versions(self) -> dict[int, tuple[int, int]]:
+        return {k: v for k, v in SUPPORTED_VERSIONS.items() if k in self.handlers}
+
+    async def handle(self, request: Request) -> dict | None:
+        handler = self.handlers.get(request.api_key)
+        if handler is None:
+            raise LookupError(f"no handler for {request.name}")
+        return await handler(request)
+
+    # ------------------------------------------------------------------ data notifications
+    def notify_data(self) -> None:
+        """Called after every append: wakes long-polling fetches."""
+        self._data_event.set()
+        self._data_event = asyncio.Event()
+
+    async def wait_for_data(self, timeout: float) -> None:
+        """Sleep until an append in this process, or `timeout` seconds (appends made by
+        other processes on the same data directory are noticed at the next re-check)."""
+        try:
+            await asyncio.wait_for(self._data_event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def tick(self) -> None:
+        """Periodic upkeep (retention, group session expiry); called by the server."""
+        for part in (self.data, self.admin, self.groups):
+            upkeep = getattr(part, "tick", None)
+            if upkeep is not None:
+                await upkeep()
+
+    def close(self) -> None:
+        for part in (self.groups, self.admin, self.data):
+            closer = getattr(part, "close", None)
+            if closer is not None:
+                closer()
+        self.engine.close()

@@ -1,0 +1,136 @@
+"""The broker's configuration: Kafka's `server.properties` keys that pk-server-start honours.
+
+Values are kept as strings, as Kafka's properties are; `get_int`/`get_bool` parse them.
+Unknown keys are reported (Kafka warns about them and starts anyway).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Key -> default (None: no default). Kafka's names and defaults (kafka-cli.md §5.2).
+KNOWN: dict[str, str | None] = {
+    "node.id": None,
+    "broker.id": "0",
+    "process.roles": None,
+    "controller.quorum.voters": None,
+    "controller.listener.names": None,
+    "inter.broker.listener.name": None,
+    "listener.security.protocol.map": None,
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "advertised.listeners": None,
+    "log.dirs": None,
+    "log.dir": "/tmp/kafka-logs",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "auto.create.topics.enable": "true",
+    "delete.topic.enable": "true",
+    "log.retention.hours": "168",
+    "log.retention.minutes": None,
+    "log.retention.ms": None,
+    "log.retention.bytes": "-1",
+    "log.segment.bytes": "1073741824",
+    "log.roll.ms": None,
+    "log.roll.hours": "168",
+    "log.retention.check.interval.ms": "300000",
+    "log.cleanup.policy": "delete",
+    "log.cleaner.enable": "true",
+    "message.max.bytes": "1048588",
+    "offsets.topic.num.partitions": "50",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.segment.bytes": "104857600",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "3000",
+    "group.min.session.timeout.ms": "6000",
+    "group.max.session.timeout.ms": "1800000",
+    "socket.request.max.bytes": "104857600",
+    "socket.send.buffer.bytes": "102400",
+    "socket.receive.buffer.bytes": "102400",
+    "num.network.threads": "3",
+    "num.io.threads": "8",
+    "num.recovery.threads.per.data.dir": "1",
+    "log.flush.interval.messages": None,
+    "log.flush.interval.ms": None,
+    "zookeeper.connect": None,
+    "zookeeper.connection.timeout.ms": "18000",
+    "cluster.id": None,
+}
+
+_LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>\d+)$")
+
+
+class ConfigError(ValueError):
+    """A broker setting that cannot be used; the message is what the broker logs."""
+
+
+@dataclass
+class BrokerConfig:
+    values: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str], overrides: dict[str, str] | None = None) -> "BrokerConfig":
+        values = {**props, **(overrides or {})}
+        unknown = sorted(k for k in values if k not in KNOWN and not k.startswith(("log4j.", "listener.name.")))
+        return cls(values, unknown)
+
+    def get(self, key: str) -> str | None:
+        value = self.values.get(key)
+        return value if value is not None else KNOWN.get(key)
+
+    def get_int(self, key: str) -> int:
+        value = self.get(key)
+        try:
+            return int(str(value).strip())
+        except (TypeError, ValueError):
+            raise ConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT") from None
+
+    def get_bool(self, key: str) -> bool:
+        return str(self.get(key)).strip().lower() == "true"
+
+    @property
+    def node_id(self) -> int:
+        return self.get_int("node.id" if self.values.get("node.id") is not None else "broker.id")
+
+    @property
+    def data_dir(self) -> str:
+        dirs = self.get("log.dirs") or self.get("log.dir")
+        return dirs.split(",")[0].strip()
+
+    @property
+    def listener(self) -> tuple[str, int]:
+        """(host, port) of the first PLAINTEXT listener; loopback unless told otherwise."""
+        return self._first_listener(self.get("listeners"))
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        """(host, port) clients are told to connect to (advertised.listeners, else listeners)."""
+        host, port = self._first_listener(self.get("advertised.listeners") or self.get("listeners"))
+        if host in ("", "0.0.0.0", "::", "[::]"):
+            host = "127.0.0.1"  # never advertise a wildcard: clients must reach it
+        return host, port
+
+    @staticmethod
+    def _first_listener(text: str | None) -> tuple[str, int]:
+        for item in (text or "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            m = _LISTENER.match(item)
+            if not m:
+                raise ConfigError(f"Error creating broker listeners from '{text}': Unable to parse {item} to a broker endpoint")
+            if m.group("name") and m.group("name").upper() not in ("PLAINTEXT", "BROKER", "CLIENT", "INTERNAL", "EXTERNAL"):
+                continue  # CONTROLLER:// and SSL/SASL listeners are not served
+            return m.group("host").strip("[]"), int(m.group("port"))
+        raise ConfigError(f"No PLAINTEXT listener in listeners={text}")
+
+    def engine_settings(self) -> dict[str, str]:
+        """The broker settings the engine applies to topics and groups."""
+        keys = ("num.partitions", "default.replication.factor", "auto.create.topics.enable",
+                "delete.topic.enable", "offsets.topic.num.partitions", "offsets.topic.segment.bytes",
+                "log.retention.check.interval.ms", "log.retention.hours", "log.retention.minutes",
+                "log.retention.ms", "log.retention.bytes", "log.segment.bytes", "log.roll.ms",
+                "log.roll.hours", "log.cleanup.policy", "message.max.bytes")
+        return {k: self.values[k] for k in keys if self.values.get(k) is not None}
