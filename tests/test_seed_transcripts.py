@@ -1,0 +1,81 @@
+"""The seeds' transcripts (shared/seeds/), replayed with `kafka-` replaced by `pk-` on the
+bundled engine. The seeds used the ZooKeeper-era tool; with the bundled engine pk prints
+what Kafka 3.7 prints (pk-choices.md): the describe line carries a TopicId and --delete is silent.
+"""
+
+from __future__ import annotations
+
+import re
+
+WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
+           "could collide. To avoid issues it is best to use either, but not both.\n")
+
+
+def run(pk, *args, input=None):
+    proc = pk(*args, input=input)
+    assert proc.returncode == 0, (args, proc.out, proc.err)
+    return proc
+
+
+def test_first_topic_transcript(pk):
+    # $kafka-topics --zookeeper 127.0.01:2181 -topic first_topic --create --partitions 3 --replication-factor 1
+    out = run(pk, "pk-topics", "-topic", "first_topic", "--create", "--partitions", "3",
+              "--replication-factor", "1").out
+    assert out == WARNING + "Created topic first_topic.\n"
+    assert run(pk, "pk-topics", "--list").out == "__consumer_offsets\nfirst_topic\n"
+    described = run(pk, "pk-topics", "--topic", "first_topic", "--describe").out
+    assert re.fullmatch(
+        "Topic: first_topic\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: \n"
+        "\tTopic: first_topic\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n"
+        "\tTopic: first_topic\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\n"
+        "\tTopic: first_topic\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\n", described)
+
+    # $kafka-console-producer --broker-list --topic first_topic   (lines typed at the > prompt)
+    lines = ["Hello Meriem", "awsome course!", "learning kafka", "another message"]
+    produced = run(pk, "pk-console-producer", "--topic", "first_topic", input="\n".join(lines) + "\n")
+    assert produced.out == ""  # no prompt when stdin is not a terminal
+
+    # $kafka-console-consumer --bootstrap-server --topic first_topic --from-beginning
+    consumed = run(pk, "pk-console-consumer", "--topic", "first_topic", "--from-beginning",
+                   "--max-messages", "4")
+    assert sorted(consumed.out.splitlines()) == sorted(lines)
+    assert consumed.err == "Processed a total of 4 messages\n"
+
+    # A consumer without --from-beginning sees only what arrives after it starts.
+    assert run(pk, "pk-console-consumer", "--topic", "first_topic", "--timeout-ms", "500").out == ""
+
+    # Create second_topic and delete it.
+    assert run(pk, "pk-topics", "--topic", "second_topic", "--create", "--partitions", "3",
+               "--replication-factor", "1").out == WARNING + "Created topic second_topic.\n"
+    assert run(pk, "pk-topics", "--topic", "second_topic", "--delete").out == ""
+    assert run(pk, "pk-topics", "--list").out == "__consumer_offsets\nfirst_topic\n"
+
+
+def test_keyed_file_producer_transcript(pk, tmp_path):
+    """Seed 002: --property parse.key=true --property key.separator=: --property file=my-messages.txt"""
+    run(pk, "pk-topics", "--create", "--topic", "my-topic-name", "--partitions", "3", "--replication-factor", "1")
+    run(pk, "pk-topics", "--create", "--if-not-exists", "--topic", "my-topic-name", "--partitions", "3",
+        "--replication-factor", "1")
+    messages = tmp_path / "my-messages.txt"
+    messages.write_text("".join(f"truck_{i % 4}:position {i}\n" for i in range(40)))
+    run(pk, "pk-console-producer", "--topic", "my-topic-name",
+        "--property", "parse.key=true", "--property", "key.separator=:", "--property", f"file={messages}")
+    out = run(pk, "pk-console-consumer", "--topic", "my-topic-name", "--from-beginning", "--max-messages", "40",
+              "--property", "print.key=true", "--property", "print.partition=true").out.splitlines()
+    assert len(out) == 40
+    # Every record of one key lands in one partition, in the order it was written.
+    partitions: dict[str, set[str]] = {}
+    per_key: dict[str, list[int]] = {}
+    for line in out:
+        partition, key, value = line.split("\t")
+        partitions.setdefault(key, set()).add(partition)
+        per_key.setdefault(key, []).append(int(value.split()[1]))
+    assert all(len(p) == 1 for p in partitions.values())
+    assert all(seq == sorted(seq) for seq in per_key.values())
+    offsets = run(pk, "pk-run-class", "kafka.tools.GetOffsetShell", "--topic", "my-topic-name").out.splitlines()
+    assert sum(int(line.rsplit(":", 1)[1]) for line in offsets) == 40
+    # --alter --partitions 10, then --delete
+    run(pk, "pk-topics", "--alter", "--topic", "my-topic-name", "--partitions", "10")
+    assert "PartitionCount: 10" in run(pk, "pk-topics", "--describe", "--topic", "my-topic-name").out
+    run(pk, "pk-topics", "--delete", "--topic", "my-topic-name")
+    assert run(pk, "pk-topics", "--list", "--exclude-internal").out == "\n"
