@@ -1,0 +1,147 @@
+"""ConsumerGroupCommand (kafka-consumer-groups.sh, kafka.admin.ConsumerGroupCommand, Kafka 3.7).
+
+    pk-run-class kafka.admin.ConsumerGroupCommand --describe --group my-group
+    pk-run-class kafka.admin.ConsumerGroupCommand --reset-offsets --group g --topic t --to-earliest --execute
+
+Works on the bundled engine (--bootstrap-server comes later). Output follows Kafka 3.7 byte
+for byte; where Kafka prints `Error: ...` on stdout and exits 0, pk prints that line on stderr
+and exits 1. Option-parse failures, which 3.7 leaves to the JVM, print the JVM's first line:
+`Exception in thread "main" joptsimple.<Exception>: <message>`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .completion import complete_groups, complete_topics
+from .common import data_dir_option, fail, version_option
+from .run_class import JoptCommand
+
+HELP_LINE = ("This tool helps to list all consumer groups, describe a consumer group, delete consumer "
+             "group info, or reset consumer group offsets.")
+
+
+class ConsumerGroupCommandCli(JoptCommand):
+    def error_line(self, exception_class: str, message: str) -> str:
+        # 3.7 parses its options outside main's try: the JVM reports jopt's exception.
+        return f'Exception in thread "main" {exception_class}: {message}'
+
+
+@click.command(cls=ConsumerGroupCommandCli, help=HELP_LINE, no_args_message=HELP_LINE,
+               context_settings={"help_option_names": ["--help"]})
+@click.option("--list", "list_", is_flag=True, help="List all consumer groups.")
+@click.option("--describe", is_flag=True,
+              help="Describe consumer group and list offset lag (number of messages not yet processed) "
+                   "related to given group.")
+@click.option("--delete", is_flag=True,
+              help="Pass in groups to delete topic partition offsets and ownership information over the "
+                   "entire consumer group. For instance --group g1 --group g2")
+@click.option("--reset-offsets", is_flag=True,
+              help="Reset offsets of consumer group. Supports one consumer group at the time, and instances "
+                   "should be inactive. Has 2 execution options: --dry-run (the default) to plan which offsets "
+                   "to reset, and --execute to update the offsets. Additionally, the --export option is used "
+                   "to export the results to a CSV format. You must choose one of the following reset "
+                   "specifications: --to-datetime, --by-duration, --to-earliest, --to-latest, --shift-by, "
+                   "--from-file, --to-current, --to-offset. To define the scope use --all-topics or --topic. "
+                   "One scope must be specified unless you use '--from-file'.")
+@click.option("--delete-offsets", is_flag=True,
+              help="Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics.")
+@click.option("--group", multiple=True, metavar="GROUP", shell_complete=complete_groups,
+              help="The consumer group we wish to act on (repeatable).")
+@click.option("--all-groups", is_flag=True, help="Apply to all consumer groups.")
+@click.option("--topic", multiple=True, metavar="TOPIC", shell_complete=complete_topics,
+              help="The topic whose consumer group information should be deleted or topic whose should be "
+                   "included in the reset offset process. In `reset-offsets` case, partitions can be specified "
+                   "using this format: `topic1:0,1,2`, where 0,1,2 are the partition to be included in the "
+                   "process. Reset-offsets also supports multiple topic inputs.")
+@click.option("--all-topics", is_flag=True,
+              help="Consider all topics assigned to a group in the `reset-offsets` process.")
+@click.option("--members", is_flag=True, help="Describe members of the group (with --describe).")
+@click.option("--offsets", is_flag=True,
+              help="Describe the group and list all topic partitions in the group along with their offset lag "
+                   "(the default sub-action of --describe).")
+@click.option("--state", multiple=True, is_flag=False, flag_value="", metavar="[STATES]",
+              help="With --describe: the state of the group. With --list: the state of all groups, or only "
+                   "groups in the given comma-separated states, e.g. --list --state Stable,Empty.")
+@click.option("--verbose", is_flag=True,
+              help="Provide additional information, if any, when describing the group (with --members: "
+                   "the assignment).")
+@click.option("--dry-run", is_flag=True,
+              help="Only show results without executing changes on Consumer Groups. Supported operations: reset-offsets.")
+@click.option("--execute", is_flag=True, help="Execute operation. Supported operations: reset-offsets.")
+@click.option("--export", is_flag=True,
+              help="Export operation execution to a CSV file. Supported operations: reset-offsets.")
+@click.option("--to-offset", multiple=True, metavar="OFFSET", help="Reset offsets to a specific offset.")
+@click.option("--shift-by", multiple=True, metavar="N",
+              help="Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
+@click.option("--to-datetime", multiple=True, metavar="DATETIME",
+              help="Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss'")
+@click.option("--by-duration", multiple=True, metavar="DURATION",
+              help="Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'")
+@click.option("--from-file", multiple=True, metavar="PATH", help="Reset offsets to values defined in CSV file.")
+@click.option("--to-earliest", is_flag=True, help="Reset offsets to earliest offset.")
+@click.option("--to-latest", is_flag=True, help="Reset offsets to latest offset.")
+@click.option("--to-current", is_flag=True, help="Reset offsets to current offset.")
+@click.option("--timeout", multiple=True, metavar="MS",
+              help="Admin call timeout in milliseconds (default: 5000); the bundled engine does not wait.")
+@data_dir_option
+@version_option
+@click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
+def cli(data_dir, ignored, list_, state, **opts):
+    from pk.commands import consumer_groups as cmd
+    from pk.engine.errors import DataDirError, KafkaError
+
+    options = cmd.GroupOptions(
+        list=list_, state=[s for s in state if s != ""] if state else None,
+        **{k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()})
+
+    def out(text: str) -> None:
+        sys.stdout.write(text)
+
+    def err(text: str) -> None:
+        sys.stdout.flush()
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    console = cmd.Console(out, err)
+    try:
+        cmd.check_args(options, console)
+    except cmd.JoptError as exc:
+        fail(exc.line())
+    except cmd.UsageError as exc:
+        fail(str(exc))
+
+    backend = None
+    try:
+        from pk.commands.engine_groups_backend import EngineGroupsBackend
+
+        backend = EngineGroupsBackend(data_dir)
+        cmd.run(backend, options, console)
+    except cmd.UsageError as exc:
+        fail(str(exc))
+    except cmd.CommandFailure as exc:
+        fail("Error: " + cmd.FAILED_PREFIX + str(exc))
+    except DataDirError as exc:
+        fail(str(exc))
+    except KafkaError as exc:
+        fail("Error: " + cmd.FAILED_PREFIX + str(exc))
+    except BrokenPipeError:
+        sys.stdout = None  # the reader went away: nothing more to say
+        sys.exit(1)
+    except OSError as exc:
+        fail("Error: " + cmd.FAILED_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
+    finally:
+        if backend is not None:
+            backend.close()
+    sys.stdout.flush()
+    sys.exit(1 if console.failed else 0)
+
+
+def main() -> None:
+    cli.main(prog_name="pk-consumer-groups")
+
+
+if __name__ == "__main__":
+    main()
