@@ -7,31 +7,9 @@ import sys
 
 import click
 
-from .common import JAVA_INT, JavaInt, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
 
 HELP_LINE = "This tool helps to read data from standard input and publish it to Kafka."
-
-
-class JavaLong(JavaInt):
-    """A Long option as jopt-simple parses it (64-bit), with its error text."""
-
-    name = "long"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value)
-        try:
-            number = int(text)
-        except ValueError:
-            number = None
-        if number is None or not -2**63 <= number < 2**63 or text.strip() != text or "_" in text:
-            opt = param.opts[0].lstrip("-") if param is not None else "value"
-            self.fail(f"Cannot parse argument '{text}' of option {opt}", param, ctx)
-        return number
-
-
-JAVA_LONG = JavaLong()
 
 
 def _single(ctx, param, values):

@@ -36,6 +36,12 @@ CLASSES: dict[str, str] = {
     # ConsumerGroupCommand: kafka.admin (Scala) up to 3.7, org.apache.kafka.tools.consumer.group from 3.8.
     "kafka.admin.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
     "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
+    # ProducerPerformance: org.apache.kafka.tools since 0.9 (kafka.tools.ProducerPerformance, gone
+    # in 2.0, was the old Scala tool with other options: not an alias).
+    "org.apache.kafka.tools.ProducerPerformance": "pk.cli.producer_perf:cli",
+    # ConsumerPerformance: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
+    "org.apache.kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
+    "kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

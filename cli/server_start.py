@@ -67,7 +67,17 @@ def _load_config(path: str, overrides: dict[str, str]):
     return BrokerConfig.from_properties(props, overrides)
 
 
+def _maybe_complete() -> None:
+    """Answer a shell-completion request (see completions/) and exit."""
+    prog = os.path.basename(sys.argv[0])
+    var = f"_{prog.replace('-', '_').upper()}_COMPLETE"
+    if os.environ.get(var):
+        _completion_command().main(prog_name=prog, complete_var=var)
+
+
 def start(argv: list[str] | None = None) -> None:
+    if argv is None:
+        _maybe_complete()
     argv = sys.argv[1:] if argv is None else argv
     try:
         daemon, config_path, overrides = _parse_args(argv)
@@ -191,6 +201,7 @@ def _broker_pids() -> list[int]:
 
 
 def stop(argv: list[str] | None = None) -> None:
+    _maybe_complete()
     pids = _broker_pids()
     if not pids:
         sys.stdout.write("No kafka server to stop\n")
@@ -201,6 +212,24 @@ def stop(argv: list[str] | None = None) -> None:
         except ProcessLookupError:
             pass
     sys.exit(0)
+
+
+def _completion_command():
+    """A Click description of the arguments, for shell completion only (the scripts parse
+    Kafka's `[-daemon] config [--override k=v]*` themselves)."""
+    import click
+
+    return click.Command("pk-server-start", params=[
+        click.Option(["-daemon", "--daemon"], is_flag=True),
+        click.Option(["--override"], multiple=True, metavar="PROPERTY=VALUE"),
+        click.Argument(["config"], type=click.Path(exists=True, dir_okay=False), required=False),
+    ])
+
+
+def __getattr__(name):
+    if name == "cli":  # built on demand: the broker's start-up never imports click
+        return _completion_command()
+    raise AttributeError(name)
 
 
 def main() -> None:

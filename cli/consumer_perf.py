@@ -1,0 +1,141 @@
+"""ConsumerPerformance (kafka-consumer-perf-test.sh, org.apache.kafka.tools.ConsumerPerformance,
+Kafka 3.7; kafka.tools.ConsumerPerformance up to 3.4) on the bundled engine.
+
+    pk-run-class org.apache.kafka.tools.ConsumerPerformance --topic t --messages 1000000
+
+Prints 3.7's header and result line byte for byte in format. Option errors are jopt-simple's
+messages (Kafka prints them with the help table, pk alone), one line on stderr, exit 1; an
+exception Kafka's main() catches is printed as its getMessage() line, exit 1. When the
+timeout passes before --messages records arrived, Kafka's WARNING line goes to stdout and the
+result line follows, exit 0, exactly as 3.7 does. Like the other pk tools on the bundled engine,
+there is no --bootstrap-server / --broker-list (the engine needs none).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
+
+HELP_LINE = "This tool is used to verify the consumer performance."
+_TIMEOUT_DEFAULT = "\0default"  # `--timeout` given without a value
+
+
+def _single(ctx, param, values):
+    """jopt-simple's valueOf(): a single-valued option given twice is an error."""
+    if not values:
+        return None
+    if len(values) > 1:
+        raise click.UsageError(
+            f"Found multiple arguments for option {param.opts[0].lstrip('-')}, but you asked for only one")
+    return values[0]
+
+
+def single(*decls, **kwargs):
+    return click.option(*decls, multiple=True, callback=_single, **kwargs)
+
+
+def _java_long(text: str) -> bool:
+    from pk.commands.perf import java_parse_number
+
+    return java_parse_number(text, 64) is not None
+
+
+class ConsumerPerfCommand(KafkaCommand):
+    """KafkaCommand plus jopt-simple's optional argument of --timeout: the next word is its
+    value only if it converts to a Long (`--timeout abc` is --timeout alone, then an ignored
+    word); `--timeout=abc` keeps the text and fails when the value is read."""
+
+    def normalise(self, args: list[str]) -> list[str]:
+        args = super().normalise(args)
+        out = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            if arg == "--timeout":
+                if i + 1 < len(args) and _java_long(args[i + 1]):
+                    out.append("--timeout=" + args[i + 1])
+                    i += 2
+                    continue
+                out.append("--timeout=" + _TIMEOUT_DEFAULT)
+                i += 1
+                continue
+            out.append(arg)
+            i += 1
+        return out
+
+
+@click.command(cls=ConsumerPerfCommand, help=HELP_LINE, no_args_message=HELP_LINE,
+               context_settings={"help_option_names": ["--help"]})
+@single("--topic", metavar="topic", help="REQUIRED: The topic to consume from.")
+@single("--messages", type=JAVA_LONG, metavar="count", help="REQUIRED: The number of messages to send or consume")
+@single("--group", metavar="gid", help="The group id to consume on. (default: perf-consumer-<random 0..99999>)")
+@single("--fetch-size", type=JAVA_INT, metavar="size",
+        help="The amount of data to fetch in a single request. (default: 1048576)")
+@click.option("--from-latest", is_flag=True,
+              help="If the consumer does not already have an established offset to consume from, start with the "
+                   "latest message present in the log rather than the earliest message.")
+@single("--socket-buffer-size", type=JAVA_INT, metavar="size", help="The size of the tcp RECV size. (default: 2097152)")
+@single("--threads", type=JAVA_INT, metavar="count",
+        help="DEPRECATED AND IGNORED: Number of processing threads. (default: 10)")
+@single("--num-fetch-threads", type=JAVA_INT, metavar="count",
+        help="DEPRECATED AND IGNORED: Number of fetcher threads. (default: 1)")
+@single("--consumer.config", "consumer_config", metavar="config file", help="Consumer config properties file.")
+@click.option("--print-metrics", is_flag=True,
+              help="Print out the metrics (pk: the few client metrics the bundled engine can state).")
+@click.option("--show-detailed-stats", is_flag=True,
+              help="If set, stats are reported for each reporting interval as configured by reporting-interval")
+@single("--timeout", metavar="[milliseconds]",
+        help="The maximum allowed time in milliseconds between returned records. (default: 10000)")
+@single("--reporting-interval", type=JAVA_LONG, metavar="interval_ms",
+        help="Interval in milliseconds at which to print progress info. (default: 5000)")
+@single("--date-format", metavar="date format",
+        help="The date format to use for formatting the time field. See java.text.SimpleDateFormat for options. "
+             "(default: yyyy-MM-dd HH:mm:ss:SSS)")
+@click.option("--hide-header", is_flag=True, help="If set, skips printing the header for the stats")
+@data_dir_option
+@version_option
+@click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
+def cli(data_dir, ignored, **opts):
+    from pk.commands import perf
+    from pk.commands.producer import CommandError
+    from pk.engine.errors import KafkaError
+
+    timeout = opts.pop("timeout")
+    options = perf.ConsumerPerfOptions(
+        **{k: v for k, v in opts.items() if v is not None},
+        timeout=None if timeout in (None, _TIMEOUT_DEFAULT) else timeout)
+    stdout = sys.stdout
+
+    def out(line: str) -> None:
+        stdout.write(line + "\n")
+        stdout.flush()
+
+    try:
+        perf.check_consumer_options(options, out)
+        perf.run_consumer_perf(options, perf.engine_consumer_opener(data_dir), out)
+        if options.print_metrics:
+            sys.stderr.write("pk: the bundled engine's consumer keeps no other client metrics than these\n")
+    except perf.UsageError as exc:
+        fail(str(exc))
+    except perf.JavaError as exc:
+        fail(exc.message)  # main() catches Throwable and prints getMessage()
+    except (perf.ToolError, KafkaError, CommandError) as exc:  # CommandError: ConsumerConfig's ConfigException
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)
+
+
+def main() -> None:
+    cli.main(prog_name="pk-run-class org.apache.kafka.tools.ConsumerPerformance")
+
+
+if __name__ == "__main__":
+    main()

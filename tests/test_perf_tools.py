@@ -1,0 +1,538 @@
+"""ProducerPerformance and ConsumerPerformance (Kafka 3.7) through the installed pk-run-class,
+on a temporary data directory: the exact result-line formats, the records really stored and
+read, throttling, and every argument error as one line on stderr with exit status 1."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from pk.commands.perf import JavaDateFormat, JavaError, ThroughputThrottler, java_fixed
+from pk.engine import compression, records
+from pk.engine.engine import Engine
+
+PRODUCER = "org.apache.kafka.tools.ProducerPerformance"
+CONSUMER = "org.apache.kafka.tools.ConsumerPerformance"
+
+# ProducerPerformance.Stats.printTotal (3.7): %d, %f, %.2f, %.2f, %.2f, then four %d
+TOTAL_RE = re.compile(
+    r"(\d+) records sent, (\d+\.\d{6}|Infinity|NaN) records/sec \((\d+\.\d{2}|Infinity|NaN) MB/sec\), "
+    r"(\d+\.\d{2}|NaN) ms avg latency, (\d+\.\d{2}) ms max latency, (\d+) ms 50th, (\d+) ms 95th, "
+    r"(\d+) ms 99th, (\d+) ms 99\.9th\.")
+# Stats.printWindow: %d, %.1f, %.2f, %.1f, %.1f
+WINDOW_RE = re.compile(
+    r"(\d+) records sent, (\d+\.\d) records/sec \((\d+\.\d{2}) MB/sec\), (\d+\.\d) ms avg latency, "
+    r"(\d+\.\d) ms max latency\.")
+HEADER = ("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
+          "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
+DETAILED_HEADER = ("time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
+                   "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
+DATE = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}"  # yyyy-MM-dd HH:mm:ss:SSS
+F4 = r"(?:\d+\.\d{4}|Infinity|NaN)"
+# ConsumerPerformance's final line: %s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f
+RESULT_RE = re.compile(rf"({DATE}), ({DATE}), (\d+\.\d{{4}}), ({F4}), (\d+), ({F4}), (\d+), (-?\d+), ({F4}), ({F4})")
+# printConsumerProgress: %s, %d, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f
+DETAIL_RE = re.compile(rf"({DATE}), 0, (\d+\.\d{{4}}), ({F4}), (\d+), ({F4}), (\d+), (-?\d+), ({F4}), ({F4})")
+TIMEOUT_WARNING = ("WARNING: Exiting before consuming the expected number of messages: timeout ({} ms) exceeded. "
+                   "You can use the --timeout option to increase the timeout.")
+
+
+# --------------------------------------------------------------------------- helpers
+def produce_perf(pk, *args, timeout=120):
+    return pk("pk-run-class", PRODUCER, *args, timeout=timeout)
+
+
+def consume_perf(pk, *args, timeout=120):
+    return pk("pk-run-class", CONSUMER, *args, timeout=timeout)
+
+
+def ok(proc):
+    assert proc.returncode == 0, (proc.returncode, proc.out, proc.err)
+    assert "Traceback" not in proc.err
+    return proc
+
+
+def fails(proc, message):
+    """Exactly one line on stderr, exit status 1, never a traceback."""
+    assert proc.returncode == 1, (proc.returncode, proc.out, proc.err)
+    assert proc.err == message + "\n", proc.err
+    assert "Traceback" not in proc.out
+    return proc
+
+
+def produce(pk, topic, n=2000, size=100, *props):
+    proc = ok(produce_perf(pk, "--topic", topic, "--num-records", str(n), "--record-size", str(size),
+                           "--throughput", "-1", "--producer-props", "acks=1", *props))
+    assert proc.err == ""
+    return proc
+
+
+def total(proc):
+    lines = proc.out.splitlines()
+    m = TOTAL_RE.fullmatch(lines[-1])
+    assert m, proc.out
+    return m
+
+
+def result(proc):
+    lines = proc.out.splitlines()
+    m = RESULT_RE.fullmatch(lines[-1])
+    assert m, proc.out
+    return m
+
+
+def stored(data_dir, topic):
+    """Every record of every partition, read back through the engine: (batch header, record)."""
+    out = []
+    with Engine(data_dir) as engine:
+        for p in range(engine.topic(topic).partitions):
+            log = engine.partition(topic, p)
+            offset = log.log_start_offset
+            while True:
+                data = log.read(offset)
+                if not data:
+                    break
+                for pos, header in records.iter_batches(data):
+                    records.check_batch(data, pos)
+                    out += [(header, r) for r in records.decode_records(data, pos, header)]
+                    offset = header.last_offset + 1
+    return out
+
+
+# --------------------------------------------------------------------------- ProducerPerformance
+def test_producer_sends_every_record_and_prints_3_7_total_line(pk, data_dir):
+    proc = produce(pk, "perf", 2000, 100)
+    assert len(proc.out.splitlines()) == 1  # a short run: no 5-second window line
+    m = total(proc)
+    count, rate, mb, avg, biggest = int(m[1]), float(m[2]), float(m[3]), float(m[4]), float(m[5])
+    p50, p95, p99, p999 = map(int, m.group(6, 7, 8, 9))
+    assert count == 2000
+    assert rate > 0
+    assert mb == pytest.approx(rate * 100 / (1024 * 1024), abs=0.006)  # MB = 1024 * 1024 bytes
+    assert 0 <= p50 <= p95 <= p99 <= p999 <= biggest
+    assert avg <= biggest
+    recs = stored(data_dir, "perf")
+    assert len(recs) == 2000
+    values = [r.value for _, r in recs]
+    assert all(len(v) == 100 and re.fullmatch(rb"[A-Z]{100}", v) for v in values)
+    assert len(set(values)) > 1900  # random payloads, not one buffer repeated
+    assert all(r.key is None for _, r in recs)
+
+
+def test_producer_throttles_and_prints_5_second_windows(pk, data_dir):
+    start = time.monotonic()
+    proc = ok(produce_perf(pk, "--topic", "slow", "--num-records", "2900", "--record-size", "10",
+                           "--throughput", "500", "--producer-props", "acks=1"))
+    elapsed = time.monotonic() - start
+    lines = proc.out.splitlines()
+    windows = [WINDOW_RE.fullmatch(line) for line in lines[:-1]]
+    assert lines[:-1] and all(windows), proc.out
+    assert sum(int(w[1]) for w in windows) < 2900
+    assert all(250 <= float(w[2]) <= 1000 for w in windows)  # the window's own rate
+    m = total(proc)
+    assert int(m[1]) == 2900
+    assert 250 <= float(m[2]) <= 1000  # 500 records/s asked: within a factor of 2
+    assert elapsed >= 2900 / 500 / 2
+    assert len(stored(data_dir, "slow")) == 2900
+
+
+def test_producer_unthrottled_is_faster_than_a_low_limit(pk):
+    proc = produce(pk, "fast", 3000, 10)
+    assert float(total(proc)[2]) > 1000
+
+
+def test_payload_file_with_delimiter(pk, data_dir, tmp_path):
+    path = tmp_path / "payloads.txt"
+    path.write_text("a1,b22,c333,")
+    proc = ok(produce_perf(pk, "--topic", "pl", "--num-records", "300", "--payload-file", str(path),
+                           "--payload-delimiter", ",", "--throughput", "-1", "--producer-props", "acks=1"))
+    lines = proc.out.splitlines()
+    assert lines[0] == f"Reading payloads from: {path}"
+    assert lines[1] == "Number of messages read: 3"  # Java's split drops the trailing empty string
+    assert int(total(proc)[1]) == 300
+    values = [r.value for _, r in stored(data_dir, "pl")]
+    assert len(values) == 300
+    assert set(values) == {b"a1", b"b22", b"c333"}  # picked at random
+
+
+def test_payload_file_relative_path(pk, data_dir, tmp_path):
+    import subprocess
+
+    from conftest import tool_path
+
+    (tmp_path / "p.txt").write_text("first line\nsecond line\n")
+    proc = subprocess.run([tool_path("pk-run-class"), PRODUCER, "--topic", "nl", "--num-records", "50",
+                           "--payload-file", "p.txt", "--throughput", "-1", "--producer-props", "acks=1",
+                           "--data-dir", data_dir], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"Reading payloads from: {tmp_path}/p.txt"
+    assert lines[1] == "Number of messages read: 2"
+    assert {r.value for _, r in stored(data_dir, "nl")} == {b"first line", b"second line"}
+
+
+def test_producer_props_and_config_file_reach_the_producer(pk, data_dir, tmp_path):
+    config = tmp_path / "producer.properties"
+    config.write_text("compression.type=gzip\nbatch.size=2048\n")
+    # --producer-props wins over --producer.config
+    produce(pk, "zipped", 1000, 100, "compression.type=lz4", "linger.ms=5", "--producer.config", str(config))
+    recs = stored(data_dir, "zipped")
+    assert len(recs) == 1000
+    headers = {h.base_offset: h for h, _ in recs}.values()
+    assert {h.compression for h in headers} == {compression.LZ4}
+    assert len(headers) > 10  # batch.size=2048 from the file: many small batches
+
+
+def test_print_metrics_prints_a_metrics_table(pk):
+    proc = ok(produce_perf(pk, "--topic", "m", "--num-records", "100", "--record-size", "10", "--throughput", "-1",
+                           "--producer-props", "acks=1", "client.id=me", "--print-metrics"))
+    lines = proc.out.splitlines()
+    assert TOTAL_RE.fullmatch(lines[0])
+    assert lines[1] == ""
+    assert re.fullmatch(r"Metric Name +   Value", lines[2])
+    width = len(lines[2]) - len("   Value")
+    assert f"{'producer-metrics:record-send-total:{client-id=me}':<{width}} : 100.000" in lines
+    assert f"{'producer-topic-metrics:record-send-total:{client-id=me, topic=m}':<{width}} : 100.000" in lines
+    names = [line.split(" : ")[0].rstrip() for line in lines[3:]]
+    assert names == sorted(names)
+    assert proc.err.startswith("pk: ")
+
+
+def test_records_too_large_fail_one_by_one(pk):
+    proc = produce_perf(pk, "--topic", "big", "--num-records", "3", "--record-size", "2000000",
+                        "--throughput", "-1", "--producer-props", "acks=1")
+    assert proc.returncode == 1
+    errors = proc.err.splitlines()
+    assert len(errors) == 3
+    assert all(e.startswith("org.apache.kafka.common.errors.RecordTooLargeException: The message is ")
+               for e in errors)
+    # nothing acknowledged: Java's 0/0 average prints NaN
+    assert proc.out.splitlines()[-1] == ("0 records sent, 0.000000 records/sec (0.00 MB/sec), NaN ms avg latency, "
+                                         "0.00 ms max latency, 0 ms 50th, 0 ms 95th, 0 ms 99th, 0 ms 99.9th.")
+
+
+def test_transactional_id_alone_is_ignored_as_in_3_7(pk, data_dir):
+    produce(pk, "tx", 10, 10, "--transactional-id", "my-tx")
+    assert len(stored(data_dir, "tx")) == 10
+
+
+def test_transactions_are_refused(pk, data_dir):
+    proc = produce_perf(pk, "--topic", "tx", "--num-records", "10", "--record-size", "10", "--throughput", "-1",
+                        "--producer-props", "acks=1", "--transaction-duration-ms", "100")
+    assert proc.returncode == 1
+    assert len(proc.err.splitlines()) == 1 and "Transactions are not supported" in proc.err
+    proc = produce_perf(pk, "--topic", "tx2", "--num-records", "10", "--record-size", "10", "--throughput", "-1",
+                        "--producer-props", "transactional.id=abc")
+    assert proc.returncode == 1 and "Transactions are not supported" in proc.err
+    with Engine(data_dir) as engine:
+        assert sum(engine.partition("tx", p).log_end_offset for p in range(engine.topic("tx").partitions)) == 0
+
+
+def test_producer_no_arguments_prints_help_on_stdout_exit_0(pk):
+    proc = pk("pk-run-class", PRODUCER)
+    assert proc.returncode == 0 and proc.err == ""
+    assert "This tool is used to verify the producer performance." in proc.out
+    assert "--num-records" in proc.out
+
+
+def test_producer_help_and_version(pk):
+    proc = pk("pk-run-class", PRODUCER, "--help")
+    assert proc.returncode == 0 and "--producer-props" in proc.out
+    proc = pk("pk-run-class", PRODUCER, "--version")
+    assert proc.returncode == 0 and "3.7" in proc.out
+
+
+def test_option_prefixes_are_accepted_like_argparse4j(pk, data_dir):
+    ok(produce_perf(pk, "--top", "abbrev", "--num", "5", "--rec", "10", "--thr", "-1", "--producer-p", "acks=1"))
+    assert len(stored(data_dir, "abbrev")) == 5
+
+
+BASE = ["--topic", "t", "--num-records", "5", "--throughput", "-1"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--num-records", "5", "--record-size", "1", "--throughput", "1"],
+     "producer-performance: error: argument --topic is required"),
+    # argparse4j reports the last missing required argument
+    (["--record-size", "1"], "producer-performance: error: argument --throughput is required"),
+    (["--topic", "t", "--record-size", "1", "--throughput", "1"],
+     "producer-performance: error: argument --num-records is required"),
+    (BASE, "producer-performance: error: one of the arguments --record-size --payload-file is required"),
+    (BASE + ["--record-size", "1", "--payload-file", "f"],
+     "producer-performance: error: argument --payload-file: not allowed with argument --record-size"),
+    (["--topic", "t", "--num-records", "many"],
+     "producer-performance: error: argument --num-records: could not convert 'many' to Long "
+     "(For input string: \"many\")"),
+    (["--throughput", "1.5"],
+     "producer-performance: error: argument --throughput: could not convert '1.5' to Integer "
+     "(For input string: \"1.5\")"),
+    (["--record-size", "3000000000"],
+     "producer-performance: error: argument --record-size: could not convert '3000000000' to Integer "
+     "(For input string: \"3000000000\")"),
+    (["--topic"], "producer-performance: error: argument --topic: expected one argument"),
+    (["--topic", "--num-records", "5"], "producer-performance: error: argument --topic: expected one argument"),
+    (["--throughput", "-1.5"], "producer-performance: error: argument --throughput: expected one argument"),
+    (["--producer-props", "--topic", "t"], "producer-performance: error: argument --producer-props: expected 1 argument(s)"),
+    (["--bootstrap-server", "localhost:9092"], "producer-performance: error: unrecognized arguments: '--bootstrap-server'"),
+    (["-topic", "t"], "producer-performance: error: unrecognized arguments: '-topic'"),
+    (BASE + ["extra", "--record-size", "1"],
+     "producer-performance: error: unrecognized arguments: 'extra --record-size 1'"),
+    (["--producer", "acks=1"],
+     "producer-performance: error: ambiguous option: --producer could match --producer-props, --producer.config"),
+    (["--p", "x"], "producer-performance: error: ambiguous option: --p could match --payload-delimiter, "
+                   "--payload-file, --print-metrics, --producer-props, --producer.config"),
+    (BASE + ["--record-size", "1", "--print-metrics=yes"],
+     "producer-performance: error: argument --print-metrics: ignore implicit argument 'yes'"),
+    (BASE + ["--record-size", "1"],
+     "producer-performance: error: Either --producer-props or --producer.config must be specified."),
+    (BASE + ["--record-size", "1", "--producer-props", "acks"],
+     'Exception in thread "main" java.lang.IllegalArgumentException: Invalid property: acks'),
+    (BASE + ["--record-size", "1", "--producer-props", "a=b=c"],
+     'Exception in thread "main" java.lang.IllegalArgumentException: Invalid property: a=b=c'),
+    (BASE + ["--record-size", "1", "--producer.config", "/no/such/file"],
+     'Exception in thread "main" java.nio.file.NoSuchFileException: /no/such/file'),
+    (BASE + ["--record-size", "1", "--producer-props", "batch.size=big"],
+     'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
+     'Invalid value big for configuration batch.size: Not a number of type INT'),
+    (BASE + ["--record-size", "1", "--producer-props", "compression.type=brotli"],
+     'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
+     'Invalid value brotli for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd'),
+    (BASE + ["--record-size", "-1", "--producer-props", "acks=1"],
+     'Exception in thread "main" java.lang.NegativeArraySizeException: -1'),
+    (["--topic", "t", "--num-records", "0", "--throughput", "-1", "--record-size", "1", "--producer-props", "acks=1"],
+     'Exception in thread "main" java.lang.ArithmeticException: / by zero'),
+    (["--topic", "bad name", "--num-records", "5", "--throughput", "-1", "--record-size", "1",
+      "--producer-props", "acks=1"],
+     "org.apache.kafka.common.errors.InvalidTopicException: Invalid topics: [bad name]"),
+])
+def test_producer_argument_errors(pk, args, message):
+    proc = fails(produce_perf(pk, *args), message)
+    assert proc.out == ""
+
+
+def test_missing_payload_file(pk):
+    proc = fails(produce_perf(pk, *BASE, "--payload-file", "/no/such/payloads", "--producer-props", "acks=1"),
+                 'Exception in thread "main" java.lang.IllegalArgumentException: '
+                 'File does not exist or empty file provided.')
+    assert proc.out == "Reading payloads from: /no/such/payloads\n"  # printed before the check, as in Kafka
+
+
+# --------------------------------------------------------------------------- ConsumerPerformance
+def test_consumer_reads_every_record_and_prints_3_7_lines(pk):
+    produce(pk, "c", 2000, 100)
+    proc = ok(consume_perf(pk, "--topic", "c", "--messages", "2000"))
+    assert proc.err == ""
+    lines = proc.out.splitlines()
+    assert lines[0] == HEADER
+    assert len(lines) == 2
+    m = result(proc)
+    assert m[1] <= m[2]  # start.time, end.time
+    assert m[3] == "0.1907"  # 2000 x 100 bytes in MB of 1024 x 1024
+    assert int(m[5]) == 2000
+    rebalance, fetch = int(m[7]), int(m[8])
+    assert rebalance >= 0 and fetch >= 0
+    if m[4] not in ("Infinity", "NaN"):
+        assert float(m[6]) == pytest.approx(float(m[4]) * 1024 * 1024 / 100, rel=0.01, abs=1)
+
+
+def test_consumer_counts_key_and_value_bytes_across_partitions(pk, data_dir):
+    ok(pk("pk-topics", "--create", "--topic", "three", "--partitions", "3"))
+    with Engine(data_dir) as engine:
+        from pk.engine.producer import EngineProducer
+
+        with EngineProducer(engine, "three") as producer:
+            for i in range(600):
+                producer.send(b"key-%d" % i, b"v" * 50)
+    expected_bytes = sum(len(b"key-%d" % i) + 50 for i in range(600))
+    m = result(ok(consume_perf(pk, "--topic", "three", "--messages", "600", "--hide-header")))
+    assert int(m[5]) == 600
+    assert m[3] == java_fixed(expected_bytes / (1024 * 1024), 4)
+
+
+def test_hide_header_and_date_format(pk):
+    produce(pk, "d", 100, 10)
+    proc = ok(consume_perf(pk, "--topic", "d", "--messages", "100", "--hide-header",
+                           "--date-format", "yyyyMMdd'T'HHmmss.SSS"))
+    lines = proc.out.splitlines()
+    assert len(lines) == 1
+    assert re.fullmatch(r"\d{8}T\d{6}\.\d{3}, \d{8}T\d{6}\.\d{3}, 0\.0010, .*, 100, .*", lines[0]), lines[0]
+
+
+def test_show_detailed_stats(pk):
+    produce(pk, "detail", 20000, 10)
+    proc = ok(consume_perf(pk, "--topic", "detail", "--messages", "20000", "--show-detailed-stats",
+                           "--reporting-interval", "1"))
+    lines = proc.out.splitlines()
+    assert lines[0] == DETAILED_HEADER
+    details = [DETAIL_RE.fullmatch(line) for line in lines[1:]]
+    assert details and all(details), proc.out
+    counts = [int(d[4]) for d in details]
+    assert counts == sorted(counts) and counts[-1] <= 20000
+    assert not RESULT_RE.fullmatch(lines[-1])  # no summary line with --show-detailed-stats
+
+
+def test_timeout_before_all_messages_prints_3_7_warning(pk):
+    produce(pk, "short", 2000, 100)
+    start = time.monotonic()
+    proc = ok(consume_perf(pk, "--topic", "short", "--messages", "3000", "--timeout", "500"))
+    assert time.monotonic() - start >= 0.5
+    assert proc.err == ""
+    lines = proc.out.splitlines()
+    assert lines == [HEADER, TIMEOUT_WARNING.format(500), lines[2]]
+    assert int(result(proc)[5]) == 2000
+
+
+def test_group_offsets_are_committed_and_from_latest(pk):
+    produce(pk, "g", 1000, 10)
+    assert int(result(ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "grp")))[5]) == 1000
+    # the same group again: everything was committed at close
+    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "grp", "--timeout", "300"))
+    assert TIMEOUT_WARNING.format(300) in proc.out.splitlines()
+    assert int(result(proc)[5]) == 0
+    # a new group from the latest offset sees nothing either
+    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "10", "--group", "other", "--from-latest",
+                           "--timeout", "300", "--hide-header"))
+    assert int(result(proc)[5]) == 0
+    # while a new group from the earliest offset (the default) reads everything
+    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "third", "--hide-header"))
+    assert int(result(proc)[5]) == 1000
+
+
+def test_deprecated_thread_options_warn(pk):
+    produce(pk, "w", 10, 10)
+    proc = ok(consume_perf(pk, "--topic", "w", "--messages", "10", "--threads", "4", "--hide-header"))
+    lines = proc.out.splitlines()
+    assert lines[0] == ("WARNING: option [threads] and [num-fetch-threads] have been deprecated and will be "
+                        "ignored by the test")
+    assert RESULT_RE.fullmatch(lines[1])
+
+
+def test_timeout_without_value_and_a_word_that_is_no_number(pk):
+    produce(pk, "tv", 10, 10)
+    # jopt-simple: --timeout's argument is optional; `abc` is not a Long, so it is an ignored word
+    ok(consume_perf(pk, "--topic", "tv", "--messages", "10", "--timeout", "abc", "--hide-header"))
+    ok(consume_perf(pk, "--topic", "tv", "--messages", "10", "--hide-header", "--timeout"))
+
+
+def test_consumer_print_metrics(pk):
+    produce(pk, "cm", 10, 10)
+    proc = ok(consume_perf(pk, "--topic", "cm", "--messages", "10", "--print-metrics", "--hide-header"))
+    lines = proc.out.splitlines()
+    assert RESULT_RE.fullmatch(lines[0]) and lines[1] == ""
+    assert re.fullmatch(r"Metric Name +   Value", lines[2])
+    assert any(re.fullmatch(r"consumer-fetch-manager-metrics:records-consumed-total:"
+                            r"\{client-id=perf-consumer-client\} +: 10\.000", line) for line in lines)
+    assert proc.err.startswith("pk: ")  # says that these are all the metrics there are
+
+
+def test_consumer_no_arguments_prints_help_on_stderr_exit_1(pk):
+    proc = consume_perf(pk)
+    assert proc.returncode == 1 and proc.out == ""
+    assert proc.err.startswith("This tool is used to verify the consumer performance.\n")
+
+
+def test_consumer_missing_topic_is_created_and_times_out(pk, data_dir):
+    proc = ok(consume_perf(pk, "--topic", "nothing-yet", "--messages", "1", "--timeout", "200", "--hide-header"))
+    assert proc.out.splitlines()[0] == TIMEOUT_WARNING.format(200)
+    with Engine(data_dir) as engine:
+        assert "nothing-yet" in engine.list_topics()  # auto-created, as Kafka's broker does
+
+
+@pytest.mark.parametrize("args, message, header", [
+    (["--messages", "5"], 'Missing required argument "[topic]"', False),
+    (["--topic", "t"], 'Missing required argument "[messages]"', False),
+    (["--topic", "t", "--messages", "5", "--new-consumer"], "new-consumer is not a recognized option", False),
+    (["--topic", "t", "--messages", "five"], "Cannot parse argument 'five' of option messages", False),
+    (["--topic", "t", "--messages", "5", "--fetch-size", "1.5"], "Cannot parse argument '1.5' of option fetch-size",
+     False),
+    (["--topic", "t", "--messages"], "Option messages requires an argument", False),
+    (["--topic", "t", "--topic", "u", "--messages", "5"],
+     "Found multiple arguments for option topic, but you asked for only one", False),
+    (["--topic", "t", "--messages", "5", "--reporting-interval", "0"], "Reporting interval must be greater than 0.",
+     True),
+    (["--topic", "t", "--messages", "5", "--date-format", "yyyy-qq"], "Illegal pattern character 'q'", True),
+    (["--topic", "t", "--messages", "5", "--date-format", "'open"], "Unterminated quote", True),
+    (["--topic", "t", "--messages", "5", "--consumer.config", "/no/such/file"], "/no/such/file", True),
+    (["--topic", "t", "--messages", "5", "--fetch-size", "-1"],
+     "Invalid value -1 for configuration max.partition.fetch.bytes: Value must be at least 0", True),
+    (["--topic", "t", "--messages", "5", "--socket-buffer-size", "-2"],
+     "Invalid value -2 for configuration receive.buffer.bytes: Value must be at least -1", True),
+    (["--topic", "t", "--messages", "5", "--timeout=soon"], "Cannot parse argument 'soon' of option timeout", True),
+    (["--topic", "bad name", "--messages", "5"], "Invalid topics: [bad name]", True),
+])
+def test_consumer_errors(pk, tmp_path, args, message, header):
+    proc = fails(consume_perf(pk, *args), message)
+    # Kafka prints the header before it builds the consumer: errors found later follow it
+    assert proc.out == (HEADER + "\n" if header else "")
+
+
+def test_consumer_config_file_error_in_config(pk, tmp_path):
+    config = tmp_path / "c.properties"
+    config.write_text("max.poll.records=0\n")
+    fails(consume_perf(pk, "--topic", "t", "--messages", "5", "--consumer.config", str(config), "--hide-header"),
+          "Invalid value 0 for configuration max.poll.records: Value must be at least 1")
+
+
+# --------------------------------------------------------------------------- class names
+def test_class_names(pk):
+    produce(pk, "names", 10, 10)
+    # ConsumerPerformance was kafka.tools.ConsumerPerformance up to 3.4: both names run it
+    assert RESULT_RE.fullmatch(ok(pk("pk-run-class", "kafka.tools.ConsumerPerformance", "--topic", "names",
+                                     "--messages", "10", "--hide-header")).out.strip())
+    # kafka.tools.ProducerPerformance was a different (Scala) tool, gone since 2.0
+    fails(pk("pk-run-class", "kafka.tools.ProducerPerformance", "--topic", "names"),
+          "Error: Could not find or load main class kafka.tools.ProducerPerformance")
+
+
+# --------------------------------------------------------------------------- Java semantics
+@pytest.mark.parametrize("value, decimals, text", [
+    (0.125, 2, "0.13"), (2.675, 2, "2.68"), (0.05, 1, "0.1"), (1.0, 6, "1.000000"), (1 / 3, 4, "0.3333"),
+    (float("nan"), 2, "NaN"), (float("inf"), 6, "Infinity"), (123456.78125, 1, "123456.8"),
+])
+def test_java_fixed_rounds_half_up_like_java(value, decimals, text):
+    assert java_fixed(value, decimals) == text
+
+
+def test_simple_date_format():
+    import os
+
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    try:
+        ms = 1700000000123  # 2023-11-14 22:13:20.123 UTC, a Tuesday
+        assert JavaDateFormat("yyyy-MM-dd HH:mm:ss:SSS").format(ms) == "2023-11-14 22:13:20:123"
+        assert JavaDateFormat("EEE, d MMM yy h:mm a 'o''clock' Z XXX").format(ms) == \
+            "Tue, 14 Nov 23 10:13 PM o'clock +0000 Z"
+        assert JavaDateFormat("EEEE MMMM D S").format(ms) == "Tuesday November 318 123"
+        assert JavaDateFormat("w Y").format(1703980800000) == "1 2024"  # 2023-12-31: week 1 of 2024 (US)
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+    with pytest.raises(JavaError) as info:
+        JavaDateFormat("yyyy-bb")
+    assert info.value.message == "Illegal pattern character 'b'"
+
+
+def test_throughput_throttler_matches_kafka():
+    slept = []
+    clock = [0]
+
+    def sleep(seconds):
+        slept.append(seconds)
+        clock[0] += int(seconds * 1e9)
+
+    throttler = ThroughputThrottler(1000, 0, sleep=sleep, clock_ns=lambda: clock[0])
+    assert not throttler.should_throttle(5, 0)  # no time elapsed: never throttled
+    assert throttler.should_throttle(2, 1)  # 2 records in 1 ms is 2000/s
+    assert not throttler.should_throttle(1, 1)
+    throttler.throttle()  # 1 ms of deficit: below the 2 ms minimum sleep
+    assert slept == []
+    throttler.throttle()
+    assert slept == [0.002] and throttler.sleep_deficit_ns == 0  # the 2 ms owed, at once
+    assert not ThroughputThrottler(-1, 0).should_throttle(10**9, 1)
