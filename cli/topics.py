@@ -49,6 +49,12 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 @click.option("--unavailable-partitions", is_flag=True,
               help="With --describe: only partitions whose leader is not available.")
 @click.option("--topics-with-overrides", is_flag=True, help="With --describe: only topics with config overrides.")
+@click.option("--zookeeper", metavar="HOSTS",
+              help="DEPRECATED: administer a ZooKeeper-mode Kafka cluster directly, as Kafka 2.8's tool did "
+                   "(host:port[,host:port...][/chroot]).")
+@click.option("--disable-rack-aware", is_flag=True, help="With --zookeeper: rack-unaware replica assignment.")
+@click.option("--force", is_flag=True, help="With --zookeeper: accepted and ignored, as Kafka 2.8 did.")
+@click.option("--bootstrap-server", hidden=True)  # parsed only to refuse it together with --zookeeper
 @data_dir_option
 @version_option
 def cli(data_dir, list_, **opts):
@@ -61,6 +67,9 @@ def cli(data_dir, list_, **opts):
         cmd.check_args(options)
     except cmd.UsageError as exc:
         fail(str(exc))
+    if options.zookeeper is not None:
+        _run_zookeeper(options)
+        return
     backend = None
     try:
         from pk.commands.engine_backend import EngineBackend
@@ -71,6 +80,26 @@ def cli(data_dir, list_, **opts):
         fail(cmd.ERROR_PREFIX + str(exc))
     except OSError as exc:
         fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
+    finally:
+        if backend is not None:
+            backend.close()
+
+
+def _run_zookeeper(options) -> None:
+    """Kafka 2.8's `kafka-topics --zookeeper` (commands/topics_zk.py over kazoo)."""
+    from pk.commands import topics as cmd
+    from pk.commands import topics_zk
+    from pk.commands.zk_backend import ZkBackend, ZkFatalError
+    from pk.engine.errors import KafkaError
+
+    backend = None
+    try:
+        backend = ZkBackend(options.zookeeper)
+        topics_zk.run(backend, options, click.echo)
+    except ZkFatalError as exc:
+        fail(str(exc))
+    except KafkaError as exc:
+        fail(cmd.ERROR_PREFIX + str(exc))
     finally:
         if backend is not None:
             backend.close()

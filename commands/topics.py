@@ -1,6 +1,10 @@
 """kafka-topics (TopicCommand, Kafka 3.7): argument checks, topic selection, and the five
 actions, written once against `Backend`. Output goes through `out(line)`.
 
+With `--zookeeper` (TopicOptions.zookeeper set) pk mirrors Kafka 2.8's ZooKeeper mode instead:
+check_args applies 2.8's rules for that mode here, and the actions live in topics_zk.py, which
+reuses the selection, parsing and line formatting below.
+
 Errors: `UsageError` for what Kafka reports through printUsageAndExit; any engine
 `KafkaError` or `CommandError` is what Kafka prints as
 "Error while executing topic command : <message>".
@@ -46,8 +50,8 @@ class TopicOptions:
     partitions: int | None = None
     replication_factor: int | None = None
     replica_assignment: str | None = None
-    config: list[str] = field(default_factory=list)
-    delete_config: list[str] = field(default_factory=list)
+    config: list[str] = field(default_factory=lambda: [])  # (`list` is a field name here)
+    delete_config: list[str] = field(default_factory=lambda: [])
     if_exists: bool = False
     if_not_exists: bool = False
     exclude_internal: bool = False
@@ -59,6 +63,12 @@ class TopicOptions:
     # The bundled engine is administered directly, like the ZooKeeper-era tool was, so it
     # may alter topic configs; through --bootstrap-server Kafka 3.7 refuses that.
     configs_alterable: bool = True
+    # Kafka 2.8's ZooKeeper mode (topics_zk.py): the connect string, host:port[/chroot].
+    zookeeper: str | None = None
+    # Only parsed so that 2.8's "Only one of --bootstrap-server or --zookeeper" check can run.
+    bootstrap_server: str | None = None
+    disable_rack_aware: bool = False  # ZooKeeper mode only
+    force: bool = False  # ZooKeeper mode only; ignored, as Kafka 2.8 ignored it
 
 
 # --------------------------------------------------------------------------- checks
@@ -67,15 +77,31 @@ def _opt(name: str) -> str:
 
 
 def check_args(o: TopicOptions) -> None:
-    """TopicCommandOptions.checkArgs, in Kafka's order."""
+    """TopicCommandOptions.checkArgs, in Kafka's order: 3.7's, or 2.8's with --zookeeper."""
+    zk = o.zookeeper is not None
+    if not zk:  # options that only exist in Kafka 2.8's ZooKeeper mode: unknown to Kafka 3.7
+        for name in ("bootstrap_server", "disable_rack_aware", "force"):
+            if getattr(o, name) not in (None, False):
+                raise UsageError(f"{name.replace('_', '-')} is not a recognized option")
+    elif o.topic_id is not None:  # 2.8 has no --topic-id
+        raise UsageError("topic-id is not a recognized option")
     actions = sum(bool(getattr(o, a)) for a in ACTIONS)
     if actions != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+    if zk and o.bootstrap_server is not None:
+        # Thrown before main's try: the JVM prints the uncaught exception.
+        raise UsageError('Exception in thread "main" java.lang.IllegalArgumentException: '
+                         "Only one of --bootstrap-server or --zookeeper must be specified")
     if o.describe and o.if_exists and o.topic is None and o.topic_id is None:
-        raise UsageError("--topic or --topic-id is required to describe a topic")
+        raise UsageError('Missing required argument "[topic]"' if zk
+                         else "--topic or --topic-id is required to describe a topic")
     if not o.list and not o.describe and o.topic is None:
         raise UsageError('Missing required argument "[topic]"')
-    if o.alter:
+    if zk and o.create and o.replica_assignment is None:
+        for name in ("partitions", "replication_factor"):
+            if getattr(o, name) is None:
+                raise UsageError(f'Missing required argument "{_opt(name)}"')
+    if o.alter and not zk:
         if o.config and not o.configs_alterable:
             raise UsageError('Option combination "[[bootstrap-server], [config]]" can\'t be used with option '
                              '"[alter]" (the kafka-configs CLI supports altering topic configs with a '
@@ -100,7 +126,12 @@ def check_args(o: TopicOptions) -> None:
     if o.create:
         invalid("replica_assignment", "partitions", "replication_factor")
     for flag in REPORT_FLAGS:
-        invalid(flag, *all_but("describe"), "topics_with_overrides")
+        if zk:  # 2.8 (Scala) also refuses two report flags together, and the min-ISR ones with ZooKeeper
+            zk_only = ("zookeeper",) if "min_isr" in flag else ()
+            invalid(flag, *all_but("describe"), *(f for f in REPORT_FLAGS if f != flag),
+                    "topics_with_overrides", *zk_only)
+        else:
+            invalid(flag, *all_but("describe"), "topics_with_overrides")
     invalid("topics_with_overrides", *all_but("describe"), *REPORT_FLAGS)
     invalid("if_exists", *all_but("alter", "delete", "describe"))
     invalid("if_not_exists", *all_but("create"))
@@ -268,18 +299,21 @@ def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> b
             or (o.at_min_isr_partitions and len(part.isr) == info.min_insync_replicas))
 
 
-def topic_line(info: TopicInfo) -> str:
+def topic_line(info: TopicInfo, marked_for_deletion: bool = False) -> str:
+    """marked_for_deletion: ZooKeeper mode only (2.8 appends the field; Admin-client paths never)."""
     configs = ",".join(f"{k}={v}" for k, v in sorted(info.overrides.items()))
     rf = len(info.partitions[0].replicas) if info.partitions else 0
     tid = f"\tTopicId: {info.topic_id}" if info.topic_id and info.topic_id != "AAAAAAAAAAAAAAAAAAAAAA" else ""
     return (f"Topic: {info.name}{tid}\tPartitionCount: {len(info.partitions)}"
-            f"\tReplicationFactor: {rf}\tConfigs: {configs}")
+            f"\tReplicationFactor: {rf}\tConfigs: {configs}"
+            + ("\tMarkedForDeletion: true" if marked_for_deletion else ""))
 
 
-def partition_line(topic: str, part) -> str:
+def partition_line(topic: str, part, marked_for_deletion: bool = False) -> str:
     leader = "none" if part.leader is None else part.leader
     return (f"\tTopic: {topic}\tPartition: {part.partition}\tLeader: {leader}"
-            f"\tReplicas: {','.join(map(str, part.replicas))}\tIsr: {','.join(map(str, part.isr))}")
+            f"\tReplicas: {','.join(map(str, part.replicas))}\tIsr: {','.join(map(str, part.isr))}"
+            + ("\tMarkedForDeletion: true" if marked_for_deletion else ""))
 
 
 def delete(backend: Backend, o: TopicOptions) -> None:

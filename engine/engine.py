@@ -142,8 +142,9 @@ class Engine:
     # ------------------------------------------------------------------ admin
     def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                      assignment: dict[int, list[int]] | None = None,
-                     configs: dict[str, str] | None = None) -> TopicMetadata:
-        """Create a topic, checking what Kafka's controller checks, in its order."""
+                     configs: dict[str, str] | None = None, *, validate_only: bool = False) -> TopicMetadata:
+        """Create a topic, checking what Kafka's controller checks, in its order
+        (validate_only: check everything, create nothing)."""
         configs = dict(configs or {})
         with locked(self.admin_lock_path):
             topic_names.validate(name)
@@ -164,7 +165,8 @@ class Engine:
                 assignment = self._place(name, num_partitions, replication_factor)
             meta = TopicMetadata(name=name, topic_id=new_kafka_uuid(), assignment=assignment,
                                  configs={k: str(v) for k, v in configs.items()})
-            self._create_locked(meta)
+            if not validate_only:
+                self._create_locked(meta)
             return meta
 
     def _place(self, name: str, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
@@ -243,8 +245,8 @@ class Engine:
                 self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
 
-    def create_partitions(self, name: str, total: int,
-                          assignment: list[list[int]] | None = None) -> TopicMetadata:
+    def create_partitions(self, name: str, total: int, assignment: list[list[int]] | None = None,
+                          *, validate_only: bool = False) -> TopicMetadata:
         with locked(self.admin_lock_path):
             meta = self.store.get(name)
             current = meta.partitions
@@ -263,6 +265,8 @@ class Engine:
                     {current + i: r for i, r in enumerate(assignment)}, meta.replication_factor)
             else:
                 new = {p: list(meta.assignment[0]) for p in range(current, total)}
+            if validate_only:
+                return meta
             for p in new:
                 self._reset_partition_dir(name, p)
                 create_partition_dir(self.data_dir, name, p, meta.topic_id)
@@ -287,6 +291,14 @@ class Engine:
                 if topic == name:
                     log.config = self._log_config(meta)
             return meta
+
+    def reload_topic_configs(self, name: str) -> None:
+        """Re-read a topic's configs into its open logs: a long-running process (the broker)
+        calls this when another process may have altered them (the metadata file changed)."""
+        meta = self.store.get(name)
+        for (topic, _), log in self._logs.items():
+            if topic == name:
+                log.config = self._log_config(meta)
 
     # ------------------------------------------------------------------ partitions
     def _log_config(self, meta: TopicMetadata) -> dict:
@@ -322,6 +334,18 @@ class Engine:
             except UnknownTopicOrPartitionError:
                 continue  # deleted meanwhile
         return deleted
+
+    def clean(self, now_ms: int | None = None, force: bool = False) -> int:
+        """One log-cleaner pass over every compacted topic; returns segments rewritten."""
+        rewritten = 0
+        for name in self.list_topics():
+            try:
+                meta = self.store.get(name)
+                for p in meta.assignment:
+                    rewritten += self.partition(name, p).clean(now_ms, force) or 0
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
+        return rewritten
 
     def close(self) -> None:
         for log in self._logs.values():

@@ -17,7 +17,7 @@ import time
 from bisect import bisect_right
 from typing import Iterable, Sequence
 
-from . import checkpoint, records
+from . import checkpoint, cleaner, records
 from .errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -29,6 +29,7 @@ from .fileutil import atomic_write, locked
 from .segment import LOG_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
+CLEANER_GENERATION = ".pk-cleaned"  # bumped by each cleaning pass (see _refresh_segments)
 PARTITION_METADATA = "partition.metadata"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 _INT32_MAX = 2**31 - 1
@@ -101,6 +102,7 @@ class PartitionLog:
         self._bases: list[int] = []
         self._log_start_offset = 0
         self._writer_ready = False  # recovered and caught up in this process
+        self._generation = -1  # cleaner generation the cached segments belong to
         self._wrote = False
         self._last_retention_check = float("-inf")  # the first append checks (monotonic() may be < interval)
         self._jitter = {}
@@ -127,10 +129,23 @@ class PartitionLog:
         # re-created by another process): this object must then neither read nor write it.
         if read_partition_topic_id(self.dir) != self.topic_id:
             raise self._gone()
+        if any(n.endswith((".swap", ".deleted")) for n in names):
+            # A cleaner is swapping compacted segments in (or crashed doing so): wait for
+            # it under the partition lock, finishing an interrupted swap, then list again.
+            self._finish_swap()
+            names = os.listdir(self.dir)
         bases = sorted(int(n[:20]) for n in names
                        if len(n) == 24 and n.endswith(LOG_SUFFIX) and n[:20].isdigit())
         if not bases:
             raise self._gone()
+        generation = self._cleaner_generation()
+        if generation != self._generation:
+            # The cleaner replaced closed segments under the same names: drop every cached
+            # segment object (their descriptors point at the old files).
+            self._generation = generation
+            for base in list(self._segments):
+                self._segments.pop(base).close()
+            self._bases = []
         if bases == self._bases:
             return
         for base in list(self._segments):
@@ -143,6 +158,17 @@ class PartitionLog:
         start = checkpoint.read(os.path.join(self.data_dir, checkpoint.LOG_START_OFFSET)).get(
             (self.topic, self.partition), -1)
         self._log_start_offset = max(bases[0], start)
+
+    def _cleaner_generation(self) -> int:
+        try:
+            with open(os.path.join(self.dir, CLEANER_GENERATION), "rb") as f:
+                return int(f.read() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def _finish_swap(self) -> None:
+        with locked(os.path.join(self.dir, LOCK_FILE)):
+            cleaner.complete_swaps(self.dir)
 
     @property
     @_reader
@@ -227,6 +253,8 @@ class PartitionLog:
 
     def _recover(self) -> None:
         """Validate everything past the recovery point; cut a torn tail (kafka-protocol.md §4.10)."""
+        if cleaner.complete_swaps(self.dir):
+            self._refresh_segments()
         point = checkpoint.read(os.path.join(self.data_dir, checkpoint.RECOVERY_POINT)).get(
             (self.topic, self.partition), 0)
         interval = self.config["index.interval.bytes"]
@@ -360,6 +388,48 @@ class PartitionLog:
         with self._write_lock():
             self.active_segment.flush()
 
+    # ------------------------------------------------------------------ compaction
+    def clean(self, now_ms: int | None = None, force: bool = False) -> int | None:
+        """One log-cleaner pass (see cleaner.py) on a `compact` topic.
+
+        Runs when the dirty ratio reaches min.cleanable.dirty.ratio (always with force).
+        Returns the number of segments rewritten, or None when nothing was cleaned.
+        """
+        if "compact" not in self.config["cleanup.policy"]:
+            return None
+        if now_ms is None:
+            now_ms = int(time.time() * 1000)
+        with self._write_lock():
+            return self._clean_locked(now_ms, force)
+
+    def _clean_locked(self, now_ms: int, force: bool) -> int | None:
+        key = (self.topic, self.partition)
+        done = checkpoint.read(os.path.join(self.data_dir, checkpoint.CLEANER_OFFSET)).get(key)
+        plan = cleaner.plan(self, now_ms, done)
+        if plan is None:
+            return None
+        if not force and plan.dirty_ratio < self.config["min.cleanable.dirty.ratio"] \
+                and not cleaner.has_expired_tombstones(plan, now_ms):
+            return None
+        inputs = [(seg.base_offset, seg.pread(seg.file_size(), 0)) for seg in plan.segments]
+        offset_map = cleaner.build_offset_map([data for _, data in inputs], plan.first_dirty,
+                                              plan.first_uncleanable)
+        groups = cleaner.clean_segments(inputs, offset_map, now_ms, self.config["delete.retention.ms"],
+                                        self.config["segment.bytes"])
+        interval = self.config["index.interval.bytes"]
+        for base, data in groups:
+            cleaner.write_cleaned(self.dir, base, data, interval)
+        old = [base for base, _ in inputs]
+        for base in old:
+            self._segments.pop(base).close()
+        self._bases = []
+        cleaner.swap_in(self.dir, old, [base for base, _ in groups])
+        atomic_write(os.path.join(self.dir, CLEANER_GENERATION),
+                     str(self._cleaner_generation() + 1).encode(), durable=False)
+        self._refresh_segments()
+        checkpoint.update(self.data_dir, checkpoint.CLEANER_OFFSET, {key: plan.first_uncleanable})
+        return len(old)
+
     # ------------------------------------------------------------------ retention
     def _maybe_enforce_retention(self, now_ms: int) -> None:
         interval = self.config.get("log.retention.check.interval.ms", 300000) / 1000.0
@@ -367,6 +437,8 @@ class PartitionLog:
         if now - self._last_retention_check >= interval:
             self._last_retention_check = now
             self._delete_old_segments(now_ms)
+            if "compact" in self.config["cleanup.policy"]:
+                self._clean_locked(now_ms, force=False)
 
     def enforce_retention(self, now_ms: int | None = None) -> int:
         """Run Kafka's three deletion passes now; returns the number of segments deleted."""
@@ -425,9 +497,42 @@ class PartitionLog:
         first_base = self._bases[0]
         if self._log_start_offset < first_base:
             self._log_start_offset = first_base
-        checkpoint.update(self.data_dir, checkpoint.LOG_START_OFFSET,
-                          {(self.topic, self.partition): None})
+        self._checkpoint_log_start_offset()
         return len(doomed)
+
+    def _checkpoint_log_start_offset(self) -> None:
+        """Kafka keeps an entry only while the log start offset is past the first segment's
+        base (a DeleteRecords inside a segment); otherwise the base says it all."""
+        start = self._log_start_offset
+        checkpoint.update(self.data_dir, checkpoint.LOG_START_OFFSET,
+                          {(self.topic, self.partition): start if start > self._bases[0] else None})
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: make `offset` the log start offset (-1: the log end offset), drop
+        the segments wholly below it, and record it in the log-start-offset checkpoint.
+        Returns the new log start offset (the low watermark); never moves it backwards."""
+        with self._write_lock():
+            end = self.active_segment.next_offset
+            if offset == -1:
+                offset = end
+            if offset < 0 or offset > end:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {offset} of partition "
+                    f"{self.topic}-{self.partition} since it is larger than the high watermark {end}")
+            if offset > self._log_start_offset:
+                self._log_start_offset = offset
+                self._checkpoint_log_start_offset()
+                self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset)
+            return self._log_start_offset
+
+    def change_token(self) -> tuple:
+        """Something that changes whenever the log's readable content may have (an append by
+        any process, a roll, a deletion): two stats, for cheap polling by waiting readers."""
+        try:
+            return (os.stat(self.dir).st_mtime_ns,
+                    os.stat(self.active_segment.log_path).st_size if self._bases else -1)
+        except FileNotFoundError:
+            return None
 
     # ------------------------------------------------------------------ read path
     @_reader

@@ -85,6 +85,11 @@ class OffsetStore:
         entry = self._scan(self.partition_for(group)).get((group, topic, partition))
         return entry[0] if entry else None
 
+    def entries(self, group: str) -> dict[TopicPartition, tuple[int, str, int]]:
+        """{(topic, partition): (offset, metadata, commit timestamp)} of the group's commits."""
+        table = self._scan(self.partition_for(group))
+        return {(t, p): v for (g, t, p), v in table.items() if g == group}
+
     def committed(self, group: str) -> dict[TopicPartition, int]:
         table = self._scan(self.partition_for(group))
         return {(t, p): v[0] for (g, t, p), v in table.items() if g == group}

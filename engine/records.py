@@ -203,21 +203,31 @@ def encode_batch(
     partition_leader_epoch: int = 0,
     transactional: bool = False,
     timestamp_type: int = CREATE_TIME,
+    offset_deltas: Sequence[int] | None = None,
+    last_offset_delta: int | None = None,
+    base_timestamp: int | None = None,
+    max_timestamp: int | None = None,
+    delete_horizon: bool = False,
 ) -> bytes:
     """Build one batch from (key, value, headers, timestamp) tuples.
 
     key/value are bytes or None; headers a sequence of (str, bytes | None) pairs (empty
     tuple for none); timestamps are milliseconds. The records get consecutive offset
-    deltas 0..n-1.
+    deltas 0..n-1 unless `offset_deltas` says otherwise.
+
+    The log cleaner rebuilds batches with the rest: the kept records' own offset deltas and
+    the original `last_offset_delta` (gaps stay gaps), the original max timestamp, and with
+    `delete_horizon` the horizon in `base_timestamp` and attribute bit 6 (KIP-534).
     """
-    if not records:
+    if not records and last_offset_delta is None:
         raise ValueError("a record batch needs at least one record")
     small = _build_small_varints()
-    base_ts = records[0][3]
-    max_ts = base_ts
+    base_ts = base_timestamp if base_timestamp is not None else (records[0][3] if records else NO_TIMESTAMP)
+    max_ts = records[0][3] if records else NO_TIMESTAMP
     parts: list[bytes] = []
     append = parts.append
-    for delta, (key, value, headers, ts) in enumerate(records):
+    deltas = offset_deltas if offset_deltas is not None else range(len(records))
+    for delta, (key, value, headers, ts) in zip(deltas, records):
         if ts > max_ts:
             max_ts = ts
         td = ts - base_ts
@@ -256,10 +266,15 @@ def encode_batch(
         attributes |= TIMESTAMP_TYPE_MASK
     if transactional:
         attributes |= TRANSACTIONAL_MASK
+    if delete_horizon:
+        attributes |= DELETE_HORIZON_MASK
     count = len(records)
+    if max_timestamp is not None:
+        max_ts = max_timestamp
     header = _HEADER.pack(
         base_offset, HEADER_SIZE - LOG_OVERHEAD + len(payload), partition_leader_epoch, MAGIC, 0,
-        attributes, count - 1, base_ts, max_ts, producer_id, producer_epoch, base_sequence, count,
+        attributes, count - 1 if last_offset_delta is None else last_offset_delta, base_ts, max_ts,
+        producer_id, producer_epoch, base_sequence, count,
     )
     crc = crc32c(payload, crc32c(memoryview(header)[_CRC_START:]))
     return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))

@@ -79,6 +79,7 @@ class Server:
         task = asyncio.current_task()
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
+        client_host = "/" + str(peer[0]) if isinstance(peer, tuple) and peer else ""
         try:
             while True:
                 try:
@@ -95,6 +96,7 @@ class Server:
                 except kp.ProtocolError as exc:
                     log.warning("Closing connection from %s: %s", peer, exc)
                     return
+                request.client_host = client_host
                 if request.unsupported_version:
                     writer.write(kp.api_versions_fallback(request.correlation_id))
                     await writer.drain()

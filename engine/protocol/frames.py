@@ -49,7 +49,7 @@ class Request:
     """
 
     __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "body",
-                 "unsupported_version")
+                 "unsupported_version", "client_host")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
                  client_id: str | None, body: dict | None, unsupported_version: bool = False):
@@ -59,6 +59,7 @@ class Request:
         self.client_id = client_id
         self.body = body
         self.unsupported_version = unsupported_version
+        self.client_host = ""  # the peer as Kafka prints it ("/127.0.0.1"), set by the server
 
     @property
     def name(self) -> str:

@@ -1,0 +1,631 @@
+"""Backend over a real ZooKeeper (kazoo), reading and writing the znodes of Kafka 2.8.
+
+What `kafka-topics --zookeeper` did in Kafka 2.8.2, mirrored from
+  core/src/main/scala/kafka/zk/KafkaZkClient.scala   the znode reads and writes
+  core/src/main/scala/kafka/zk/AdminZkClient.scala   create / add partitions / change config
+  core/src/main/scala/kafka/zk/ZkData.scala          the JSON documents
+  core/src/main/scala/kafka/admin/AdminUtils.scala   replica assignment (assign_replicas_to_brokers)
+(see zookeeper-and-spark.md Part A). The layout, relative to the connect string's chroot:
+
+  /brokers/ids/<id>                       broker registrations (ephemeral; the live brokers)
+  /brokers/topics/<t>                     {"partitions":{..},"adding_replicas":{..},"removing_replicas":{..},"version":3}
+                                          (+ "topic_id" when one is known; kafka-topics never adds one)
+  /brokers/topics/<t>/partitions/<p>/state  leader and ISR, written by the controller, only read here
+  /config/topics/<t>                      {"version":1,"config":{..}}: written, even empty, before the assignment
+  /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} after a config change
+  /admin/delete_topics/<t>                the deletion marker (no data)
+
+The JSON is byte for byte what Kafka 2.8 (Scala 2.13 build, Jackson) writes, key order included:
+Scala's mutable.HashMap order for the assignment maps, java.util.Properties order for configs.
+
+Errors carry Kafka's messages (KafkaError, printed after "Error while executing topic command : ");
+ZkFatalError is what Kafka never caught, printed as the JVM's first line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+
+from pk.engine.errors import KafkaError, TopicExistsError
+
+from .backend import PartitionInfo, TopicInfo
+from .topics import CommandError
+
+# Kafka 2.8's TopicCommand waits 30 s for a connection; pk gives up sooner so that a wrong
+# address fails fast.
+CONNECT_TIMEOUT_S = 5.0
+SESSION_TIMEOUT_S = 30.0
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONFIG_TOPICS = "/config/topics"
+CONFIG_CHANGES = "/config/changes"
+DELETE_TOPICS = "/admin/delete_topics"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+class ZkFatalError(KafkaError):
+    """An exception Kafka 2.8 let escape main(): str() is the JVM's first line."""
+
+
+# --------------------------------------------------------------------------- AdminUtils
+class JavaRandom:
+    """java.util.Random (the 48-bit LCG), so that a seed picks what Kafka's Random would."""
+
+    _MULTIPLIER = 0x5DEECE66D
+    _MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int | None = None):
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "big")
+        self._seed = (seed ^ self._MULTIPLIER) & self._MASK
+
+    def _next(self, bits: int) -> int:
+        self._seed = (self._seed * self._MULTIPLIER + 0xB) & self._MASK
+        r = self._seed >> (48 - bits)
+        return r - (1 << 32) if r & 0x80000000 else r
+
+    def next_int(self, bound: int) -> int:
+        if bound <= 0:
+            raise ValueError("bound must be positive")
+        r = self._next(31)
+        m = bound - 1
+        if bound & m == 0:  # a power of two
+            return (bound * r) >> 31
+        u = r
+        while True:
+            r = u % bound
+            if u - r + m < 2**31:  # Java: the int sum did not overflow
+                return r
+            u = self._next(31)
+
+
+@dataclass(frozen=True)
+class BrokerMetadata:
+    id: int
+    rack: str | None = None
+
+
+def rack_alternated_broker_list(rack_of: dict[int, str]) -> list[int]:
+    """AdminUtils.getRackAlternatedBrokerList: racks sorted, each rack's brokers sorted, then
+    one broker from each rack in turn (rack1: 0,1; rack2: 2 -> 0,2,1)."""
+    by_rack: dict[str, list[int]] = {}
+    for broker, rack in rack_of.items():
+        by_rack.setdefault(rack, []).append(broker)
+    queues = {rack: sorted(ids) for rack, ids in by_rack.items()}
+    racks = sorted(queues)
+    result: list[int] = []
+    i = 0
+    while len(result) < len(rack_of):
+        queue = queues[racks[i]]
+        if queue:
+            result.append(queue.pop(0))
+        i = (i + 1) % len(racks)
+    return result
+
+
+def _replica_index(first: int, shift: int, j: int, n: int) -> int:
+    return (first + 1 + (shift + j) % (n - 1)) % n
+
+
+def assign_replicas_to_brokers(brokers: list[BrokerMetadata], n_partitions: int, replication_factor: int,
+                               fixed_start_index: int = -1, start_partition_id: int = -1,
+                               rng: JavaRandom | None = None) -> dict[int, list[int]]:
+    """AdminUtils.assignReplicasToBrokers (Kafka 2.8): `brokers` sorted by id. Without a fixed
+    start index, the start index and then the first replica shift are rng.next_int(n)."""
+    if n_partitions <= 0:
+        raise CommandError("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise CommandError("Replication factor must be larger than 0.")
+    if replication_factor > len(brokers):
+        raise CommandError(f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.")
+    rng = rng or JavaRandom()
+    racked = [b for b in brokers if b.rack is not None]
+    if not racked:
+        arranged = [b.id for b in brokers]
+        rack_of = None
+    elif len(racked) < len(brokers):
+        raise CommandError("Not all brokers have rack information for replica rack aware assignment.")
+    else:
+        rack_of = {b.id: b.rack for b in brokers}
+        arranged = rack_alternated_broker_list(rack_of)
+    n = len(arranged)
+    start = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
+    shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
+    partition = max(0, start_partition_id)
+    result: dict[int, list[int]] = {}
+    for _ in range(n_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        first = (partition + start) % n
+        replicas = [arranged[first]]
+        if rack_of is None:
+            replicas += [arranged[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
+        else:
+            num_racks = len(set(rack_of.values()))
+            racks_with = {rack_of[replicas[0]]}
+            k = 0
+            for _ in range(replication_factor - 1):
+                while True:
+                    broker = arranged[_replica_index(first, shift * num_racks, k, n)]
+                    rack = rack_of[broker]
+                    k += 1
+                    # Skip a broker whose rack already has a replica while some rack has none,
+                    # and a broker that already has one while some broker has none.
+                    if ((rack not in racks_with or len(racks_with) == num_racks)
+                            and (broker not in replicas or len(replicas) == n)):
+                        replicas.append(broker)
+                        racks_with.add(rack)
+                        break
+        result[partition] = replicas
+        partition += 1
+    return result
+
+
+# --------------------------------------------------------------------------- ZkData
+@dataclass
+class ReplicaAssignment:
+    replicas: list[int]
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
+
+
+@dataclass
+class TopicAssignment:
+    """TopicZNode.decode: the partitions in the znode's order."""
+    topic_id: str | None
+    partitions: dict[int, ReplicaAssignment]
+
+
+def _json_map(m) -> str:
+    return "{" + ",".join(f'"{k}":[{",".join(map(str, v))}]' for k, v in m.items()) + "}"
+
+
+def encode_topic_assignment(topic_id: str | None, assignment: dict[int, ReplicaAssignment]) -> bytes:
+    """TopicZNode.encode (2.8): version 3, adding/removing replicas only for the partitions
+    that have some. The partition maps are Scala mutable.HashMaps; the outer map is built by
+    mutable.Map(4 pairs), whose 8-slot table iterates as written below (checked on the JVM)."""
+    from .dump_log import ScalaHashMap, jackson_string
+
+    replicas, adding, removing = ScalaHashMap(), ScalaHashMap(), ScalaHashMap()
+    for partition, a in assignment.items():
+        replicas.put(str(partition), a.replicas)
+        if a.adding:
+            adding.put(str(partition), a.adding)
+        if a.removing:
+            removing.put(str(partition), a.removing)
+    fields = [f'"partitions":{_json_map(replicas)}']
+    if topic_id is not None:
+        fields.append(f'"topic_id":{jackson_string(topic_id)}')
+    fields += [f'"adding_replicas":{_json_map(adding)}', f'"removing_replicas":{_json_map(removing)}',
+               '"version":3']
+    return ("{" + ",".join(fields) + "}").encode()
+
+
+def decode_topic_assignment(data: bytes | None) -> TopicAssignment:
+    """TopicZNode.decode: missing adding/removing replicas and topic_id read as empty; no data
+    or unparsable JSON reads as no partitions (Json.parseBytes gives None). ValueError if the
+    JSON does not have the shape of an assignment."""
+    try:
+        js = json.loads(data) if data else None
+    except ValueError:
+        js = None
+    if not isinstance(js, dict):
+        return TopicAssignment(None, {})
+    try:
+        adding = js.get("adding_replicas") or {}
+        removing = js.get("removing_replicas") or {}
+        partitions = {int(p): ReplicaAssignment([int(b) for b in r], [int(b) for b in adding.get(p, [])],
+                                                [int(b) for b in removing.get(p, [])])
+                      for p, r in (js.get("partitions") or {}).items()}
+        topic_id = js.get("topic_id")
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+    return TopicAssignment(None if topic_id is None else str(topic_id), partitions)
+
+
+def encode_config(configs: dict[str, str], insertion_order: list[str] | None = None) -> bytes:
+    """ConfigEntityZNode.encode: {"version":1,"config":<Properties>}. A Properties (Java 9+)
+    iterates in its ConcurrentHashMap order, which depends on the order keys went in."""
+    from pk.engine.topic_config import _properties_order
+
+    from .dump_log import jackson_string
+
+    keys = [k for k in _properties_order(insertion_order or list(configs)) if k in configs]
+    body = ",".join(f"{jackson_string(k)}:{jackson_string(configs[k])}" for k in keys)
+    return ('{"version":1,"config":{' + body + "}}").encode()
+
+
+def decode_config(data: bytes | None) -> dict[str, str]:
+    try:
+        js = json.loads(data) if data else None
+    except ValueError:
+        return {}
+    config = js.get("config") if isinstance(js, dict) else None
+    if not isinstance(config, dict):
+        return {}
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    from .dump_log import jackson_string
+
+    return ('{"version":2,"entity_path":' + jackson_string(entity_path) + "}").encode()
+
+
+def decode_broker(broker_id: int, data: bytes) -> BrokerMetadata:
+    """BrokerIdZNode.decode, as far as kafka-topics needs it (the id and the rack)."""
+    text = data.decode("utf-8", "replace")
+    try:
+        js = json.loads(text)
+    except ValueError:
+        js = None
+    if not isinstance(js, dict):
+        raise CommandError(f"Failed to parse ZooKeeper registration for broker {broker_id}: {text}")
+    required = ["version", "jmx_port"] + (["endpoints"] if js.get("version", 0) != 1 else ["host", "port"])
+    for key in required:
+        if key not in js:
+            raise CommandError(f"No such field exists: `{key}`")
+    rack = js.get("rack")
+    return BrokerMetadata(broker_id, None if rack is None else str(rack))
+
+
+def _java_int(text: str) -> int:
+    body = text[1:] if text[:1] in "+-" else text
+    if body.isascii() and body.isdigit() and -2**31 <= int(text) < 2**31:
+        return int(text)
+    raise CommandError(f'For input string: "{text}"')
+
+
+# --------------------------------------------------------------------------- the backend
+def _keeper_code(exc: Exception) -> str:
+    name = type(exc).__name__
+    for suffix in ("Error", "Exception"):
+        if name.endswith(suffix) and name != suffix:
+            name = name[: -len(suffix)]
+    return {"SessionExpired": "Session expired", "NotEmpty": "Directory not empty"}.get(name, name)
+
+
+class ZkBackend:
+    """The Backend protocol plus the ZooKeeper-only operations of Kafka 2.8's kafka-topics.
+
+    connect: "host:port[,host:port...][/chroot]". rng: the Random that picks the start index
+    and shift of replica assignments (JavaRandom(seed) to pin them)."""
+
+    def __init__(self, connect: str, *, timeout: float = CONNECT_TIMEOUT_S, rng: JavaRandom | None = None):
+        import logging
+        import warnings
+
+        from kazoo.client import KazooClient
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        self.connect = connect
+        self.rng = rng or JavaRandom()
+        quiet = logging.getLogger("pk.zookeeper")  # kazoo logs every failed attempt: not for users
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+        try:
+            self.zk = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S, logger=quiet)
+        except (ValueError, KazooException) as exc:
+            raise ZkFatalError(f'Exception in thread "main" java.lang.IllegalArgumentException: {exc}') from None
+        try:
+            with warnings.catch_warnings():  # kazoo warns about a missing chroot: reported below
+                warnings.simplefilter("ignore")
+                self.zk.start(timeout=timeout)
+        except KazooTimeoutError:
+            self._shutdown()
+            raise ZkFatalError('Exception in thread "main" kafka.zookeeper.ZooKeeperClientTimeoutException: '
+                               "Timed out waiting for connection while in state: CONNECTING") from None
+        chroot = self.zk.chroot
+        if chroot and chroot != "/" and not self._exists("/"):
+            self._shutdown()
+            raise CommandError(f"The chroot {chroot} of --zookeeper {connect} does not exist")
+
+    def _shutdown(self) -> None:
+        try:
+            self.zk.stop()
+            self.zk.close()
+        except KazooException:
+            pass
+
+    def close(self) -> None:
+        self._shutdown()
+
+    # ----------------------------------------------------------------- KafkaZkClient primitives
+    def _call(self, path: str, fn, *args, **kwargs):
+        """Run a kazoo call; NoNode/NodeExists pass through, other failures become Kafka's
+        KeeperException text."""
+        try:
+            return fn(*args, **kwargs)
+        except (NoNodeError, NodeExistsError):
+            raise
+        except KazooException as exc:
+            raise CommandError(f"KeeperErrorCode = {_keeper_code(exc)} for {path}") from None
+
+    def _get(self, path: str) -> bytes | None:
+        try:
+            data, _ = self._call(path, self.zk.get, path)
+        except NoNodeError:
+            return None
+        return data or b""
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return self._call(path, self.zk.get_children, path)
+        except NoNodeError:
+            return []
+
+    def _exists(self, path: str) -> bool:
+        return self._call(path, self.zk.exists, path) is not None
+
+    def _create_parents(self, path: str) -> None:
+        """createRecursive0: create path and its missing parents, all without data."""
+        try:
+            self._call(path, self.zk.create, path, None)
+        except NodeExistsError:
+            pass
+        except NoNodeError:
+            self._create_parents(path.rsplit("/", 1)[0])
+            try:
+                self._call(path, self.zk.create, path, None)
+            except NodeExistsError:
+                pass
+
+    def create_recursive(self, path: str, data: bytes | None = None, throw_if_exists: bool = True) -> None:
+        """KafkaZkClient.createRecursive: NodeExistsError if the node exists (and throw_if_exists)."""
+        try:
+            self._call(path, self.zk.create, path, data)
+            return
+        except NodeExistsError:
+            if throw_if_exists:
+                raise
+            return
+        except NoNodeError:
+            pass
+        self._create_parents(path.rsplit("/", 1)[0])
+        try:
+            self._call(path, self.zk.create, path, data)
+        except NodeExistsError:
+            if throw_if_exists:
+                raise
+
+    def set_or_create_entity_config(self, entity_type: str, name: str, data: bytes) -> None:
+        path = f"/config/{entity_type}/{name}"
+        try:
+            self._call(path, self.zk.set, path, data)
+        except NoNodeError:
+            try:
+                self.create_recursive(path, data)
+            except NodeExistsError:
+                self._call(path, self.zk.set, path, data)
+
+    def create_config_change_notification(self, entity_path: str) -> str:
+        self.create_recursive(CONFIG_CHANGES, None, throw_if_exists=False)
+        path = f"{CONFIG_CHANGES}/config_change_"
+        return self._call(path, self.zk.create, path, encode_config_change(entity_path), sequence=True)
+
+    # ----------------------------------------------------------------- reads
+    def brokers(self) -> list[BrokerMetadata]:
+        """getAllBrokersInCluster: the registered brokers, sorted by id."""
+        out = []
+        for broker_id in sorted(_java_int(c) for c in self._children(BROKER_IDS)):
+            data = self._get(f"{BROKER_IDS}/{broker_id}")
+            if data is not None:
+                out.append(decode_broker(broker_id, data))
+        return out
+
+    def broker_metadatas(self, rack_aware: bool = True) -> list[BrokerMetadata]:
+        """AdminZkClient.getBrokerMetadatas (RackAwareMode Enforced, or Disabled)."""
+        brokers = self.brokers()
+        with_rack = [b for b in brokers if b.rack is not None]
+        if rack_aware and with_rack and len(with_rack) < len(brokers):
+            raise CommandError("Not all brokers have rack information. Add --disable-rack-aware in command line"
+                               " to make replica assignment without rack information.")
+        if not rack_aware:
+            brokers = [BrokerMetadata(b.id) for b in brokers]
+        return sorted(brokers, key=lambda b: b.id)
+
+    def live_brokers(self) -> set[int]:
+        return {b.id for b in self.brokers()}
+
+    def list_topics(self, include_internal: bool = True) -> list[str]:
+        from pk.engine.topic_names import is_internal
+
+        names = sorted(self._children(TOPICS))
+        return names if include_internal else [n for n in names if not is_internal(n)]
+
+    def topic_exists(self, name: str) -> bool:
+        return self._exists(topic_path(name))
+
+    def topic_assignment(self, name: str) -> TopicAssignment | None:
+        data = self._get(topic_path(name))
+        if data is None:
+            return None
+        try:
+            return decode_topic_assignment(data)
+        except ValueError:
+            raise CommandError(f"Invalid replica assignment in {topic_path(name)}: "
+                               f"{data.decode('utf-8', 'replace')}") from None
+
+    def topic_configs(self, name: str) -> dict[str, str]:
+        """fetchEntityConfig: the overrides in /config/topics/<t>, in the znode's order."""
+        return decode_config(self._get(f"{CONFIG_TOPICS}/{name}"))
+
+    def partition_state(self, name: str, partition: int) -> tuple[int | None, list[int]] | None:
+        """(leader or None for -1, isr) from the state znode; None when there is none yet."""
+        data = self._get(partition_state_path(name, partition))
+        if data is None:
+            return None
+        try:
+            js = json.loads(data)
+            leader = int(js["leader"])
+            return (None if leader == -1 else leader), [int(b) for b in js["isr"]]
+        except (ValueError, KeyError, TypeError):
+            raise CommandError(f"Invalid partition state in {partition_state_path(name, partition)}: "
+                               f"{data.decode('utf-8', 'replace')}") from None
+
+    def is_marked_for_deletion(self, name: str) -> bool:
+        return self._exists(f"{DELETE_TOPICS}/{name}")
+
+    def describe_topics(self, names: list[str]) -> list[TopicInfo]:
+        out = []
+        for name in names:
+            assignment = self.topic_assignment(name)
+            if assignment is None or not assignment.partitions:
+                continue
+            partitions = []
+            for p, a in sorted(assignment.partitions.items()):
+                leader, isr = self.partition_state(name, p) or (None, [])
+                partitions.append(PartitionInfo(p, leader, list(a.replicas), isr))
+            configs = self.topic_configs(name)
+            min_isr = configs.get("min.insync.replicas", "1")
+            out.append(TopicInfo(name, assignment.topic_id, partitions, configs,
+                                 int(min_isr) if min_isr.isdigit() else 1))
+        return out
+
+    # ----------------------------------------------------------------- AdminZkClient writes
+    def validate_topic_create(self, name: str, assignment: dict[int, list[int]], configs: dict[str, str]) -> None:
+        from pk.engine.topic_names import has_collision_chars, unify_collision_chars
+
+        from .topics_zk import validate_log_config, validate_topic_name
+
+        validate_topic_name(name)
+        if self.topic_exists(name):
+            raise TopicExistsError(f"Topic '{name}' already exists.")
+        if has_collision_chars(name):
+            topics = self._children(TOPICS)
+            if name in topics:
+                raise TopicExistsError(f"Topic '{name}' already exists.")
+            colliding = sorted(t for t in topics if unify_collision_chars(t) == unify_collision_chars(name))
+            if colliding:
+                raise CommandError(f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
+        if len({len(r) for r in assignment.values()}) != 1:
+            raise CommandError("All partitions should have the same number of replicas")
+        for replicas in assignment.values():
+            if len(replicas) != len(set(replicas)):
+                raise CommandError("Duplicate replica assignment found: " + _scala_map(assignment))
+        n = len(assignment)
+        if sum(p for p in assignment if p >= 0) != n * (n - 1) // 2:
+            raise CommandError("partitions should be a consecutive 0-based integer sequence")
+        validate_log_config(configs)
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     assignment: dict[int, list[int]] | None, configs: dict[str, str], *,
+                     rack_aware: bool = True) -> None:
+        """AdminZkClient.createTopic, or createTopicWithAssignment when `assignment` is given."""
+        if assignment is None:
+            brokers = self.broker_metadatas(rack_aware)
+            assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, rng=self.rng)
+        self.create_topic_with_assignment(name, configs, assignment)
+
+    def create_topic_with_assignment(self, name: str, configs: dict[str, str],
+                                     assignment: dict[int, list[int]]) -> None:
+        self.validate_topic_create(name, assignment, configs)
+        # The config first (not transactional with the assignment), then the topic znode.
+        self.set_or_create_entity_config("topics", name, encode_config(configs))
+        data = encode_topic_assignment(None, {p: ReplicaAssignment(list(r)) for p, r in assignment.items()})
+        try:
+            self.create_recursive(topic_path(name), data)
+        except NodeExistsError:
+            raise TopicExistsError(f"Topic '{name}' already exists.") from None
+
+    def add_partitions(self, name: str, existing: dict[int, ReplicaAssignment], brokers: list[BrokerMetadata],
+                       num_partitions: int, replica_assignment: dict[int, list[int]] | None = None) -> None:
+        """AdminZkClient.addPartitions: new partitions continue the numbering; the existing ones
+        keep their replicas (and reassignment state) and the topic keeps its topic_id."""
+        if 0 not in existing:
+            raise CommandError(f"Unexpected existing replica assignment for topic '{name}', partition id 0 is "
+                               f"missing. Assignment: {_scala_map({p: a.replicas for p, a in existing.items()})}")
+        partition0 = existing[0].replicas
+        if num_partitions - len(existing) <= 0:
+            raise CommandError("The number of partitions for a topic can only be increased. "
+                               f"Topic {name} currently has {len(existing)} partitions, "
+                               f"{num_partitions} would not be an increase.")
+        if replica_assignment is not None:
+            _validate_replica_assignment(replica_assignment, len(partition0), {b.id for b in brokers})
+            new = replica_assignment
+        else:
+            start = next((i for i, b in enumerate(brokers) if b.id >= partition0[0]), -1) if partition0 else -1
+            new = assign_replicas_to_brokers(brokers, num_partitions - len(existing), len(partition0),
+                                             max(0, start), len(existing), rng=self.rng)
+        combined = dict(existing)
+        combined.update({p: ReplicaAssignment(list(r)) for p, r in new.items()})
+        current = self.topic_assignment(name)
+        data = encode_topic_assignment(current.topic_id if current else None, combined)
+        try:
+            self._call(topic_path(name), self.zk.set, topic_path(name), data)
+        except NoNodeError:
+            raise CommandError(f"org.apache.zookeeper.KeeperException$NoNodeException: "
+                               f"KeeperErrorCode = NoNode for {topic_path(name)}") from None
+
+    def create_partitions(self, name: str, total: int, assignment: list[list[int]] | None) -> None:
+        existing = self.topic_assignment(name)
+        parts = existing.partitions if existing else {}
+        new = None if assignment is None else {len(parts) + i: r for i, r in enumerate(assignment)}
+        self.add_partitions(name, parts, self.broker_metadatas(), total, new)
+
+    def alter_topic_configs(self, name: str, set_configs: dict[str, str], delete_configs: list[str]) -> None:
+        """TopicCommand's `configs ++= toAdd; toDelete.foreach(remove)`, then changeTopicConfig:
+        validate, write /config/topics/<t>, and create a change notification."""
+        from pk.engine.topic_config import _properties_order
+
+        from .topics_zk import validate_log_config, validate_topic_name
+
+        current = self.topic_configs(name)
+        order = list(current) + [k for k in _properties_order(list(set_configs)) if k not in current]
+        merged = {**current, **set_configs}
+        for key in delete_configs:
+            merged.pop(key, None)
+        validate_topic_name(name)
+        if not self.topic_exists(name):
+            raise CommandError(f"Topic '{name}' does not exist.")
+        validate_log_config(merged)
+        self.set_or_create_entity_config("topics", name, encode_config(merged, order))
+        self.create_config_change_notification(f"topics/{name}")
+
+    def mark_for_deletion(self, name: str) -> bool:
+        """createDeleteTopicPath; False when the marker was already there."""
+        try:
+            self.create_recursive(f"{DELETE_TOPICS}/{name}")
+        except NodeExistsError:
+            return False
+        return True
+
+    def delete_topics(self, names: list[str]) -> None:
+        for name in names:
+            self.mark_for_deletion(name)
+
+
+def _scala_map(m: dict[int, list[int]]) -> str:
+    """How a Scala Map[Int, Seq[Int]] prints (entries sorted here)."""
+    return "Map(" + ", ".join(f"{p} -> List({', '.join(map(str, r))})" for p, r in sorted(m.items())) + ")"
+
+
+def _validate_replica_assignment(assignment: dict[int, list[int]], expected_rf: int, available: set[int]) -> None:
+    """AdminZkClient.validateReplicaAssignment (for --alter --partitions --replica-assignment)."""
+    for partition, replicas in assignment.items():
+        if not replicas:
+            raise CommandError(f"Cannot have replication factor of 0 for partition id {partition}.")
+        if len(replicas) != len(set(replicas)):
+            raise CommandError("Duplicate brokers not allowed in replica assignment: "
+                               f"{', '.join(map(str, replicas))} for partition id {partition}.")
+        if not set(replicas) <= available:
+            raise CommandError(f"Some brokers specified for partition id {partition} are not available. "
+                               f"Specified brokers: {', '.join(map(str, replicas))}, "
+                               f"available brokers: {', '.join(map(str, sorted(available)))}.")
+    bad = sorted((p, len(r)) for p, r in assignment.items() if len(r) != expected_rf)
+    if bad:
+        raise CommandError("Inconsistent replication factor between partitions, partition 0 has "
+                           f"{expected_rf} while partitions [{', '.join(str(p) for p, _ in bad)}] have "
+                           f"replication factors [{', '.join(str(n) for _, n in bad)}], respectively.")
