@@ -542,6 +542,13 @@ class PartitionLog:
         At least one whole batch is returned when any exists at or after `offset` (as Kafka
         does, so a batch larger than max_bytes never blocks a consumer).
         """
+        return self.read_with_offsets(offset, max_bytes)[0]
+
+    @_reader
+    def read_with_offsets(self, offset: int, max_bytes: int = 1 << 20) -> tuple[bytes, int, int]:
+        """read(), with the log start and end offsets `offset` was checked against (the
+        broker's log start offset and high watermark: no batch returned starts at or past
+        that end, even if another process appended meanwhile)."""
         self._refresh_segments()
         start, end = self._log_start_offset, self._end_offset()
         if offset < start or offset > end:
@@ -558,10 +565,10 @@ class PartitionLog:
             pos, header = seg.find_position(offset, size)
             if header is None:
                 continue
-            return self._read_from(seg, pos, size, max_bytes)
-        return b""
+            return self._read_from(seg, pos, size, max_bytes, end), start, end
+        return b"", start, end
 
-    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int) -> bytes:
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int) -> bytes:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
@@ -571,6 +578,8 @@ class PartitionLog:
             data = seg.pread(min(first, size - pos), pos)
         out_end = 0
         for bpos, header in records.iter_batches(data):
+            if header.base_offset >= end:
+                break  # appended after the end was taken
             try:
                 records.check_batch(data, bpos)
             except CorruptRecordError:

@@ -411,7 +411,7 @@ def test_frame_round_trip_every_request_and_response(key, version):
 
 def test_only_api_versions_3_and_describe_cluster_are_flexible():
     flexible = [(k, v) for k, v in ALL if REQUESTS[k].is_flexible(v)]
-    assert flexible == [(18, 3), (60, 0)]
+    assert flexible == [(18, 3), (60, 0), (60, 1)]
     assert all(RESPONSES[k].is_flexible(v) == REQUESTS[k].is_flexible(v) for k, v in ALL)
 
 
@@ -419,8 +419,8 @@ def test_profile_matches_reference():
     assert SUPPORTED_VERSIONS == {
         0: (3, 7), 1: (4, 11), 2: (1, 3), 3: (0, 4), 8: (2, 5), 9: (1, 5), 10: (0, 2),
         11: (0, 5), 12: (0, 3), 13: (0, 1), 14: (0, 3), 15: (0, 4), 16: (0, 2), 18: (0, 3),
-        19: (0, 4), 20: (0, 3), 21: (0, 1), 22: (0, 1), 32: (0, 1), 37: (0, 1), 42: (0, 1),
-        47: (0, 0), 60: (0, 0)}
+        19: (0, 4), 20: (0, 3), 21: (0, 1), 22: (0, 1), 32: (0, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
+        44: (0, 0), 47: (0, 0), 60: (0, 1)}
     assert list(SUPPORTED_VERSIONS) == sorted(SUPPORTED_VERSIONS)
     for key, (lo, hi) in SUPPORTED_VERSIONS.items():
         for m in (REQUESTS[key], RESPONSES[key]):
@@ -443,7 +443,7 @@ def test_unknown_api_key():
     assert not issubclass(kp.UnknownApiKey, kp.MalformedFrame)
 
 
-@pytest.mark.parametrize("key,version", [(0, 2), (0, 8), (1, 3), (1, 12), (3, 5), (2, 0), (60, 1)])
+@pytest.mark.parametrize("key,version", [(0, 2), (0, 8), (1, 3), (1, 12), (3, 5), (2, 0), (60, 2)])
 def test_unsupported_version(key, version):
     with pytest.raises(kp.UnsupportedVersion) as ei:
         kp.parse_request(_header(key, version, 9) + b"whatever")

@@ -1,21 +1,89 @@
-"""Handlers of the data path: ApiVersions, Metadata (more to come: Produce, Fetch, ListOffsets,
-InitProducerId)."""
+"""Handlers of the data path: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId.
+
+Produce stores each partition's record batch as the client sent it (compressed or not): the
+batch is validated (kafka-protocol.md §3.6), checked against its producer's sequence state
+when it comes from an idempotent producer (producer_state.py), and appended by the engine,
+which assigns its offsets by rewriting the 8 bytes outside the CRC. Fetch serves batches
+straight from the segment files and long-polls: it sleeps until an append in this process
+(Broker.notify_data) or, for appends by other processes on the same data directory, until
+a cheap re-check (PartitionLog.change_token) sees the log change.
+
+Everything runs on the event loop: an append or a read is a few system calls, and each
+connection's requests are answered in order anyway.
+"""
 
 from __future__ import annotations
 
-from .. import topic_names
-from ..errors import KafkaError, UnknownTopicOrPartitionError
+import asyncio
+import logging
+import struct
+import time
+
+from .. import records, topic_names
+from ..errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    InvalidTopicError,
+    KafkaError,
+    OffsetOutOfRangeError,
+    UnknownTopicOrPartitionError,
+)
 from ..protocol import ApiKey, api_versions_body
 from ..protocol import errors as E
+from .producer_state import EXPIRATION_MS, ProducerError, ProducerStateManager
+
+log = logging.getLogger("pk.broker")
+
+# How often a waiting Fetch looks for appends made by other processes (in-process appends
+# wake it at once).
+RECHECK_SECONDS = 0.05
+EARLIEST, LATEST = -2, -1
+_COMPRESSION_CODES = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+class CloseConnection(LookupError):
+    """Raised by a handler that must answer by closing the connection (a failed acks=0
+    Produce: there is no response to carry the error). The server logs it and closes."""
+
+
+def _refused(code: int, message: str) -> KafkaError:
+    error = KafkaError(message)
+    error.code = code
+    return error
 
 
 class DataHandlers:
     def __init__(self, broker):
         self.broker = broker
         self.engine = broker.engine
+        self.producers = ProducerStateManager(self.engine.data_dir)
+        self._config_mtimes: dict[str, int] = {}
+        self._next_retention = time.monotonic() + self._retention_interval()
+        self._next_expiry = time.monotonic() + 600
         broker.register(ApiKey.API_VERSIONS, self.api_versions)
         broker.register(ApiKey.METADATA, self.metadata)
+        broker.register(ApiKey.PRODUCE, self.produce)
+        broker.register(ApiKey.FETCH, self.fetch)
+        broker.register(ApiKey.LIST_OFFSETS, self.list_offsets)
+        broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
 
+    # ------------------------------------------------------------------ logs
+    def log(self, topic: str, partition: int):
+        """engine.partition(), with the topic's configs re-read when its metadata file changed
+        since this broker last looked (pk-topics --alter in another process)."""
+        mtime = self.engine.store.mtime_ns(topic)
+        plog = self.engine.partition(topic, partition)
+        if self._config_mtimes.get(topic) != mtime:
+            self.engine.reload_topic_configs(topic)
+            self._config_mtimes[topic] = mtime
+        return plog
+
+    def forget_topic(self, topic: str) -> None:
+        """A topic was deleted: drop what was cached about it."""
+        self._config_mtimes.pop(topic, None)
+        self.producers.forget_topic(topic)
+
+    # ------------------------------------------------------------------ ApiVersions, Metadata
     async def api_versions(self, request) -> dict:
         return api_versions_body(self.broker.advertised_versions())
 
@@ -63,3 +131,258 @@ class DataHandlers:
                 self.engine.create_topic(name)
             except KafkaError:
                 pass  # invalid name, or created meanwhile: the metadata answer tells
+
+    # ------------------------------------------------------------------ Produce
+    async def produce(self, request) -> dict | None:
+        body = request.body
+        acks = body["acks"]
+        now_ms = int(time.time() * 1000)
+        refusal = None
+        if body["transactional_id"] is not None:
+            refusal = _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "pk's broker has no transactions")
+        elif acks not in (-1, 0, 1):
+            refusal = _refused(E.INVALID_REQUIRED_ACKS, f"Invalid required acks {acks}")
+        responses = []
+        failures = []
+        appended = False
+        for topic in body["topic_data"]:
+            name = topic["name"]
+            results = []
+            for pdata in topic["partition_data"]:
+                result = {"index": pdata["index"], "error_code": E.NONE, "base_offset": -1,
+                          "log_append_time_ms": -1, "log_start_offset": -1}
+                try:
+                    if refusal is not None:
+                        raise refusal
+                    appended |= self._produce_partition(name, pdata["index"], pdata["records"],
+                                                        request.api_version, acks, now_ms, result)
+                except (KafkaError, ProducerError) as exc:
+                    result["error_code"] = exc.code
+                    failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
+                except OSError as exc:
+                    log.error("Error appending to %s-%d: %s", name, pdata["index"], exc)
+                    result["error_code"] = E.KAFKA_STORAGE_ERROR
+                    failures.append(f"{name}-{pdata['index']}: KAFKA_STORAGE_ERROR ({exc})")
+                results.append(result)
+            responses.append({"name": name, "partition_responses": results})
+        if appended:
+            self.broker.notify_data()
+        if acks == 0:
+            if failures:
+                raise CloseConnection(f"Produce with acks=0 failed: {'; '.join(failures)}")
+            return None
+        return {"responses": responses, "throttle_time_ms": 0}
+
+    def _produce_partition(self, topic: str, partition: int, data, version: int, acks: int,
+                           now_ms: int, result: dict) -> bool:
+        """Validate and append one partition's batch, filling `result`; True if appended."""
+        if topic_names.is_internal(topic):
+            raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
+        plog = self.log(topic, partition)
+        header = self._validate(data, version)
+        config = plog.config
+        if acks == -1 and config["min.insync.replicas"] > 1:
+            raise _refused(E.NOT_ENOUGH_REPLICAS,
+                           f"The size of the current ISR Set({self.broker.node_id}) is insufficient to "
+                           f"satisfy the min.isr requirement of {config['min.insync.replicas']} for "
+                           f"partition {topic}-{partition}")
+        state = None
+        if header.producer_id >= 0:
+            state = self.producers.partition(plog)
+            original = state.check(header)
+            if original is not None:  # a retry of a batch already stored
+                result["base_offset"] = original.first_offset
+                if version >= 5:
+                    result["log_start_offset"] = plog.log_start_offset
+                return False
+        batch = data
+        target = config["compression.type"]
+        if target != "producer" and _COMPRESSION_CODES[target] != header.compression:
+            batch = _recompress(batch, header, _COMPRESSION_CODES[target])
+        if config["message.timestamp.type"] == "LogAppendTime":
+            batch = _stamp_log_append_time(batch, now_ms)
+            result["log_append_time_ms"] = now_ms
+        (first, last), = plog.append_batches([batch], now_ms)
+        if state is not None:
+            state.update(header, first, last, now_ms)
+        result["base_offset"] = first
+        if version >= 5:
+            result["log_start_offset"] = plog.log_start_offset
+        return True
+
+    @staticmethod
+    def _validate(data, version: int) -> records.BatchHeader:
+        """The checks of §3.6 that come before the engine's (which then checks the size
+        against max.message.bytes and compacted topics' keys): exactly one complete magic-2
+        batch with a good CRC and consistent counts, no zstd below v7, no transactions."""
+        if data is None or len(data) == 0:
+            raise InvalidRecordError(f"Produce requests with version {version} must have exactly one record batch")
+        if len(data) > 16 and data[16] != records.MAGIC:
+            raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
+                                     f"contain record batches with magic version 2")
+        size = records.batch_size_at(data, 0)
+        if size is None or size > len(data) or size < records.HEADER_SIZE:
+            raise CorruptRecordError("The record batch is truncated")
+        if size < len(data):
+            raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
+                                     f"contain exactly one record batch")
+        header = records.check_batch(data)
+        if header.compression == 4 and version < 7:
+            raise _refused(E.UNSUPPORTED_COMPRESSION_TYPE,
+                           "Produce requests with version below 7 may not carry zstd batches")
+        if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
+            raise InvalidRecordError("Invalid record batch: its offset deltas do not match its record count")
+        if header.is_transactional or header.is_control:
+            raise InvalidRecordError("Transactional and control batches cannot be produced to pk's broker")
+        if header.producer_id >= 0 and header.base_sequence < 0:
+            raise InvalidRecordError(f"Invalid sequence number {header.base_sequence} for producer "
+                                     f"{header.producer_id}")
+        return header
+
+    # ------------------------------------------------------------------ Fetch
+    async def fetch(self, request) -> dict:
+        body = request.body
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
+        while True:
+            responses, size, failed, logs = self._fetch_once(body)
+            remaining = deadline - loop.time()
+            if size >= body["min_bytes"] or failed or remaining <= 0:
+                break
+            tokens = [plog.change_token() for plog in logs]
+            while remaining > 0:
+                await self.broker.wait_for_data(min(remaining, RECHECK_SECONDS))
+                if [plog.change_token() for plog in logs] != tokens:
+                    break
+                remaining = deadline - loop.time()
+            else:
+                break  # waited the whole max_wait_ms and nothing changed: answer as it was
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": 0, "responses": responses}
+
+    def _fetch_once(self, body: dict):
+        """Read every requested partition, in request order. Returns (responses, bytes of
+        records, whether a partition failed, the logs read)."""
+        remaining = body["max_bytes"]
+        total = 0
+        failed = False
+        logs = []
+        responses = []
+        for topic in body["topics"]:
+            name = topic["topic"]
+            parts = []
+            for p in topic["partitions"]:
+                part = {"partition_index": p["partition"], "error_code": E.NONE, "high_watermark": -1,
+                        "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
+                        "preferred_read_replica": -1, "records": b""}
+                try:
+                    plog = self.log(name, p["partition"])
+                    logs.append(plog)
+                    limit = min(p["partition_max_bytes"], remaining)
+                    try:
+                        # At least one batch when nothing was returned yet, even above the
+                        # limits (KIP-74); after that, only whole batches within them.
+                        data, start, end = plog.read_with_offsets(p["fetch_offset"], max(limit, 0))
+                        if total and len(data) > limit:
+                            data = _whole_batches(data, limit)
+                    except OffsetOutOfRangeError:
+                        part["error_code"] = E.OFFSET_OUT_OF_RANGE
+                        failed = True
+                        data, start, end = b"", plog.log_start_offset, plog.log_end_offset
+                    part["records"] = data
+                    total += len(data)
+                    remaining -= len(data)
+                    part["high_watermark"] = part["last_stable_offset"] = end
+                    part["log_start_offset"] = start
+                except KafkaError as exc:
+                    part["error_code"] = exc.code
+                    part["records"] = b""
+                    failed = True
+                parts.append(part)
+            responses.append({"topic": name, "partitions": parts})
+        return responses, total, failed, logs
+
+    # ------------------------------------------------------------------ ListOffsets
+    async def list_offsets(self, request) -> dict:
+        topics = []
+        for topic in request.body["topics"]:
+            name = topic["name"]
+            parts = []
+            for p in topic["partitions"]:
+                part = {"partition_index": p["partition_index"], "error_code": E.NONE,
+                        "timestamp": -1, "offset": -1}
+                try:
+                    plog = self.log(name, p["partition_index"])
+                    ts = p["timestamp"]
+                    if ts == LATEST:
+                        part["offset"] = plog.log_end_offset
+                    elif ts == EARLIEST:
+                        part["offset"] = plog.log_start_offset
+                    elif ts < 0:
+                        part["error_code"] = E.INVALID_REQUEST
+                    else:
+                        found = plog.offset_for_timestamp(ts)
+                        if found is not None:
+                            part["offset"], part["timestamp"] = found
+                except KafkaError as exc:
+                    part["error_code"] = exc.code
+                parts.append(part)
+            topics.append({"name": name, "partitions": parts})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    # ------------------------------------------------------------------ InitProducerId
+    async def init_producer_id(self, request) -> dict:
+        if request.body["transactional_id"] is not None:
+            return {"throttle_time_ms": 0, "error_code": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "producer_id": -1, "producer_epoch": -1}
+        return {"throttle_time_ms": 0, "error_code": E.NONE,
+                "producer_id": self.producers.ids.allocate(), "producer_epoch": 0}
+
+    # ------------------------------------------------------------------ upkeep
+    def _retention_interval(self) -> float:
+        return int(self.engine.broker_config.get("log.retention.check.interval.ms", "300000")) / 1000.0
+
+    async def tick(self) -> None:
+        """Retention for every partition every log.retention.check.interval.ms (appends
+        check their own partition; this catches the idle ones); idle producers expire."""
+        now = time.monotonic()
+        if now >= self._next_expiry:
+            self._next_expiry = now + 600
+            self.producers.expire(int(time.time() * 1000) - EXPIRATION_MS)
+        if now >= self._next_retention:
+            self._next_retention = now + self._retention_interval()
+            deleted = self.engine.enforce_retention()
+            if deleted:
+                log.info("Retention deleted %d segment(s)", deleted)
+
+
+def _whole_batches(data: bytes, limit: int) -> bytes:
+    end = 0
+    for pos, header in records.iter_batches(data):
+        if pos + header.size > limit:
+            break
+        end = pos + header.size
+    return data[:end]
+
+
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMP = struct.Struct(">q")
+_CRC = struct.Struct(">I")
+
+
+def _stamp_log_append_time(batch, now_ms: int) -> bytearray:
+    """message.timestamp.type=LogAppendTime: the batch's timestamp type bit and max timestamp
+    become the broker's, and the CRC is recomputed (kafka-protocol.md §3.1)."""
+    out = bytearray(batch)
+    _ATTRIBUTES.pack_into(out, 21, _ATTRIBUTES.unpack_from(out, 21)[0] | records.TIMESTAMP_TYPE_MASK)
+    _TIMESTAMP.pack_into(out, 35, now_ms)
+    _CRC.pack_into(out, 17, records.crc32c(memoryview(out)[21:]))
+    return out
+
+
+def _recompress(batch, header: records.BatchHeader, codec: int) -> bytes:
+    """A topic with compression.type other than `producer`: re-encode the batch with the
+    topic's codec, keeping records, timestamps and producer fields."""
+    items = [(r.key, r.value, r.headers, r.timestamp) for r in records.decode_records(batch, 0, header)]
+    return records.encode_batch(items, compression_type=codec, producer_id=header.producer_id,
+                                producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
+                                timestamp_type=header.timestamp_type)

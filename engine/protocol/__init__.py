@@ -62,7 +62,7 @@ OffsetFetch 1-5, FindCoordinator 0-2, JoinGroup 0-5, Heartbeat 0-3,
 LeaveGroup 0-1, SyncGroup 0-3, DescribeGroups 0-4, ListGroups 0-2,
 ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-3, DeleteRecords 0-1,
 InitProducerId 0-1, DescribeConfigs 0-1, CreatePartitions 0-1, DeleteGroups 0-1,
-OffsetDelete 0, DescribeCluster 0.
+OffsetDelete 0, DescribeCluster 0-1, AlterConfigs 0-1, IncrementalAlterConfigs 0.
 """
 
 from .errors import (

@@ -1,13 +1,14 @@
 """Request and response schemas for every API and version pk's broker serves.
 
 The version profile is the one of reference §2.2 (plus DeleteRecords 0-1,
-DeleteGroups 0-1, DescribeCluster 0 and OffsetDelete 0): ``SUPPORTED_VERSIONS``
+DeleteGroups 0-1, DescribeCluster 0-1, OffsetDelete 0, AlterConfigs 0-1 and
+IncrementalAlterConfigs 0): ``SUPPORTED_VERSIONS``
 is what ApiVersions advertises, and every schema below implements exactly that
 range, no more. Field order, version ranges, nullability and defaults follow
 Kafka's message JSON schemas (apache/kafka trunk 1eb76443), re-stated here by
 hand; field names are the JSON names in snake_case.
 
-Within this profile only ApiVersions v3 and DescribeCluster v0 are flexible;
+Within this profile only ApiVersions v3 and DescribeCluster v0-1 are flexible;
 ``Message.is_flexible(v)`` answers per version. ``flexible=`` below records
 Kafka's real first flexible version even when it lies above our range.
 
@@ -52,8 +53,10 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_CLUSTER = 60
 
@@ -79,10 +82,12 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.DELETE_RECORDS: (0, 1),
     ApiKey.INIT_PRODUCER_ID: (0, 1),
     ApiKey.DESCRIBE_CONFIGS: (0, 1),
+    ApiKey.ALTER_CONFIGS: (0, 1),
     ApiKey.CREATE_PARTITIONS: (0, 1),
     ApiKey.DELETE_GROUPS: (0, 1),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 0),
     ApiKey.OFFSET_DELETE: (0, 0),
-    ApiKey.DESCRIBE_CLUSTER: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 1),
 }.items()}
 
 API_NAMES: dict[int, str] = {
@@ -90,8 +95,8 @@ API_NAMES: dict[int, str] = {
     9: "OffsetFetch", 10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat",
     13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
     18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords",
-    22: "InitProducerId", 32: "DescribeConfigs", 37: "CreatePartitions",
-    42: "DeleteGroups", 47: "OffsetDelete", 60: "DescribeCluster",
+    22: "InitProducerId", 32: "DescribeConfigs", 33: "AlterConfigs", 37: "CreatePartitions",
+    42: "DeleteGroups", 44: "IncrementalAlterConfigs", 47: "OffsetDelete", 60: "DescribeCluster",
 }
 
 
@@ -525,6 +530,32 @@ DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE = _pair(ApiKey.DESCRIBE_CONF
     )),
 ])
 
+# ---------------------------------------------------------- AlterConfigs (33)
+# Replaces every override of each resource; v0 and v1 have the same layout (v2 is flexible).
+def _alter_configs_results():
+    return S("AlterConfigsResourceResponse",
+        F("error_code", INT16),
+        F("error_message", STRING, nullable=True),
+        F("resource_type", INT8),
+        F("resource_name", STRING),
+    )
+
+
+ALTER_CONFIGS_REQUEST, ALTER_CONFIGS_RESPONSE = _pair(ApiKey.ALTER_CONFIGS, "2+", [
+    F("resources", S("AlterConfigsResource",
+        F("resource_type", INT8),
+        F("resource_name", STRING),
+        F("configs", S("AlterableConfig",
+            F("name", STRING),
+            F("value", STRING, nullable=True),
+        )),
+    )),
+    F("validate_only", BOOL),
+], [
+    F("throttle_time_ms", INT32),
+    F("responses", _alter_configs_results()),
+])
+
 # ------------------------------------------------------ CreatePartitions (37)
 CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE = _pair(ApiKey.CREATE_PARTITIONS, "2+", [
     F("topics", S("CreatePartitionsTopic",
@@ -556,6 +587,25 @@ DELETE_GROUPS_REQUEST, DELETE_GROUPS_RESPONSE = _pair(ApiKey.DELETE_GROUPS, "2+"
     )),
 ])
 
+# ----------------------------------------------- IncrementalAlterConfigs (44)
+# v0 only: v1 is flexible. config_operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
+INCREMENTAL_ALTER_CONFIGS_REQUEST, INCREMENTAL_ALTER_CONFIGS_RESPONSE = _pair(
+    ApiKey.INCREMENTAL_ALTER_CONFIGS, "1+", [
+        F("resources", S("AlterConfigsResource",
+            F("resource_type", INT8),
+            F("resource_name", STRING),
+            F("configs", S("AlterableConfig",
+                F("name", STRING),
+                F("config_operation", INT8),
+                F("value", STRING, nullable=True),
+            )),
+        )),
+        F("validate_only", BOOL),
+    ], [
+        F("throttle_time_ms", INT32),
+        F("responses", _alter_configs_results()),
+    ])
+
 # ---------------------------------------------------------- OffsetDelete (47)
 OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE = _pair(ApiKey.OFFSET_DELETE, None, [
     F("group_id", STRING),
@@ -579,12 +629,16 @@ OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE = _pair(ApiKey.OFFSET_DELETE, None
 
 # ------------------------------------------------------- DescribeCluster (60)
 # Always flexible: request header v2, response header v1, compact everything.
+# v1 (Kafka 3.7) adds EndpointType; kafka-python 3.0's admin describe_cluster() needs it
+# (it reads endpoint_type from any answer).
 DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE = _pair(ApiKey.DESCRIBE_CLUSTER, "0+", [
     F("include_cluster_authorized_operations", BOOL),
+    F("endpoint_type", INT8, "1+", default=1),
 ], [
     F("throttle_time_ms", INT32),
     F("error_code", INT16),
     F("error_message", STRING, nullable=True, default=None),
+    F("endpoint_type", INT8, "1+", default=1),
     F("cluster_id", STRING),
     F("controller_id", INT32, default=-1),
     F("brokers", S("DescribeClusterBroker",

@@ -1,0 +1,196 @@
+"""Idempotent producers: producer id allocation and per-partition sequence checks.
+
+Producer ids (InitProducerId) come from a counter persisted in `<data dir>/.pk/producer-ids`,
+reserved a block at a time (one durable write per BLOCK ids, as Kafka's controller hands
+out id blocks), so an id is never handed out twice, across restarts included.
+
+Per partition, each producer id has an epoch and the sequence ranges of its last five batches
+(Kafka's ProducerStateManager keeps the same five). A produced batch is checked against them:
+
+- a batch whose (epoch, first sequence, last sequence) is one of the five is a duplicate (a
+  retry whose answer was lost): it is not appended again, the client gets the offsets the
+  original got;
+- an older epoch is fenced (INVALID_PRODUCER_EPOCH);
+- a new epoch must start at sequence 0; the same epoch must continue at last sequence + 1
+  (wrapping after 2**31-1), anything else is OUT_OF_ORDER_SEQUENCE_NUMBER;
+- a producer id the partition has no state for is accepted at any sequence (Kafka's rule
+  since 2.5: its state may have been removed with the records by retention or DeleteRecords,
+  or expired after producer.id.expiration.ms without writes, 1 day).
+
+The state lives in memory. After a restart it is rebuilt from the batch headers of the log the
+first time the partition is touched by an idempotent produce (headers only: read in large
+chunks, never decompressed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from typing import NamedTuple
+
+from .. import records
+from ..fileutil import atomic_write, locked
+from ..protocol import errors as E
+
+BLOCK = 1000
+MAX_CACHED_BATCHES = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+EXPIRATION_MS = 86_400_000  # Kafka's producer.id.expiration.ms default
+_INT32_MAX = (1 << 31) - 1
+_SCAN_CHUNK = 1 << 20
+
+
+class ProducerIdAllocator:
+    """Hands out producer ids; the next unreserved id is kept in `<data dir>/.pk/producer-ids`."""
+
+    def __init__(self, data_dir: str):
+        self.path = os.path.join(data_dir, ".pk", "producer-ids")
+        self._next = 0
+        self._limit = 0  # ids below it are reserved for this process
+
+    def allocate(self) -> int:
+        if self._next >= self._limit:
+            self._reserve_block()
+        pid = self._next
+        self._next += 1
+        return pid
+
+    def _reserve_block(self) -> None:
+        with locked(self.path + ".lock"):
+            try:
+                with open(self.path, encoding="ascii") as f:
+                    start = int(f.read().strip() or 0)
+            except (FileNotFoundError, ValueError):
+                start = 0
+            atomic_write(self.path, f"{start + BLOCK}\n".encode())
+        self._next, self._limit = start, start + BLOCK
+
+
+class BatchRange(NamedTuple):
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+
+
+class ProducerError(Exception):
+    """A batch the sequence rules refuse; `code` is the Kafka error code to answer."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class _Entry:
+    __slots__ = ("epoch", "batches", "last_ms")
+
+    def __init__(self, epoch: int):
+        self.epoch = epoch
+        self.batches: deque[BatchRange] = deque(maxlen=MAX_CACHED_BATCHES)
+        self.last_ms = 0  # when it last wrote (a batch timestamp when replayed from the log)
+
+
+def _last_seq(header: records.BatchHeader) -> int:
+    last = header.base_sequence + header.last_offset_delta
+    return last - _INT32_MAX - 1 if last > _INT32_MAX else last
+
+
+class PartitionProducers:
+    """The producers of one partition (one log, identified by its topic id)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, _Entry] = {}
+
+    def check(self, header: records.BatchHeader) -> BatchRange | None:
+        """Check an idempotent batch before it is appended: returns the original offsets of a
+        duplicate, None when it is to be appended, or raises ProducerError."""
+        entry = self.entries.get(header.producer_id)
+        if entry is None:
+            return None
+        first, last, epoch = header.base_sequence, _last_seq(header), header.producer_epoch
+        if epoch < entry.epoch:
+            raise ProducerError(E.INVALID_PRODUCER_EPOCH,
+                                f"Epoch of producer {header.producer_id} is {epoch}, which is smaller "
+                                f"than the last seen epoch {entry.epoch}")
+        if epoch == entry.epoch:
+            for batch in entry.batches:
+                if batch.first_seq == first and batch.last_seq == last:
+                    return batch
+            if entry.batches:
+                expected = entry.batches[-1].last_seq + 1
+                if expected > _INT32_MAX:
+                    expected = 0
+                if first != expected:
+                    raise ProducerError(E.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                        f"Out of order sequence number for producer {header.producer_id}: "
+                                        f"{first} (incoming seq. number), {expected - 1} (current end "
+                                        f"sequence number)")
+        elif first != 0:
+            raise ProducerError(E.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                f"Invalid sequence number for new epoch of producer {header.producer_id}: "
+                                f"{epoch} (request epoch), {first} (seq. number), {entry.epoch} (current "
+                                f"producer epoch)")
+        return None
+
+    def update(self, header: records.BatchHeader, first_offset: int, last_offset: int,
+               now_ms: int) -> None:
+        """Record an appended batch (its offsets as assigned)."""
+        entry = self.entries.get(header.producer_id)
+        if entry is None or header.producer_epoch != entry.epoch:
+            entry = self.entries[header.producer_id] = _Entry(header.producer_epoch)
+        entry.batches.append(BatchRange(header.base_sequence, _last_seq(header), first_offset, last_offset))
+        entry.last_ms = now_ms
+
+    def expire(self, before_ms: int) -> None:
+        """Forget producers that have not written since `before_ms` (Kafka's
+        producer.id.expiration.ms): their next batch is accepted at any sequence."""
+        for pid in [pid for pid, e in self.entries.items() if e.last_ms < before_ms]:
+            del self.entries[pid]
+
+    @classmethod
+    def from_log(cls, log) -> "PartitionProducers":
+        """Replay the headers of every batch of `log` written by an idempotent producer."""
+        state = cls()
+        for seg in log.segments:
+            size = seg.file_size()
+            pos = 0
+            while pos + records.HEADER_SIZE <= size:
+                buf = seg.pread(min(_SCAN_CHUNK, size - pos), pos)
+                at = 0
+                while at + records.HEADER_SIZE <= len(buf):
+                    header = records.read_header(buf, at)
+                    if header.batch_length < records.HEADER_SIZE - records.LOG_OVERHEAD \
+                            or pos + at + header.size > size:
+                        at = -1  # a torn tail: nothing complete follows
+                        break
+                    if header.producer_id >= 0 and header.base_sequence >= 0 and not header.is_control:
+                        state.update(header, header.base_offset, header.last_offset, header.max_timestamp)
+                    at += header.size
+                if at <= 0:
+                    break
+                pos += at
+        return state
+
+
+class ProducerStateManager:
+    """Per-partition producer state for the whole broker, built lazily."""
+
+    def __init__(self, data_dir: str):
+        self.ids = ProducerIdAllocator(data_dir)
+        self._partitions: dict[tuple[str, int], tuple[str, PartitionProducers]] = {}
+
+    def partition(self, log) -> PartitionProducers:
+        key = (log.topic, log.partition)
+        known = self._partitions.get(key)
+        if known is not None and known[0] == log.topic_id:
+            return known[1]
+        state = PartitionProducers.from_log(log)
+        self._partitions[key] = (log.topic_id, state)
+        return state
+
+    def expire(self, before_ms: int) -> None:
+        for _, state in self._partitions.values():
+            state.expire(before_ms)
+
+    def forget_topic(self, topic: str) -> None:
+        for key in [k for k in self._partitions if k[0] == topic]:
+            del self._partitions[key]
