@@ -123,15 +123,17 @@ def bench_consume(bootstrap: str, n: int) -> None:
           f"({consume_s:.2f} s; goal >= 1 M records/s)")
 
 
-def bench_latency(bootstrap: str, seconds: float, rate: int) -> None:
+def bench_latency(bootstrap: str, seconds: float, rate: int, topic: str = "latency") -> None:
     from confluent_kafka import Consumer, Producer
 
-    env = {**os.environ}
-    subprocess.run([os.path.join(BIN, "pk-topics"), "--bootstrap-server", bootstrap, "--create", "--topic",
-                    "latency", "--partitions", "1"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the futures resolve
+    for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        future.result(30)
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "latency", "auto.offset.reset": "latest",
                          "fetch.wait.max.ms": 100, "fetch.min.bytes": 1, "enable.auto.commit": False})
-    consumer.subscribe(["latency"])
+    consumer.subscribe([topic])
     deadline = time.monotonic() + 15
     while not consumer.assignment() and time.monotonic() < deadline:
         consumer.poll(0.1)
@@ -144,7 +146,7 @@ def bench_latency(bootstrap: str, seconds: float, rate: int) -> None:
         now = time.perf_counter()
         due = min(total, int((now - start) * rate))
         while sent < due:
-            producer.produce("latency", struct.pack(">d", time.perf_counter()))
+            producer.produce(topic, struct.pack(">d", time.perf_counter()))
             sent += 1
         producer.poll(0)
         msg = consumer.poll(0.0005)
