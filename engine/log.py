@@ -10,8 +10,10 @@ written elsewhere is simply not visible yet.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import os
+import struct
 import random
 import time
 from bisect import bisect_right
@@ -29,7 +31,11 @@ from .fileutil import atomic_write, locked
 from .segment import LOG_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
-CLEANER_GENERATION = ".pk-cleaned"  # bumped by each cleaning pass (see _refresh_segments)
+# The lock file also holds two counters, bumped under the lock: the segment layout (a roll, a
+# deletion, a new log start offset) and the cleaner generation (segments rewritten under the
+# same names). Everyone keeps the file open, so checking for changes costs a stat and a pread
+# instead of a directory listing.
+_COUNTERS = struct.Struct(">qq")
 PARTITION_METADATA = "partition.metadata"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 _INT32_MAX = 2**31 - 1
@@ -65,6 +71,8 @@ def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: st
     directory = os.path.join(data_dir, partition_dir_name(topic, partition))
     os.makedirs(directory, exist_ok=True)
     LogSegment.create(directory, 0).close()
+    with open(os.path.join(directory, LOCK_FILE), "ab"):
+        pass
     write_partition_metadata(directory, topic_id)
     return directory
 
@@ -103,6 +111,10 @@ class PartitionLog:
         self._log_start_offset = 0
         self._writer_ready = False  # recovered and caught up in this process
         self._generation = -1  # cleaner generation the cached segments belong to
+        self._seen_counters: tuple | None = None  # lock-file counters the cached listing matches
+        self._lock_fd: int | None = None
+        self._lock_ino = -1
+        self._holding_lock = False
         self._wrote = False
         self._last_retention_check = float("-inf")  # the first append checks (monotonic() may be < interval)
         self._jitter = {}
@@ -118,36 +130,75 @@ class PartitionLog:
             f"This server does not host this topic-partition: {self.topic}-{self.partition}")
 
     # ------------------------------------------------------------------ segments
+    def _lock_handle(self) -> int:
+        """The partition's lock file, kept open. Raises "gone" once the partition directory
+        was deleted, or replaced by a new topic of the same name (another inode)."""
+        path = os.path.join(self.dir, LOCK_FILE)
+        if self._lock_fd is not None:
+            try:
+                same = os.stat(path).st_ino == self._lock_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return self._lock_fd
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            raise self._gone() from None
+        if read_partition_topic_id(self.dir) != self.topic_id:
+            os.close(fd)
+            raise self._gone()
+        self._lock_fd, self._lock_ino = fd, os.fstat(fd).st_ino
+        return fd
+
+    def _counters(self) -> tuple[int, int]:
+        data = os.pread(self._lock_handle(), _COUNTERS.size, 0)
+        return _COUNTERS.unpack(data) if len(data) == _COUNTERS.size else (0, 0)
+
+    def _bump(self, cleaned: bool = False, cache_current: bool = False) -> None:
+        """Tell every other process the segment layout changed (call under the lock).
+
+        cache_current: this object's segment list already reflects the change, so it need
+        not list the directory again; otherwise its next refresh does."""
+        layout, generation = self._counters()
+        counters = (layout + 1, generation + (1 if cleaned else 0))
+        os.pwrite(self._lock_handle(), _COUNTERS.pack(*counters), 0)
+        self._seen_counters = counters if cache_current else None
+
     def _refresh_segments(self) -> None:
-        """Re-list the segment files. Always a real listdir: directory mtimes are too coarse
-        to notice two changes by other processes within one clock tick."""
+        """Bring the cached segment list up to date with the files.
+
+        Unchanged lock-file counters mean nothing was rolled, deleted or rewritten since the
+        last listing (the counters are read before listing, and bumped after each change).
+        """
+        counters = self._counters()
+        if counters == self._seen_counters and self._bases:
+            return
         try:
             names = os.listdir(self.dir)
         except FileNotFoundError:
             raise self._gone() from None
-        # The directory may now belong to a new topic of the same name (deleted and
-        # re-created by another process): this object must then neither read nor write it.
-        if read_partition_topic_id(self.dir) != self.topic_id:
-            raise self._gone()
         if any(n.endswith((".swap", ".deleted")) for n in names):
             # A cleaner is swapping compacted segments in (or crashed doing so): wait for
             # it under the partition lock, finishing an interrupted swap, then list again.
             self._finish_swap()
+            counters = self._counters()
             names = os.listdir(self.dir)
         bases = sorted(int(n[:20]) for n in names
                        if len(n) == 24 and n.endswith(LOG_SUFFIX) and n[:20].isdigit())
         if not bases:
             raise self._gone()
-        generation = self._cleaner_generation()
-        if generation != self._generation:
-            # The cleaner replaced closed segments under the same names: drop every cached
-            # segment object (their descriptors point at the old files).
-            self._generation = generation
+        if counters[1] != self._generation:
+            # The cleaner replaced closed segments under the same names: drop the cached
+            # objects of those (their descriptors point at the old files).
+            self._generation = counters[1]
             for base in list(self._segments):
-                self._segments.pop(base).close()
+                if base != bases[-1]:
+                    self._segments.pop(base).close()
             self._bases = []
-        if bases == self._bases:
-            return
+        self._seen_counters = counters
         for base in list(self._segments):
             if base not in bases:
                 self._segments.pop(base).close()
@@ -159,16 +210,18 @@ class PartitionLog:
             (self.topic, self.partition), -1)
         self._log_start_offset = max(bases[0], start)
 
-    def _cleaner_generation(self) -> int:
-        try:
-            with open(os.path.join(self.dir, CLEANER_GENERATION), "rb") as f:
-                return int(f.read() or 0)
-        except (FileNotFoundError, ValueError):
-            return 0
-
     def _finish_swap(self) -> None:
-        with locked(os.path.join(self.dir, LOCK_FILE)):
-            cleaner.complete_swaps(self.dir)
+        if self._holding_lock:
+            if cleaner.complete_swaps(self.dir):
+                self._bump(cleaned=True)
+            return
+        fd = self._lock_handle()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if cleaner.complete_swaps(self.dir):
+                self._bump(cleaned=True)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     @property
     @_reader
@@ -229,19 +282,23 @@ class PartitionLog:
         self._wrote = False
         for seg in self._segments.values():
             seg.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # ------------------------------------------------------------------ write path
     @contextlib.contextmanager
     def _write_lock(self):
+        if self._holding_lock:  # re-entered (e.g. retention inside an append)
+            yield
+            return
+        fd = self._lock_handle()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self._holding_lock = True
         try:
-            lock = locked(os.path.join(self.dir, LOCK_FILE))
-            lock.__enter__()
-        except FileNotFoundError:
-            raise self._gone() from None
-        with contextlib.ExitStack() as stack:
-            stack.push(lock)
             # The directory may have been deleted (and even re-created) while we waited.
-            if read_partition_topic_id(self.dir) != self.topic_id:
+            self._lock_handle()
+            if self._lock_fd != fd:
                 raise self._gone()
             self._refresh_segments()
             if not self._writer_ready:
@@ -250,10 +307,14 @@ class PartitionLog:
             else:
                 self._catch_up()
             yield
+        finally:
+            self._holding_lock = False
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _recover(self) -> None:
         """Validate everything past the recovery point; cut a torn tail (kafka-protocol.md §4.10)."""
         if cleaner.complete_swaps(self.dir):
+            self._bump(cleaned=True)
             self._refresh_segments()
         point = checkpoint.read(os.path.join(self.data_dir, checkpoint.RECOVERY_POINT)).get(
             (self.topic, self.partition), 0)
@@ -284,6 +345,7 @@ class PartitionLog:
                 # Kafka drops every segment after a corrupt one: they cannot follow a gap.
                 for later in bases[i + 1:]:
                     self._segments.pop(later).delete_files()
+                self._bump()
                 self._refresh_segments()
                 break
 
@@ -331,6 +393,7 @@ class PartitionLog:
         new.next_offset = new.base_offset
         self._segments[new.base_offset] = new
         self._bases.append(new.base_offset)
+        self._bump(cache_current=True)
         return new
 
     def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None) -> list[tuple[int, int]]:
@@ -424,8 +487,7 @@ class PartitionLog:
             self._segments.pop(base).close()
         self._bases = []
         cleaner.swap_in(self.dir, old, [base for base, _ in groups])
-        atomic_write(os.path.join(self.dir, CLEANER_GENERATION),
-                     str(self._cleaner_generation() + 1).encode(), durable=False)
+        self._bump(cleaned=True)
         self._refresh_segments()
         checkpoint.update(self.data_dir, checkpoint.CLEANER_OFFSET, {key: plan.first_uncleanable})
         return len(old)
@@ -493,7 +555,8 @@ class PartitionLog:
         for seg in doomed:
             self._segments.pop(seg.base_offset)
             seg.delete_files()
-        self._refresh_segments()
+        self._bases = [b for b in self._bases if b in self._segments]
+        self._bump(cache_current=True)
         first_base = self._bases[0]
         if self._log_start_offset < first_base:
             self._log_start_offset = first_base
@@ -522,6 +585,7 @@ class PartitionLog:
             if offset > self._log_start_offset:
                 self._log_start_offset = offset
                 self._checkpoint_log_start_offset()
+                self._bump()  # readers take the new log start offset from the checkpoint
                 self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset)
             return self._log_start_offset
 

@@ -81,7 +81,7 @@ def test_data_dir_creation(tmp_path):
     assert cfg["cleanup.policy"] == ["compact"] and cfg["segment.bytes"] == 104857600
     for p in range(50):
         d = os.path.join(data, f"__consumer_offsets-{p}")
-        assert sorted(os.listdir(d)) == ["00000000000000000000.index", "00000000000000000000.log",
+        assert sorted(os.listdir(d)) == [".pk-lock", "00000000000000000000.index", "00000000000000000000.log",
                                          "00000000000000000000.timeindex", "partition.metadata"]
         assert read_partition_topic_id(d) == meta.topic_id
         with open(os.path.join(d, "partition.metadata")) as f:

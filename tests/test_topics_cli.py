@@ -54,8 +54,8 @@ def test_on_disk_layout(pk, data_dir):
     ok(pk("pk-topics", "--create", "--topic", "orders", "--partitions", "2"))
     for p in (0, 1):
         d = os.path.join(data_dir, f"orders-{p}")
-        assert sorted(os.listdir(d)) >= ["00000000000000000000.index", "00000000000000000000.log",
-                                         "00000000000000000000.timeindex", "partition.metadata"]
+        assert {"00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
+                "partition.metadata"} <= set(os.listdir(d))
         with open(os.path.join(d, "partition.metadata")) as f:
             assert f.read() == f"version: 0\ntopic_id: {topic_id(pk, 'orders')}\n"
     with open(os.path.join(data_dir, "meta.properties")) as f:
