@@ -353,6 +353,12 @@ class DataHandlers:
             deleted = self.engine.enforce_retention()
             if deleted:
                 log.info("Retention deleted %d segment(s)", deleted)
+            if self.broker.config.get_bool("log.cleaner.enable"):
+                # The log cleaner: compacted topics (and __consumer_offsets) whose dirty
+                # ratio reached min.cleanable.dirty.ratio.
+                cleaned = self.engine.clean()
+                if cleaned:
+                    log.info("Log cleaner rewrote %d segment(s)", cleaned)
 
 
 def _whole_batches(data: bytes, limit: int) -> bytes:
