@@ -297,3 +297,20 @@ def test_killed_member_is_replaced(pk, data_dir):
         assert sorted(b.read_until(3)) == ["after-0", "after-1", "after-2"]
     finally:
         b.stop()
+
+
+def test_assignment_strategy_is_selectable(pk, data_dir):
+    create(pk, "s", 4)
+    strategy = ["--consumer-property", "partition.assignment.strategy=org.apache.kafka.clients.consumer.RoundRobinAssignor"]
+    followers = [Follower(pk, "--topic", "s", "--group", "rr", *FAST_GROUP, *strategy) for _ in range(2)]
+    try:
+        def settled():
+            state, owners = group_owners(data_dir, "rr")
+            return state.state == "Stable" and len(state.members) == 2 and len(owners) == 4 and state
+        state = wait_for(settled)
+        assert state and state.protocol == "roundrobin"
+        # round robin over the sorted members: one gets partitions 0 and 2, the other 1 and 3
+        assert sorted(sorted(m.assignment["s"]) for m in state.members.values()) == [[0, 2], [1, 3]]
+    finally:
+        for f in followers:
+            f.stop()
