@@ -123,7 +123,7 @@ def bench_consume(bootstrap: str, n: int) -> None:
           f"({consume_s:.2f} s; goal >= 1 M records/s)")
 
 
-def bench_latency(bootstrap: str, seconds: float, rate: int, topic: str = "latency") -> None:
+def bench_latency(bootstrap: str, seconds: float, rate: int, topic: str = "latency", linger_ms: float = 1) -> None:
     from confluent_kafka import Consumer, Producer
 
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -137,7 +137,7 @@ def bench_latency(bootstrap: str, seconds: float, rate: int, topic: str = "laten
     deadline = time.monotonic() + 15
     while not consumer.assignment() and time.monotonic() < deadline:
         consumer.poll(0.1)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all"})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "acks": "all"})
     latencies: list[float] = []
     total = int(seconds * rate)
     start = time.perf_counter()
@@ -163,7 +163,7 @@ def bench_latency(bootstrap: str, seconds: float, rate: int, topic: str = "laten
         print("latency: no message came back")
         return
     p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
-    print(f"latency at {rate} msg/s for {seconds:.0f} s ({len(latencies)} messages): p50 {p(0.5):.2f} ms, "
+    print(f"latency at {rate} msg/s, linger.ms={linger_ms}, for {seconds:.0f} s ({len(latencies)} messages): p50 {p(0.5):.2f} ms, "
           f"p99 {p(0.99):.2f} ms, max {latencies[-1]:.2f} ms (goal p99 <= 5 ms)")
 
 
@@ -221,7 +221,8 @@ def main() -> None:
     try:
         bench_ingest(bootstrap, data_dir, engine_dir, args.records, args.size, workdir)
         bench_consume(bootstrap, args.records)
-        bench_latency(bootstrap, args.latency_seconds, args.latency_rate)
+        bench_latency(bootstrap, args.latency_seconds, args.latency_rate, "latency-l1", 1)
+        bench_latency(bootstrap, args.latency_seconds, args.latency_rate, "latency-l0", 0)
         bench_fuzz(bootstrap, args.fuzz_frames)
     finally:
         server.terminate()
