@@ -119,6 +119,15 @@ def _run(config, log) -> int:
     from pk.engine.server import Server
 
     data_dir = os.path.abspath(config.data_dir)
+    zk = None
+    if config.get("zookeeper.connect"):
+        from pk.engine.broker.zookeeper import ZooKeeperStartupError, ZooKeeperSync
+
+        try:  # before the engine: the cluster id comes from ZooKeeper
+            zk = ZooKeeperSync.connect(config, data_dir)
+        except ZooKeeperStartupError as exc:
+            exc.report(log)
+            return 1
     try:
         engine = Engine(data_dir, config.engine_settings())
     except KafkaError as exc:
@@ -138,6 +147,16 @@ def _run(config, log) -> int:
         broker = Broker(engine, config)
         server = Server(broker, host, port, config.get_int("socket.request.max.bytes"))
         await server.start()
+        if zk is not None:
+            broker.zookeeper = zk
+            for sig in (signal.SIGTERM, signal.SIGINT):  # a stop during registration closes the session
+                asyncio.get_running_loop().add_signal_handler(sig, server.request_stop)
+            try:
+                await zk.start(broker)
+            except ZooKeeperStartupError as exc:
+                exc.report(log)
+                await server.stop()
+                raise SystemExit(1)
         _write_pid(data_dir)
         log.info("[KafkaServer id=%d] started, listening on %s:%d, advertising %s:%d, data in %s",
                  config.node_id, host, server.port, broker.host, broker.port, data_dir)

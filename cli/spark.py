@@ -5,6 +5,7 @@
     pk-spark dump --topic orders --output /data/orders --start-timestamp 2024-05-01T00:00:00Z
     pk-spark dump --topic orders --output /data/orders-2 --resume /data/orders/_pk_manifest.json
     pk-spark dump ... --master spark://host:7077 --submit    # as a spark-submit application
+    pk-spark compact --topic users --force                   # log compaction, in place
 
 Every subcommand takes spark-submit's launch options (--master, --deploy-mode, --conf,
 --executor-memory, --driver-memory, --name). By default the job runs in this process on
@@ -326,8 +327,63 @@ def dump(**kw):
     click.echo(job.summary(manifest, plan))
 
 
-# `pk-spark compact` (log compaction as a Spark job, beside the engine's log cleaner) belongs
-# here: `cli.add_command(...)` of its command once it exists. Not part of this tool yet.
+# --------------------------------------------------------------------------- compact
+@cli.command(help="Log compaction as Kafka's log cleaner does it: keep the latest record per key "
+                  "(offsets kept), drop tombstones past delete.retention.ms, leave the active segment and "
+                  "records younger than min.compaction.lag.ms alone. On a data dir the closed segments of "
+                  "each compacted partition are rewritten in place (swapped in atomically under the "
+                  "partition lock); with --output-topic or --output (needed with --bootstrap-server) the "
+                  "latest record per key is written as a snapshot instead (tombstones dropped unless "
+                  "--keep-tombstones).", context_settings={"help_option_names": ["--help"]})
+@source_options
+@click.option("--force", is_flag=True, help="Clean even below min.cleanable.dirty.ratio.")
+@click.option("--engine", "use_engine", is_flag=True,
+              help="Run the engine's own log cleaner (no Spark), e.g. to compare.")
+@click.option("--output-topic", metavar="TOPIC",
+              help="Produce the compacted snapshot to this topic of the --bootstrap-server cluster.")
+@click.option("--producer-property", "producer_properties", multiple=True, metavar="KEY=VALUE",
+              help="A producer setting for --output-topic (librdkafka names).")
+@click.option("--output", metavar="PATH", help="Write the compacted snapshot to files (a directory).")
+@click.option("--format", "fmt", metavar="FORMAT",
+              help="parquet or jsonl for --output (default: jsonl for a .jsonl/.json path, else parquet).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --output.")
+@click.option("--keep-tombstones", is_flag=True,
+              help="Snapshot: keep the keys whose latest record is a tombstone (null value).")
+@click.option("--now-ms", type=int, hidden=True, help="The cleaner's clock (tests).")
+@spark_options
+@version_option
+def compact(**kw):
+    from pk.spark_ops import compact as job
+    from pk.spark_ops.datasource import PkLogError
+
+    spark_opts = _spark_opts(kw)
+    _check_spark_options(spark_opts)
+    request = job.CompactRequest(
+        topic=kw["topic"], include=kw["include"], include_internal=kw["include_internal"],
+        data_dir=kw["data_dir"], bootstrap_server=kw["bootstrap_server"],
+        consumer_properties=_pairs(kw["consumer_properties"], "--consumer-property"),
+        force=kw["force"], now_ms=kw["now_ms"], output_topic=kw["output_topic"],
+        producer_properties=_pairs(kw["producer_properties"], "--producer-property"),
+        output=kw["output"], format=kw["fmt"], overwrite=kw["overwrite"], keep_tombstones=kw["keep_tombstones"])
+    if kw["use_engine"]:
+        if request.bootstrap_server:
+            fail("Error: --engine cleans a bundled-engine data dir: it takes no --bootstrap-server")
+        try:
+            results = job.run_engine(request)
+        except PkLogError as exc:
+            fail(f"Error: {exc}")
+        click.echo(job.summary(results))
+        return
+    try:
+        plan = job.prepare(request)
+    except PkLogError as exc:
+        fail(f"Error: {exc}")
+    data_dir = None if request.bootstrap_server else (plan.data_dir or plan.source_options.get("path"))
+    if plan.tasks or request.snapshot:
+        results = run_job(spark_opts, lambda spark: job.run(spark, plan), data_dir)
+    else:
+        results = job.run(None, plan)  # nothing to rewrite: no need for Spark
+    click.echo(job.summary(results))
 
 
 def main() -> None:

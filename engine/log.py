@@ -28,7 +28,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, locked
-from .segment import LOG_SUFFIX, LogSegment
+from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
 # The lock file also holds two counters, bumped under the lock: the segment layout (a roll, a
@@ -479,18 +479,57 @@ class PartitionLog:
                                               plan.first_uncleanable)
         groups = cleaner.clean_segments(inputs, offset_map, now_ms, self.config["delete.retention.ms"],
                                         self.config["segment.bytes"])
-        interval = self.config["index.interval.bytes"]
-        for base, data in groups:
-            cleaner.write_cleaned(self.dir, base, data, interval)
-        old = [base for base, _ in inputs]
-        for base in old:
-            self._segments.pop(base).close()
-        self._bases = []
-        cleaner.swap_in(self.dir, old, [base for base, _ in groups])
-        self._bump(cleaned=True)
-        self._refresh_segments()
-        checkpoint.update(self.data_dir, checkpoint.CLEANER_OFFSET, {key: plan.first_uncleanable})
-        return len(old)
+        return self.swap_cleaned(plan, groups)
+
+    def swap_cleaned(self, plan, groups, expected: list[tuple[int, int, int]] | None = None) -> int | None:
+        """Swap cleaned segments in for `plan.segments` (cleaner.swap_in), tell other processes
+        (the cleaner generation) and move the cleaner checkpoint to plan.first_uncleanable.
+        Returns the number of segments replaced.
+
+        groups: [(base offset, bytes)], written here as `.cleaned` files; or [(base offset,
+        path)] naming a `<base>.log.cleaned` that cleaner.write_cleaned staged elsewhere on
+        this file system (its `.index.cleaned` and `.timeindex.cleaned` beside it), moved in.
+        Takes the partition lock unless the caller holds it. expected: for a cleaner that
+        planned and cleaned outside the lock (the Spark job), the (base, inode, size) of each
+        planned segment's file when it planned; if the log no longer holds exactly those files
+        as closed segments (cleaned, truncated or deleted meanwhile), nothing is swapped and
+        None is returned.
+        """
+        with self._write_lock():
+            if expected is not None:
+                bases = self._bases
+                if [b for b, _, _ in expected] != [seg.base_offset for seg in plan.segments]:
+                    return None
+                for base, ino, size in expected:
+                    if base not in bases or base == bases[-1]:
+                        return None
+                    try:
+                        st = os.stat(self._segments[base].log_path)
+                    except FileNotFoundError:
+                        return None
+                    if (st.st_ino, st.st_size) != (ino, size):
+                        return None
+            interval = self.config["index.interval.bytes"]
+            for base, data in groups:
+                if isinstance(data, (bytes, bytearray, memoryview)):
+                    cleaner.write_cleaned(self.dir, base, data, interval)
+                else:
+                    stem = os.path.join(self.dir, os.path.basename(data)[:-len(LOG_SUFFIX + cleaner.CLEANED)])
+                    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                        os.replace(data[:-len(LOG_SUFFIX + cleaner.CLEANED)] + suffix + cleaner.CLEANED,
+                                   stem + suffix + cleaner.CLEANED)
+            old = [seg.base_offset for seg in plan.segments]
+            for base in old:
+                seg = self._segments.pop(base, None)
+                if seg is not None:
+                    seg.close()
+            self._bases = []
+            cleaner.swap_in(self.dir, old, [base for base, _ in groups])
+            self._bump(cleaned=True)
+            self._refresh_segments()
+            checkpoint.update(self.data_dir, checkpoint.CLEANER_OFFSET,
+                              {(self.topic, self.partition): plan.first_uncleanable})
+            return len(old)
 
     # ------------------------------------------------------------------ retention
     def _maybe_enforce_retention(self, now_ms: int) -> None:

@@ -44,6 +44,7 @@ class Broker:
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
         self.groups = groups.GroupHandlers(self)
+        self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
 
     # ------------------------------------------------------------------ registry
     def register(self, api_key: int, handler: Handler) -> None:
@@ -78,8 +79,12 @@ class Broker:
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()
+        if self.zookeeper is not None:
+            await self.zookeeper.tick()
 
     def close(self) -> None:
+        if self.zookeeper is not None:
+            self.zookeeper.close()  # the session ends: /brokers/ids/<id> goes away
         for part in (self.groups, self.admin, self.data):
             closer = getattr(part, "close", None)
             if closer is not None:

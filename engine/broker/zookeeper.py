@@ -1,0 +1,659 @@
+"""ZooKeeper mode: what a Kafka 2.8 broker (and, when it wins the election, its controller)
+does in ZooKeeper, for a pk-server-start started with `zookeeper.connect`.
+
+Start-up (blocking, before the engine opens the data directory; see cli/server_start.py):
+  connect within zookeeper.connection.timeout.ms, make sure the persistent paths exist, and
+  get the cluster id: /cluster/id when present (a meta.properties with another id is fatal, as
+  in Kafka), else meta.properties' id when the data directory has one (pk: an existing pk data
+  directory can become a ZooKeeper broker), else a new one. A fresh data directory gets a
+  meta.properties with that id.
+Then (ZooKeeperSync.start, on the event loop, once the socket listens):
+  register the ephemeral /brokers/ids/<id> (BrokerIdZNode v5), try to become the controller
+  (ephemeral /controller, /controller_epoch), and reconcile.
+
+Reconciling (Broker.tick() every second, when a watch fired, the local topics changed, or
+every RESYNC_S seconds): the znodes under /brokers/topics are the source of truth.
+  - a topic in ZooKeeper and not in the engine is created with the znode's assignment (replicas
+    of other brokers are kept as listed), its topic_id if the znode has one, and the overrides
+    of /config/topics/<t>;
+  - a longer assignment adds the new partitions; a changed /config/topics/<t> replaces the
+    topic's overrides;
+  - /admin/delete_topics/<t> deletes the topic from the engine and (the controller) removes
+    /brokers/topics/<t>, /config/topics/<t> and then the marker, as a 2.8 controller with
+    delete.topic.enable=true does;
+  - for each partition whose first live replica is this broker, /brokers/topics/<t>/partitions/
+    <p>/state says leader = this broker, isr = [this broker];
+  - changes made through the Admin API (CreateTopics, CreatePartitions, DeleteTopics, configs)
+    land in the engine first and are written back to ZooKeeper here (a deletion as the marker,
+    which the next pass carries out). Internal topics that exist only locally
+    (__consumer_offsets) are not published.
+kazoo's watches only flag work (from kazoo's threads); ZooKeeper calls run in the default
+executor and every engine change happens on the event loop. After a session loss kazoo
+reconnects with a new session: the broker registers again and runs for controller again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+
+from pk.commands.zk_backend import (
+    BROKER_IDS,
+    CONFIG_CHANGES,
+    CONFIG_TOPICS,
+    DELETE_TOPICS,
+    TOPICS,
+    ReplicaAssignment,
+    decode_config,
+    decode_topic_assignment,
+    encode_config,
+    encode_config_change,
+    encode_topic_assignment,
+    partition_state_path,
+    topic_path,
+)
+
+from .. import topic_config, topic_names
+from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrPartitionError
+from ..fileutil import atomic_write, locked
+from ..metadata import TopicMetadata, new_kafka_uuid
+
+log = logging.getLogger("kafka.server.KafkaServer")
+ctl_log = logging.getLogger("kafka.controller.KafkaController")
+
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER_ID = "/cluster/id"
+# KafkaZkClient.createTopLevelPaths (2.8)
+PERSISTENT_PATHS = ("/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
+                    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+                    CONFIG_TOPICS, "/config/clients", "/config/users", "/config/brokers", "/config/ips")
+RESYNC_S = 10.0
+META_PROPERTIES = "meta.properties"
+
+
+class ZooKeeperStartupError(Exception):
+    """Start-up failed: str() is the exception line Kafka prints after its fatal log line."""
+
+    def report(self, logger: logging.Logger) -> None:
+        logger.error("Fatal error during KafkaServer startup. Prepare to shutdown\n%s", self)
+
+
+# --------------------------------------------------------------------------- ZkData encoders
+def encode_broker(broker_id: int, host: str, port: int, rack: str | None = None,
+                  timestamp_ms: int | None = None) -> bytes:
+    """BrokerIdZNode.encode, version 5 (2.7/2.8), one PLAINTEXT endpoint. The keys go into a
+    Scala mutable.HashMap; its iteration order is what Jackson writes."""
+    from pk.commands.dump_log import ScalaHashMap, jackson_string
+
+    stamp = str(int(time.time() * 1000) if timestamp_ms is None else timestamp_ms)
+    endpoint = f"PLAINTEXT://{host}:{port}"
+    values = ScalaHashMap()
+    for key, value in (("version", "5"), ("host", jackson_string(host)), ("port", str(port)),
+                       ("endpoints", f"[{jackson_string(endpoint)}]"), ("jmx_port", "-1"),
+                       ("timestamp", jackson_string(stamp))):
+        values.put(key, value)
+    if rack is not None:
+        values.put("rack", jackson_string(rack))
+    values.put("listener_security_protocol_map", '{"PLAINTEXT":"PLAINTEXT"}')
+    values.put("features", "{}")
+    return ("{" + ",".join(f'"{k}":{v}' for k, v in values.items()) + "}").encode()
+
+
+def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
+    """ControllerZNode.encode: an immutable Map3, so insertion order."""
+    stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+    return f'{{"version":1,"brokerid":{broker_id},"timestamp":"{stamp}"}}'.encode()
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    """ClusterIdZNode.toJson (note the string version)."""
+    return f'{{"version":"1","id":"{cluster_id}"}}'.encode()
+
+
+def encode_partition_state(leader: int, leader_epoch: int, isr: list[int], controller_epoch: int) -> bytes:
+    """TopicPartitionStateZNode.encode (the order Kafka 2.8 writes, zookeeper-and-spark.md A1)."""
+    return (f'{{"controller_epoch":{controller_epoch},"leader":{leader},"version":1,'
+            f'"leader_epoch":{leader_epoch},"isr":[{",".join(map(str, isr))}]}}').encode()
+
+
+# --------------------------------------------------------------------------- snapshots
+@dataclass
+class ZkTopic:
+    assignment: dict[int, list[int]]
+    topic_id: str | None
+    configs: dict[str, str]
+
+
+@dataclass
+class Known:
+    """A topic this broker has seen both in ZooKeeper and in its engine, with the overrides
+    each side had when they last agreed."""
+    zk_configs: dict[str, str]
+    local_configs: dict[str, str]
+
+
+class ZooKeeperSync:
+    def __init__(self, config, data_dir: str):
+        self.config = config
+        self.node_id = config.node_id
+        self.connect_string = config.get("zookeeper.connect")
+        self.data_dir = data_dir
+        self.zk = None
+        self.cluster_id: str | None = None
+        self.broker = None
+        self.engine = None
+        self.is_controller = False
+        self.controller_epoch = 0
+        self._dirty = threading.Event()
+        self._session_lost = threading.Event()
+        self._known: dict[str, Known] = {}
+        self._watched: set[str] = set()
+        self._states: dict[tuple[str, int], tuple[int, int]] = {}  # (t, p) -> (leader, leader_epoch) written
+        self._local_sig: dict[str, int] = {}
+        self._next_resync = 0.0
+        self._busy = False
+        self._closed = False
+
+    # ------------------------------------------------------------------ start-up (blocking)
+    @classmethod
+    def connect(cls, config, data_dir: str) -> "ZooKeeperSync":
+        """Connect, create the top-level paths, settle the cluster id (meta.properties)."""
+        sync = cls(config, data_dir)
+        sync._connect()
+        try:
+            sync._ensure_paths()
+            sync._settle_cluster_id()
+        except ZooKeeperStartupError:
+            sync.close()
+            raise
+        except KazooException as exc:
+            sync.close()
+            raise ZooKeeperStartupError(f"org.apache.zookeeper.KeeperException: {type(exc).__name__}") from None
+        return sync
+
+    def _connect(self) -> None:
+        import warnings
+
+        from kazoo.client import KazooClient
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        quiet = logging.getLogger("pk.zookeeper.kazoo")
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+        timeout = self.config.get_int("zookeeper.connection.timeout.ms") / 1000
+        session = int(self.config.values.get("zookeeper.session.timeout.ms") or 18000) / 1000
+        log.info("Connecting to zookeeper on %s", self.connect_string)
+        try:
+            self.zk = KazooClient(hosts=self.connect_string, timeout=session, logger=quiet)
+        except (ValueError, KazooException) as exc:
+            raise ZooKeeperStartupError(f"java.lang.IllegalArgumentException: {exc}") from None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.zk.start(timeout=timeout)
+        except KazooTimeoutError:
+            self.close()
+            raise ZooKeeperStartupError("kafka.zookeeper.ZooKeeperClientTimeoutException: Timed out waiting for "
+                                        "connection while in state: CONNECTING") from None
+        self.zk.add_listener(self._state_listener)
+        chroot = self.zk.chroot
+        if chroot and chroot != "/":
+            # Kafka 2.8 creates a missing chroot path before the top-level paths.
+            self.zk.ensure_path("/")
+
+    def _ensure_paths(self) -> None:
+        for path in PERSISTENT_PATHS:
+            self.zk.ensure_path(path)
+
+    def _read_meta(self) -> dict[str, str] | None:
+        path = os.path.join(self.data_dir, META_PROPERTIES)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return None
+        props = {}
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith(("#", "!")) and "=" in line:
+                key, value = line.split("=", 1)
+                props[key.strip()] = value.strip()
+        return props
+
+    def _settle_cluster_id(self) -> None:
+        meta = self._read_meta()
+        stored = (meta or {}).get("cluster.id")
+        try:
+            data, _ = self.zk.get(CLUSTER_ID)
+            cluster_id = json.loads(data)["id"]
+        except NoNodeError:
+            cluster_id = stored or new_kafka_uuid()
+            try:
+                self.zk.create(CLUSTER_ID, encode_cluster_id(cluster_id), makepath=True)
+            except NodeExistsError:  # another broker was quicker: createOrGetClusterId
+                data, _ = self.zk.get(CLUSTER_ID)
+                cluster_id = json.loads(data)["id"]
+        except (ValueError, KeyError, TypeError):
+            raise ZooKeeperStartupError(f"org.apache.kafka.common.KafkaException: Failed to parse the cluster id "
+                                        f"json {data!r}") from None
+        log.info("Cluster ID = %s", cluster_id)
+        if stored is not None and stored != cluster_id:
+            raise ZooKeeperStartupError(
+                f"kafka.common.InconsistentClusterIdException: The Cluster ID {cluster_id} doesn't match stored "
+                f"clusterId Some({stored}) in meta.properties. The broker is trying to join the wrong cluster. "
+                f"Configured zookeeper.connect may be wrong.")
+        if meta is None:
+            os.makedirs(self.data_dir, exist_ok=True)
+            stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+            atomic_write(os.path.join(self.data_dir, META_PROPERTIES),
+                         f"#\n#{stamp}\nbroker.id={self.node_id}\nversion=0\ncluster.id={cluster_id}\n".encode())
+        self.cluster_id = cluster_id
+
+    # ------------------------------------------------------------------ on the event loop
+    async def start(self, broker) -> None:
+        """Register, run for controller, set the watches, and take the topics from ZooKeeper."""
+        self.broker = broker
+        self.engine = broker.engine
+        await self._run(self._register)
+        await self._run(self._elect)
+        await self._run(self._set_watches)
+        await self._reconcile()
+
+    async def tick(self) -> None:
+        if self._closed or self._busy:
+            return
+        self._busy = True
+        try:
+            if self._session_lost.is_set() and self.zk.connected:
+                self._session_lost.clear()
+                log.info("[KafkaServer id=%d] ZooKeeper session re-established: registering again", self.node_id)
+                self._states.clear()
+                try:
+                    await self._run(self._register)
+                except (KazooException, ZooKeeperStartupError) as exc:
+                    log.warning("Re-registering broker %d failed (%s); retrying", self.node_id, exc)
+                    self._session_lost.set()
+                    return
+                self._dirty.set()
+            if not self.zk.connected:
+                return
+            if not self.is_controller and self._dirty.is_set():
+                await self._run(self._elect)
+            sig = self._local_signature()
+            if self._dirty.is_set() or sig != self._local_sig or time.monotonic() >= self._next_resync:
+                await self._reconcile()
+        except KazooException as exc:
+            log.warning("ZooKeeper sync failed (%s: %s); retrying", type(exc).__name__, exc)
+            self._dirty.set()
+        finally:
+            self._busy = False
+
+    def close(self) -> None:
+        self._closed = True
+        if self.zk is not None:
+            try:
+                self.zk.stop()
+                self.zk.close()
+            except Exception:
+                pass
+
+    async def _run(self, fn, *args):
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    # ------------------------------------------------------------------ kazoo side
+    def _state_listener(self, state) -> None:
+        from kazoo.protocol.states import KazooState
+
+        if state == KazooState.LOST:
+            self._session_lost.set()
+            self.is_controller = False
+        self._dirty.set()
+
+    def _flag(self, *_args) -> None:
+        self._dirty.set()
+
+    def _set_watches(self) -> None:
+        from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+        for path in (TOPICS, DELETE_TOPICS, BROKER_IDS):
+            ChildrenWatch(self.zk, path, self._flag)
+        DataWatch(self.zk, CONTROLLER, self._flag)
+
+    def _watch_topic(self, name: str) -> None:
+        from kazoo.recipe.watchers import DataWatch
+
+        for path in (topic_path(name), f"{CONFIG_TOPICS}/{name}"):
+            if path not in self._watched:
+                self._watched.add(path)
+                DataWatch(self.zk, path, self._flag)
+
+    def _register(self) -> None:
+        """KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, owned by this session."""
+        host, port = self.broker.host, self.broker.port
+        path = f"{BROKER_IDS}/{self.node_id}"
+        data = encode_broker(self.node_id, host, port)
+        try:
+            self.zk.create(path, data, ephemeral=True, makepath=True)
+        except NodeExistsError:
+            try:
+                _, stat = self.zk.get(path)
+            except NoNodeError:
+                return self._register()
+            session = self.zk.client_id[0] if self.zk.client_id else 0
+            if stat.ephemeralOwner != session:
+                raise ZooKeeperStartupError(
+                    f"org.apache.zookeeper.KeeperException$NodeExistsException: KeeperErrorCode = NodeExists "
+                    f"(Error while creating ephemeral at {path}, node already exists and owner "
+                    f"'{stat.ephemeralOwner}' does not match current session '{session}')") from None
+            self.zk.set(path, data)
+        log.info("Registered broker %d at path %s with addresses: PLAINTEXT://%s:%d", self.node_id, path, host, port)
+
+    def _elect(self) -> None:
+        """KafkaController.elect: become the controller unless there is one; bump the epoch."""
+        try:
+            data, stat = self.zk.get(CONTROLLER)
+            session = self.zk.client_id[0] if self.zk.client_id else 0
+            self.is_controller = stat.ephemeralOwner == session
+            return
+        except NoNodeError:
+            pass
+        try:
+            self.zk.create(CONTROLLER, encode_controller(self.node_id), ephemeral=True)
+        except NodeExistsError:
+            self.is_controller = False
+            return
+        try:
+            data, stat = self.zk.get(CONTROLLER_EPOCH)
+            epoch = int(data or b"0") + 1
+            self.zk.set(CONTROLLER_EPOCH, str(epoch).encode(), version=stat.version)
+        except NoNodeError:
+            epoch = 1
+            self.zk.create(CONTROLLER_EPOCH, b"1")
+        self.controller_epoch = epoch
+        self.is_controller = True
+        ctl_log.info("[Controller id=%d] %d successfully elected as the controller. Epoch incremented to %d",
+                     self.node_id, self.node_id, epoch)
+
+    def _get(self, path: str) -> bytes | None:
+        try:
+            data, _ = self.zk.get(path)
+        except NoNodeError:
+            return None
+        return data or b""
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return self.zk.get_children(path)
+        except NoNodeError:
+            return []
+
+    def _read_cluster(self) -> tuple[dict[str, ZkTopic], set[str], set[int], int]:
+        """(topics, delete markers, live broker ids, controller epoch) as ZooKeeper has them now."""
+        topics: dict[str, ZkTopic] = {}
+        for name in self._children(TOPICS):
+            data = self._get(topic_path(name))
+            if data is None:
+                continue
+            try:
+                parsed = decode_topic_assignment(data)
+            except ValueError:
+                log.warning("Ignoring topic %s: invalid assignment %r", name, data)
+                continue
+            configs = decode_config(self._get(f"{CONFIG_TOPICS}/{name}"))
+            topics[name] = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, parsed.topic_id, configs)
+            self._watch_topic(name)
+        markers = set(self._children(DELETE_TOPICS))
+        live = set()
+        for child in self._children(BROKER_IDS):
+            try:
+                live.add(int(child))
+            except ValueError:
+                pass
+        epoch = self._get(CONTROLLER_EPOCH)
+        try:
+            epoch = int(epoch) if epoch else 0
+        except ValueError:
+            epoch = 0
+        return topics, markers, live, epoch
+
+    def _remove_topic_znodes(self, name: str) -> None:
+        """TopicDeletionManager.completeDeleteTopic: the topic, its config, then the marker."""
+        for path in (topic_path(name), f"{CONFIG_TOPICS}/{name}", f"{DELETE_TOPICS}/{name}"):
+            try:
+                self.zk.delete(path, recursive=True)
+            except NoNodeError:
+                pass
+        self._watched.discard(topic_path(name))
+
+    def _publish_topic(self, meta: TopicMetadata) -> None:
+        """AdminZkClient.createTopicWithAssignment for a topic created through the Admin API."""
+        self._set_or_create(f"{CONFIG_TOPICS}/{meta.name}", encode_config(dict(meta.configs)))
+        data = encode_topic_assignment(None, {p: ReplicaAssignment(list(r)) for p, r in sorted(meta.assignment.items())})
+        try:
+            self.zk.create(topic_path(meta.name), data, makepath=True)
+        except NodeExistsError:
+            pass
+
+    def _publish_partitions(self, name: str, zk_topic: ZkTopic, assignment: dict[int, list[int]]) -> None:
+        data = encode_topic_assignment(zk_topic.topic_id, {p: ReplicaAssignment(list(r))
+                                                           for p, r in sorted(assignment.items())})
+        self.zk.set(topic_path(name), data)
+
+    def _publish_configs(self, name: str, configs: dict[str, str]) -> None:
+        self._set_or_create(f"{CONFIG_TOPICS}/{name}", encode_config(configs))
+        self.zk.create(f"{CONFIG_CHANGES}/config_change_", encode_config_change(f"topics/{name}"),
+                       sequence=True, makepath=True)
+
+    def _set_or_create(self, path: str, data: bytes) -> None:
+        try:
+            self.zk.set(path, data)
+        except NoNodeError:
+            try:
+                self.zk.create(path, data, makepath=True)
+            except NodeExistsError:
+                self.zk.set(path, data)
+
+    def _mark_for_deletion(self, name: str) -> None:
+        try:
+            self.zk.create(f"{DELETE_TOPICS}/{name}", makepath=True)
+        except NodeExistsError:
+            pass
+
+    def _write_states(self, wanted: dict[tuple[str, int], int], epoch: int) -> None:
+        """Leader = this broker, isr = [this broker] for each wanted (topic, partition); a
+        state znode saying otherwise is overwritten with the next leader epoch."""
+        for (name, p), leader in wanted.items():
+            if self._states.get((name, p), (None,))[0] == leader:
+                continue
+            path = partition_state_path(name, p)
+            try:
+                data, stat = self.zk.get(path)
+            except NoNodeError:
+                data = None
+            if data is None:
+                try:
+                    self.zk.create(path, encode_partition_state(leader, 0, [leader], epoch), makepath=True)
+                    self._states[(name, p)] = (leader, 0)
+                    continue
+                except NodeExistsError:
+                    data, stat = self.zk.get(path)
+            try:
+                js = json.loads(data)
+                current, leader_epoch, isr = int(js["leader"]), int(js["leader_epoch"]), list(js["isr"])
+            except (ValueError, KeyError, TypeError):
+                current, leader_epoch, isr = -1, -1, []
+            if current == leader and isr == [leader]:
+                self._states[(name, p)] = (leader, leader_epoch)
+                continue
+            self.zk.set(path, encode_partition_state(leader, leader_epoch + 1, [leader], epoch), version=stat.version)
+            self._states[(name, p)] = (leader, leader_epoch + 1)
+
+    # ------------------------------------------------------------------ reconcile (event loop)
+    def _local_signature(self) -> dict[str, int]:
+        store = self.engine.store
+        sig = {}
+        for name in store.names():
+            try:
+                sig[name] = store.mtime_ns(name)
+            except (OSError, KafkaError):
+                continue
+        return sig
+
+    async def _reconcile(self) -> None:
+        self._dirty.clear()
+        self._next_resync = time.monotonic() + RESYNC_S
+        topics, markers, live, epoch = await self._run(self._read_cluster)
+        if self.is_controller:
+            self.controller_epoch = max(self.controller_epoch, epoch)
+        else:
+            self.controller_epoch = epoch
+        engine = self.engine
+        local = set(engine.list_topics())
+
+        # Deletions marked in ZooKeeper (by kafka-topics --delete, or by us for DeleteTopics).
+        deletion_enabled = str(engine.broker_config.get("delete.topic.enable", "true")).lower() == "true"
+        for name in sorted(markers):
+            if not deletion_enabled:
+                break
+            if name in local:
+                try:
+                    engine.delete_topic(name)
+                    self.broker.data.forget_topic(name)
+                    log.info("[KafkaServer id=%d] Deleted topic %s (marked for deletion in ZooKeeper)",
+                             self.node_id, name)
+                except (UnknownTopicOrPartitionError, TopicDeletionDisabledError):
+                    pass
+                local.discard(name)
+            self._known.pop(name, None)
+            for key in [k for k in self._states if k[0] == name]:
+                del self._states[key]
+            if self.is_controller:
+                await self._run(self._remove_topic_znodes, name)
+            topics.pop(name, None)
+
+        wanted_states: dict[tuple[str, int], int] = {}
+        for name, zt in sorted(topics.items()):
+            if name in markers or not zt.assignment:
+                continue
+            known = self._known.get(name)
+            if name not in local:
+                if known is not None:
+                    # Deleted here through the Admin API: ask for the deletion in ZooKeeper.
+                    self._known.pop(name, None)
+                    await self._run(self._mark_for_deletion, name)
+                    self._dirty.set()
+                    continue
+                if not self._create_local(name, zt):
+                    continue
+                local.add(name)
+                known = None
+            meta = engine.topic(name)
+            # Partitions: more in ZooKeeper -> add here; more here (CreatePartitions) -> publish.
+            if len(zt.assignment) > meta.partitions:
+                self._add_local_partitions(name, zt.assignment)
+            elif meta.partitions > len(zt.assignment):
+                combined = {**meta.assignment, **zt.assignment}
+                await self._run(self._publish_partitions, name, zt, combined)
+                zt.assignment = combined
+            # Configs: a change in ZooKeeper wins; else a local change (AlterConfigs) is published.
+            if known is None or zt.configs != known.zk_configs:
+                if self._usable_configs(name, zt.configs) != meta.configs:
+                    self._replace_local_configs(name, zt.configs)
+            elif meta.configs != known.local_configs:
+                await self._run(self._publish_configs, name, dict(meta.configs))
+                zt.configs = dict(meta.configs)
+            self._known[name] = Known(dict(zt.configs), dict(engine.topic(name).configs))
+            for p, replicas in zt.assignment.items():
+                leader = next((b for b in replicas if b in live), None)
+                if leader == self.node_id:
+                    wanted_states[(name, p)] = leader
+
+        # Topics only here: created through the Admin API (publish them), or their znode went
+        # away without a deletion marker (drop them, as the znode is the source of truth).
+        for name in sorted(local - set(topics) - markers):
+            if topic_names.is_internal(name):
+                continue
+            if name in self._known:
+                self._known.pop(name)
+                try:
+                    engine.delete_topic(name)
+                    self.broker.data.forget_topic(name)
+                except (KafkaError, OSError):
+                    pass
+                continue
+            try:
+                meta = engine.topic(name)
+            except UnknownTopicOrPartitionError:
+                continue
+            await self._run(self._publish_topic, meta)
+            self._known[name] = Known(dict(meta.configs), dict(meta.configs))
+            self._dirty.set()  # next pass writes its partition states
+
+        if wanted_states:
+            await self._run(self._write_states, wanted_states, self.controller_epoch or 1)
+        self._local_sig = self._local_signature()
+
+    def _create_local(self, name: str, zt: ZkTopic) -> bool:
+        """Create a topic found in ZooKeeper, with its assignment as listed (replicas on other
+        brokers included: the engine stores them) and the overrides pk knows how to apply."""
+        engine = self.engine
+        configs = self._usable_configs(name, zt.configs)
+        try:
+            topic_names.validate(name)
+        except KafkaError as exc:
+            log.warning("Ignoring topic %s found in ZooKeeper: %s", name, exc)
+            return False
+        from ..log import create_partition_dir
+
+        meta = TopicMetadata(name=name, topic_id=zt.topic_id or new_kafka_uuid(),
+                             assignment={p: list(r) for p, r in sorted(zt.assignment.items())}, configs=configs)
+        with locked(engine.admin_lock_path):
+            if engine.store.exists(name):
+                return True
+            engine._create_locked(meta)  # partition directories, then the metadata
+        log.info("[KafkaServer id=%d] Created topic %s with %d partition(s) from ZooKeeper",
+                 self.node_id, name, meta.partitions)
+        return True
+
+    @staticmethod
+    def _usable_configs(name: str, configs: dict[str, str]) -> dict[str, str]:
+        usable = {}
+        for key, value in configs.items():
+            try:
+                topic_config.validate({key: value})
+            except KafkaError as exc:
+                log.warning("Ignoring config %s=%s of topic %s: %s", key, value, name, exc)
+                continue
+            usable[key] = str(value)
+        return usable
+
+    def _add_local_partitions(self, name: str, assignment: dict[int, list[int]]) -> None:
+        engine = self.engine
+        total = len(assignment)
+        try:
+            engine.create_partitions(name, total)  # the directories (replicas copied from partition 0)
+        except KafkaError as exc:
+            log.warning("Adding partitions to %s failed: %s", name, exc)
+            return
+        with locked(engine.admin_lock_path):  # then the replicas the znode lists
+            meta = engine.store.get(name)
+            meta.assignment.update({p: list(r) for p, r in assignment.items() if p in meta.assignment})
+            engine.store.put(meta)
+        log.info("[KafkaServer id=%d] Topic %s now has %d partitions (from ZooKeeper)", self.node_id, name, total)
+
+    def _replace_local_configs(self, name: str, configs: dict[str, str]) -> None:
+        usable = self._usable_configs(name, configs)
+        current = self.engine.topic(name).configs
+        try:
+            self.engine.alter_topic_configs(name, set_configs=usable,
+                                            delete_configs=[k for k in current if k not in usable])
+        except KafkaError as exc:
+            log.warning("Applying the configs of topic %s from ZooKeeper failed: %s", name, exc)

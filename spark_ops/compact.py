@@ -1,0 +1,455 @@
+"""`pk-spark compact`: log compaction as Kafka's log cleaner does it, as a Spark job.
+
+Bundled engine (a data dir): each partition of the chosen `compact` topics is planned on the
+driver with the engine's own `cleaner.plan` (dirty range from the cleaner checkpoint to the
+first uncleanable offset: the active segment, or younger than min.compaction.lag.ms; skipped
+below min.cleanable.dirty.ratio unless forced). Spark then does the heavy work:
+
+1. one task per dirty segment builds that segment's key -> latest offset map with
+   `cleaner.build_offset_map` (the decode of every record);
+2. the maps are shuffled to one task per partition (the maps of a partition's segments,
+   merged in offset order: a later segment's offsets are always higher, so the merge is a
+   dict update), which rewrites the partition's closed segments with `cleaner.clean_segments`
+   (the same pure functions the engine's cleaner calls, hence the same bytes) and stages the
+   new segments with `cleaner.write_cleaned` under `<data dir>/.pk/compact/<job>/`;
+3. the driver takes the partition lock, checks that the planned segments are still exactly
+   the files it planned from (same inode and size: no roll into them, no engine cleaning,
+   truncation or retention meanwhile; otherwise that partition is skipped, never swapped
+   stale) and swaps the staged segments in with `PartitionLog.swap_cleaned` -- the engine's
+   own crash-safe `.cleaned` -> `.swap` -> `.deleted` sequence, counters and checkpoint.
+
+Producers and consumers keep running meanwhile: nothing is locked until the swap, readers
+never see a half-swapped partition, and a crash at any point leaves the old or the new
+segments (the staging directory is only scratch).
+
+Snapshot mode (`--output-topic` or `--output`; a remote cluster, where the broker owns its
+files, or a data dir left as it is): the records are read through `pklog`, and the latest
+record of each key per partition is kept (keyless records dropped). Without batch metadata a
+tombstone's delete horizon is unknown, so tombstones are dropped -- the snapshot is the live
+state -- unless `keep_tombstones`. The snapshot goes to a topic (confluent-kafka producer,
+keyed, Java-compatible murmur2 partitioning, timestamps and headers kept) or to Parquet /
+JSON Lines files (dump.py's layouts).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from .datasource import PkLogError, ReadOptions, offsets_json, resolve_ranges, source_catalog
+from .offsets import select_topics, source_options
+
+
+@dataclass
+class CompactRequest:
+    topic: str | None = None
+    include: str | None = None
+    include_internal: bool = False
+    data_dir: str | None = None
+    bootstrap_server: str | None = None
+    consumer_properties: dict[str, str] = field(default_factory=dict)
+    force: bool = False  # ignore min.cleanable.dirty.ratio
+    now_ms: int | None = None  # the cleaner's clock (tests: fixed delete horizons)
+    output_topic: str | None = None
+    producer_properties: dict[str, str] = field(default_factory=dict)
+    output: str | None = None
+    format: str | None = None
+    overwrite: bool = False
+    keep_tombstones: bool = False
+
+    @property
+    def snapshot(self) -> bool:
+        return bool(self.output_topic or self.output)
+
+
+@dataclass
+class PartitionTask:
+    """One partition to rewrite: what the driver planned (all plain data, shipped to tasks)."""
+    index: int
+    topic: str
+    partition: int
+    directory: str
+    first_dirty: int
+    first_uncleanable: int
+    segments: list  # [(base, log path, size)] of the closed segments to rewrite
+    expected: list  # [(base, inode, size)]: what swap_cleaned checks under the lock
+    delete_retention_ms: int
+    segment_bytes: int
+    index_interval_bytes: int
+    records_in: int = 0  # offsets covered (for throughput figures)
+
+
+@dataclass
+class PartitionResult:
+    topic: str
+    partition: int
+    status: str  # cleaned, skipped (changed meanwhile), nothing to clean, below ratio
+    segments_in: int = 0
+    segments_out: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+
+@dataclass
+class CompactPlan:
+    request: CompactRequest
+    topics: list[str]
+    data_dir: str | None = None
+    now_ms: int = 0
+    tasks: list[PartitionTask] = field(default_factory=list)
+    idle: list[PartitionResult] = field(default_factory=list)  # partitions with nothing to do
+    source_options: dict[str, str] = field(default_factory=dict)  # snapshot mode: pklog options
+    format: str | None = None
+    clean_plans: dict = field(default_factory=dict)  # (topic, partition) -> cleaner.CleanPlan
+
+
+# --------------------------------------------------------------------------- planning
+def _compact_topics(engine, topics: list[str], named: bool) -> list[str]:
+    out = []
+    for t in topics:
+        if "compact" in engine.topic_config(t).get("cleanup.policy", ""):
+            out.append(t)
+        elif named:
+            raise PkLogError(f"Topic '{t}' is not compacted (cleanup.policy does not contain compact)")
+    return out
+
+
+def prepare(request: CompactRequest) -> CompactPlan:
+    """Settle topics and per-partition plans on the driver; PkLogError for bad input."""
+    if request.topic and request.include:
+        raise PkLogError("Give --topic or --include, not both")
+    if request.output_topic and request.output:
+        raise PkLogError("Give --output-topic or --output, not both")
+    if request.bootstrap_server and not request.snapshot:
+        raise PkLogError("On a remote cluster the broker owns its segment files: write the compacted "
+                         "snapshot with --output-topic TOPIC or --output PATH")
+    if request.output_topic and not request.bootstrap_server:
+        raise PkLogError("--output-topic needs --bootstrap-server (the cluster to produce to)")
+    now_ms = request.now_ms if request.now_ms is not None else int(time.time() * 1000)
+    base = source_options(request.data_dir, request.bootstrap_server, request.consumer_properties)
+    if request.snapshot:
+        return _prepare_snapshot(request, base, now_ms)
+    catalog = source_catalog(base)
+    try:
+        topics = select_topics(catalog, request.topic, request.include, request.include_internal)
+        topics = _compact_topics(catalog.engine, topics, named=request.topic is not None)
+        plan = CompactPlan(request, topics, data_dir=catalog.data_dir, now_ms=now_ms)
+        for topic in topics:
+            for p in catalog.partitions(topic) or []:
+                _plan_partition(plan, catalog.engine.partition(topic, p))
+    finally:
+        catalog.close()
+    return plan
+
+
+def _plan_partition(plan: CompactPlan, log) -> None:
+    from pk.engine import checkpoint, cleaner
+
+    done = checkpoint.read(os.path.join(log.data_dir, checkpoint.CLEANER_OFFSET)).get((log.topic, log.partition))
+    p = cleaner.plan(log, plan.now_ms, done)
+    if p is None:
+        plan.idle.append(PartitionResult(log.topic, log.partition, "nothing to clean"))
+        return
+    if not plan.request.force and p.dirty_ratio < log.config["min.cleanable.dirty.ratio"] \
+            and not cleaner.has_expired_tombstones(p, plan.now_ms):
+        plan.idle.append(PartitionResult(log.topic, log.partition, "below min.cleanable.dirty.ratio"))
+        return
+    segments, expected = [], []
+    for seg in p.segments:
+        st = os.fstat(seg.fd)
+        segments.append((seg.base_offset, seg.log_path, st.st_size))
+        expected.append((seg.base_offset, st.st_ino, st.st_size))
+    plan.tasks.append(PartitionTask(
+        index=len(plan.tasks), topic=log.topic, partition=log.partition, directory=log.dir,
+        first_dirty=p.first_dirty, first_uncleanable=p.first_uncleanable, segments=segments,
+        expected=expected, delete_retention_ms=log.config["delete.retention.ms"],
+        segment_bytes=log.config["segment.bytes"], index_interval_bytes=log.config["index.interval.bytes"],
+        records_in=p.first_uncleanable - p.segments[0].base_offset))
+    plan.clean_plans[(log.topic, log.partition)] = p
+
+
+def _prepare_snapshot(request: CompactRequest, base: dict, now_ms: int) -> CompactPlan:
+    from . import dump
+
+    fmt = None
+    if request.output:
+        fmt = dump.output_format(request.format, request.output)
+        dump._check_path(request.output, "Output", request.overwrite)
+    catalog = source_catalog(base)
+    try:
+        topics = select_topics(catalog, request.topic, request.include, request.include_internal)
+        if not topics:
+            raise PkLogError("There are no topics to compact")
+        ranges = resolve_ranges(catalog, ReadOptions.parse({**base, "subscribe": ",".join(topics)}))
+    finally:
+        catalog.close()
+    options = {**base, "subscribe": ",".join(topics),
+               "startingOffsets": offsets_json({(r.topic, r.partition): r.start for r in ranges}),
+               "endingOffsets": offsets_json({(r.topic, r.partition): r.end for r in ranges}),
+               "includeHeaders": "true"}
+    return CompactPlan(request, topics, now_ms=now_ms, source_options=options, format=fmt)
+
+
+# --------------------------------------------------------------------------- Spark tasks
+def _read_segment(path: str, size: int) -> bytes | None:
+    """The planned bytes of a segment, or None when the file is no longer the planned one
+    (cleaned, truncated or deleted meanwhile: the partition will be skipped)."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            data = os.pread(f.fileno(), size, 0)
+    except FileNotFoundError:
+        return None
+    return data if len(data) == size else None
+
+
+def _segment_map(item):
+    """Task 1: (partition index, (segment base, key -> latest offset in the dirty range, or
+    None when the segment changed since planning))."""
+    from pk.engine import cleaner
+
+    index, base, path, size, start, end = item
+    data = _read_segment(path, size)
+    return index, (base, None if data is None else cleaner.build_offset_map([data], start, end))
+
+
+def _rewrite(tasks: dict, now_ms: int, staging: str):
+    """Task 2 (one per partition): merge the segment maps, clean the segments, stage them.
+    Yields (partition index, [(base, staged .log.cleaned path, size)] or None when stale)."""
+    from pk.engine import cleaner
+
+    def run(index, items):
+        maps = sorted(((base, m) for _, (base, m) in items), key=lambda bm: bm[0])
+        if index not in tasks:
+            return
+        task = tasks[index]
+        if any(m is None for _, m in maps):
+            yield index, None
+            return
+        offset_map: dict = {}
+        for _, m in maps:  # in offset order: later segments win
+            offset_map.update(m)
+        inputs = []
+        for base, path, size in task.segments:
+            data = _read_segment(path, size)
+            if data is None:
+                yield index, None
+                return
+            inputs.append((base, data))
+        groups = cleaner.clean_segments(inputs, offset_map, now_ms, task.delete_retention_ms, task.segment_bytes)
+        directory = os.path.join(staging, f"{task.topic}-{task.partition}")
+        os.makedirs(directory, exist_ok=True)
+        out = []
+        for base, data in groups:
+            cleaner.write_cleaned(directory, base, data, task.index_interval_bytes)
+            out.append((base, os.path.join(directory, f"{base:020d}.log{cleaner.CLEANED}"), len(data)))
+        yield index, out
+
+    return run
+
+
+def staging_root(data_dir: str) -> str:
+    return os.path.join(data_dir, ".pk", "compact")
+
+
+def run(spark, plan: CompactPlan) -> list[PartitionResult]:
+    """Compact: rewrite in place (bundled engine), or write the snapshot."""
+    if plan.request.snapshot:
+        return run_snapshot(spark, plan)
+    results = list(plan.idle)
+    if not plan.tasks:
+        return _sorted(results)
+    sc = spark.sparkContext
+    staging = os.path.join(staging_root(plan.data_dir), f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    os.makedirs(staging, exist_ok=True)
+    try:
+        seg_items = [(t.index, base, path, size, t.first_dirty, t.first_uncleanable)
+                     for t in plan.tasks for base, path, size in t.segments
+                     if base < t.first_uncleanable and _segment_end(t, base) > t.first_dirty]
+        tasks = {t.index: t for t in plan.tasks}
+        n = len(plan.tasks)
+        if seg_items:
+            maps = sc.parallelize(seg_items, len(seg_items)).map(_segment_map)
+        else:  # nothing dirty: a pass that only expires tombstones
+            maps = sc.parallelize([], 1)
+        # One task per planned partition, even those with no dirty segment: a keyed dummy
+        # record per partition makes sure its Spark partition is not empty of work.
+        seeds = sc.parallelize([(t.index, (-1, {})) for t in plan.tasks], n)
+        staged = (maps.union(seeds).partitionBy(n, lambda k: k)
+                  .mapPartitionsWithIndex(_rewrite(tasks, plan.now_ms, staging)).collect())
+        by_index = dict(staged)
+        with_engine(plan, lambda engine: _swap_all(engine, plan, by_index, results))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            os.rmdir(staging_root(plan.data_dir))  # only when no other job is staging there
+        except OSError:
+            pass
+    return _sorted(results)
+
+
+def _segment_end(task: PartitionTask, base: int) -> int:
+    """The next segment's base (an upper bound of this segment's offsets)."""
+    bases = [b for b, _, _ in task.segments]
+    i = bases.index(base)
+    return bases[i + 1] if i + 1 < len(bases) else task.first_uncleanable
+
+
+def with_engine(plan: CompactPlan, fn):
+    from pk.engine.engine import Engine
+
+    with Engine(plan.data_dir) as engine:
+        return fn(engine)
+
+
+def _swap_all(engine, plan: CompactPlan, staged: dict, results: list) -> None:
+    from pk.engine.errors import UnknownTopicOrPartitionError
+
+    for task in plan.tasks:
+        groups = staged.get(task.index)
+        try:
+            if groups is None:
+                raise UnknownTopicOrPartitionError("stale")  # a planned segment changed under the tasks
+            log = engine.partition(task.topic, task.partition)
+            swapped = log.swap_cleaned(plan.clean_plans[(task.topic, task.partition)],
+                                       [(base, path) for base, path, _ in groups], expected=task.expected)
+        except UnknownTopicOrPartitionError:
+            swapped = None
+        if swapped is None:
+            results.append(PartitionResult(task.topic, task.partition, "skipped (changed meanwhile)",
+                                            len(task.segments), 0, sum(s for _, _, s in task.segments), 0))
+        else:
+            results.append(PartitionResult(task.topic, task.partition, "cleaned", len(task.segments), len(groups),
+                                           sum(s for _, _, s in task.segments), sum(s for _, _, s in groups)))
+
+
+def _sorted(results: list[PartitionResult]) -> list[PartitionResult]:
+    return sorted(results, key=lambda r: (r.topic, r.partition))
+
+
+# --------------------------------------------------------------------------- the engine's cleaner
+def run_engine(plan_or_request) -> list[PartitionResult]:
+    """The same compaction without Spark: the engine's cleaner (PartitionLog.clean)."""
+    from pk.engine.engine import Engine
+
+    request = plan_or_request.request if isinstance(plan_or_request, CompactPlan) else plan_or_request
+    if request.snapshot:
+        raise PkLogError("--engine cleans the data dir in place: it takes no --output/--output-topic")
+    base = source_options(request.data_dir, None)
+    catalog = source_catalog(base)
+    try:
+        topics = select_topics(catalog, request.topic, request.include, request.include_internal)
+        topics = _compact_topics(catalog.engine, topics, named=request.topic is not None)
+        partitions = [(t, p) for t in topics for p in catalog.partitions(t) or []]
+    finally:
+        catalog.close()
+    now_ms = request.now_ms if request.now_ms is not None else int(time.time() * 1000)
+    results = []
+    with Engine(base["path"]) as engine:
+        for topic, p in partitions:
+            log = engine.partition(topic, p)
+            closed = log.segments[:-1]
+            before = sum(seg.file_size() for seg in closed)
+            n = log.clean(now_ms, request.force)
+            if n is None:
+                results.append(PartitionResult(topic, p, "nothing cleaned"))
+                continue
+            closed_after = log.segments[:-1]
+            after = sum(seg.file_size() for seg in closed_after)
+            results.append(PartitionResult(topic, p, "cleaned", n, n - (len(closed) - len(closed_after)),
+                                           before, after))
+    return results
+
+
+# --------------------------------------------------------------------------- snapshot
+def latest_per_key(df, keep_tombstones: bool = False):
+    """The latest record of each key per partition (keyless dropped; tombstones dropped
+    unless keep_tombstones), with every column of the pklog schema."""
+    from pyspark.sql import functions as F
+
+    cols = df.columns
+    latest = (df.where(F.col("key").isNotNull())
+              .groupBy("topic", "partition", "key")
+              .agg(F.max_by(F.struct(*[c for c in cols if c not in ("topic", "partition", "key")]),
+                            F.col("offset")).alias("r"))
+              .select("topic", "partition", "key", "r.*")
+              .select(*cols))
+    if not keep_tombstones:
+        latest = latest.where(F.col("value").isNotNull())
+    return latest
+
+
+def run_snapshot(spark, plan: CompactPlan) -> list[PartitionResult]:
+    from pyspark.sql import functions as F
+
+    from . import dump
+
+    request = plan.request
+    df = spark.read.format("pklog").options(**plan.source_options).load()
+    snap = latest_per_key(df, request.keep_tombstones).orderBy("topic", "partition", "offset")
+    if request.output:
+        if plan.format == "jsonl":
+            out = dump.json_columns(snap, True)
+            out.write.mode("overwrite" if request.overwrite else "errorifexists") \
+                .option("ignoreNullFields", "false").json(request.output)
+        else:
+            key = "spark.sql.parquet.outputTimestampType"
+            if not spark.sparkContext.getConf().contains(key):
+                spark.conf.set(key, "TIMESTAMP_MICROS")
+            snap.write.mode("overwrite" if request.overwrite else "errorifexists").parquet(request.output)
+        counts = spark.read.parquet(request.output) if plan.format == "parquet" else \
+            spark.read.schema("topic string, partition int").json(request.output)
+    else:
+        conf = {"bootstrap.servers": request.bootstrap_server, "partitioner": "murmur2_random",
+                **request.producer_properties}
+        topic = request.output_topic
+        snap.foreachPartition(_producer_task(conf, topic))
+        counts = snap
+    rows = counts.groupBy("topic", "partition").agg(F.count(F.lit(1)).alias("n")).collect()
+    return _sorted([PartitionResult(r["topic"], r["partition"], f"{r['n']} records in snapshot") for r in rows])
+
+
+def _producer_task(conf: dict, topic: str):
+    def produce(rows):
+        from confluent_kafka import KafkaException, Producer
+
+        producer = Producer(conf)
+        errors = []
+
+        def delivered(err, msg):
+            if err is not None:
+                errors.append(err)
+
+        for row in rows:
+            headers = [(h["key"], h["value"]) for h in (row["headers"] or [])]
+            ts = int(row["timestamp"].timestamp() * 1000) if row["timestamp"] is not None else 0
+            while True:
+                try:
+                    producer.produce(topic, value=row["value"], key=row["key"], headers=headers or None,
+                                     timestamp=ts, on_delivery=delivered)
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+            producer.poll(0)
+        if producer.flush(60) > 0:
+            raise KafkaException("timed out delivering the snapshot")
+        if errors:
+            raise KafkaException(errors[0])
+
+    return produce
+
+
+# --------------------------------------------------------------------------- output
+def summary(results: list[PartitionResult], elapsed: float | None = None) -> str:
+    lines = []
+    for r in results:
+        line = f"{r.topic}-{r.partition}: {r.status}"
+        if r.status == "cleaned":
+            line += (f", {r.segments_in} segment(s) ({r.bytes_in} bytes) rewritten as {r.segments_out} "
+                     f"({r.bytes_out} bytes)")
+        lines.append(line)
+    if not lines:
+        lines.append("No compacted topic to clean")
+    return "\n".join(lines)
