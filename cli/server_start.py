@@ -202,8 +202,32 @@ def _daemonize(argv: list[str], config_path: str) -> None:
                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _broker_pids() -> list[int]:
-    """Processes running pk-server-start (what kafka-server-stop.sh finds with ps)."""
+def _node_id_of(words: list[str]) -> str | None:
+    """The node id a pk-server-start command line runs with (override, else its config file)."""
+    args = words[words.index("pk.cli.server_start") + 1:] if "pk.cli.server_start" in words else words[2:]
+    overrides = {}
+    for i, word in enumerate(args):
+        if word == "--override" and i + 1 < len(args) and "=" in args[i + 1]:
+            key, value = args[i + 1].split("=", 1)
+            overrides[key.strip()] = value.strip()
+    for key in ("node.id", "broker.id"):
+        if key in overrides:
+            return overrides[key]
+    config = next((a for a in args if not a.startswith("-") and "=" not in a), None)
+    if config:
+        try:
+            from pk.commands.properties import load_properties
+
+            props = load_properties(config)
+            return props.get("node.id") or props.get("broker.id")
+        except Exception:
+            return None
+    return None
+
+
+def _broker_pids(node_id: str | None = None) -> list[int]:
+    """Processes running pk-server-start (what kafka-server-stop.sh finds with ps),
+    optionally only those with that node id (kafka-server-stop.sh --node-id)."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -213,15 +237,25 @@ def _broker_pids() -> list[int]:
                 cmdline = f.read().split(b"\0")
         except OSError:
             continue
-        words = [w.decode(errors="replace") for w in cmdline]
+        words = [w.decode(errors="replace") for w in cmdline if w]
         if any(w.endswith("pk-server-start") for w in words[:2]) or "pk.cli.server_start" in words:
-            pids.append(int(entry))
+            if node_id is None or _node_id_of(words) == node_id:
+                pids.append(int(entry))
     return pids
 
 
 def stop(argv: list[str] | None = None) -> None:
+    """pk-server-stop [--process-role=value] [--node-id=value], as kafka-server-stop.sh."""
     _maybe_complete()
-    pids = _broker_pids()
+    argv = sys.argv[1:] if argv is None else argv
+    node_id = None
+    for arg in argv:
+        if arg.startswith("--node-id="):
+            node_id = arg.split("=", 1)[1]
+        elif not arg.startswith("--process-role="):  # every pk process is a broker
+            sys.stderr.write("Usage: pk-server-stop [--process-role=value] [--node-id=value]\n")
+            sys.exit(1)
+    pids = _broker_pids(node_id)
     if not pids:
         sys.stdout.write("No kafka server to stop\n")
         sys.exit(1)
