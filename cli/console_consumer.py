@@ -1,4 +1,5 @@
-"""pk-console-consumer: read topics and write their records to standard output."""
+"""pk-console-consumer: read topics and write their records to standard output, from the
+bundled engine or, with --bootstrap-server, from a cluster through confluent-kafka."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to st
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
+@click.option("--bootstrap-server", metavar="SERVER",
+              help="The server(s) to connect to, host:port[,host:port]; without it pk reads the bundled engine.")
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic to consume on.")
 @click.option("--include", metavar="REGEX", help="Regular expression of the topics to consume (whole names).")
 @click.option("--whitelist", metavar="REGEX", help="Deprecated alias of --include; ignored if --include is given.")
@@ -42,9 +45,12 @@ HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to st
 @click.option("--isolation-level", metavar="LEVEL",
               help="read_committed or read_uncommitted.  [default: read_uncommitted]")
 @click.option("--enable-systest-events", is_flag=True, help="Print lifecycle events (shutdown_complete).")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
+                   "consumer configuration.")
 @data_dir_option
 @version_option
-def cli(data_dir, **opts):
+def cli(data_dir, bootstrap_server, x, **opts):
     from pk.commands import consumer as cmd
     from pk.engine.errors import KafkaError
 
@@ -65,16 +71,34 @@ def cli(data_dir, **opts):
             fail(str(exc))
         raise
 
-    from pk.commands.engine_backend import EngineBackend
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    consumer = backend = None
+    auth_error: tuple = ()  # what Kafka reports as "Authentication failed"
+    try:
+        if bootstrap_server is None and not x:
+            from pk.commands.engine_backend import EngineBackend
+
+            backend = EngineBackend(data_dir)
+        else:
+            from pk.commands import kafka_clients
+
+            extra = kafka_clients.remote_target(bootstrap_server, x, data_dir)
+            backend = kafka_clients.ConsumerBackend(bootstrap_server, extra)
+            auth_error = (kafka_clients.AuthenticationError,)
+        # A consumer that cannot even start (unreachable cluster, refused configuration) is
+        # one line, exit 1.
+        consumer = backend.consumer(plan.config)
+    except KafkaError as exc:
+        if backend is not None:
+            backend.close()
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.exit(130)
 
     tally = cmd.Tally()
     code = 0
-    consumer = backend = None
     stdout = sys.stdout.buffer
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        backend = EngineBackend(data_dir)
-        consumer = backend.consumer(plan.config)
         cmd.position(consumer, options, plan)
         cmd.consume(consumer, options, plan, stdout, lambda line: sys.stderr.write(line + "\n"), tally)
     except KeyboardInterrupt:
@@ -83,7 +107,10 @@ def cli(data_dir, **opts):
         sys.stderr.write("Unable to write to standard out, closing consumer.\n")
         sys.stdout = None  # do not flush into the closed pipe again at exit
     except (KafkaError, cmd.ConsumerFailure) as exc:
-        sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
+        if isinstance(exc, auth_error):
+            sys.stderr.write("Authentication failed: terminating consumer process\n")
+        else:
+            sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
         code = 1
     finally:
         try:

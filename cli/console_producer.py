@@ -1,5 +1,6 @@
 """pk-console-producer: read lines from standard input and append them to a topic
-(kafka-console-producer, Kafka 3.7, on the bundled engine)."""
+(kafka-console-producer, Kafka 3.7): on the bundled engine, or with --bootstrap-server (or the
+deprecated --broker-list) on a cluster through confluent-kafka."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def single(*decls, **kwargs):
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
+@single("--bootstrap-server", metavar="SERVER",
+        help="The server(s) to connect to, host:port[,host:port]; without it (and --broker-list) pk uses the "
+             "bundled engine.")
+@single("--broker-list", metavar="HOSTS",
+        help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
 @single("--topic", metavar="TOPIC", help="REQUIRED: The topic id to produce messages to.")
 @click.option("--sync", is_flag=True,
               help="If set message send requests to the brokers are synchronously, one at a time as they arrive.")
@@ -69,16 +75,29 @@ def single(*decls, **kwargs):
               help="A mechanism to pass user-defined properties in the form key=value to the producer.")
 @single("--producer.config", "producer_config", metavar="CONFIG_FILE",
         help="Producer config properties file. Note that --producer-property takes precedence over this config.")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
+                   "producer configuration.")
 @data_dir_option
 @version_option
-def cli(data_dir, **opts):
+def cli(data_dir, bootstrap_server, broker_list, x, **opts):
     from pk.commands import producer as cmd
     from pk.engine.errors import KafkaError
 
     options = cmd.ProducerOptions(property=list(opts.pop("property")),
                                   producer_property=list(opts.pop("producer_property")), **opts)
     try:
-        cmd.run(options, cmd.engine_producer_opener(data_dir))
+        cmd.check_args(options)  # Kafka checks --topic before the bootstrap address
+        # 3.7: --bootstrap-server wins; --broker-list is used only without it.
+        bootstrap = bootstrap_server if bootstrap_server is not None else broker_list
+        if bootstrap is None and not x:
+            opener = cmd.engine_producer_opener(data_dir)
+        else:
+            from pk.commands import kafka_clients
+
+            extra = kafka_clients.remote_target(bootstrap, x, data_dir)
+            opener = kafka_clients.producer_opener(bootstrap, extra)
+        cmd.run(options, opener)
     except (cmd.UsageError, cmd.CommandError, KafkaError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:

@@ -3,9 +3,10 @@
     pk-run-class kafka.admin.ConsumerGroupCommand --describe --group my-group
     pk-run-class kafka.admin.ConsumerGroupCommand --reset-offsets --group g --topic t --to-earliest --execute
 
-Works on the bundled engine (--bootstrap-server comes later). Output follows Kafka 3.7 byte
-for byte; where Kafka prints `Error: ...` on stdout and exits 0, pk prints that line on stderr
-and exits 1. Option-parse failures, which 3.7 leaves to the JVM, print the JVM's first line:
+Works on the bundled engine, or with --bootstrap-server on a cluster through confluent-kafka's
+AdminClient (commands/kafka_admin.py). Output follows Kafka 3.7 byte for byte; where Kafka
+prints `Error: ...` on stdout and exits 0, pk prints that line on stderr and exits 1.
+Option-parse failures, which 3.7 leaves to the JVM, print the JVM's first line:
 `Exception in thread "main" joptsimple.<Exception>: <message>`.
 """
 
@@ -31,6 +32,15 @@ class ConsumerGroupCommandCli(JoptCommand):
 
 @click.command(cls=ConsumerGroupCommandCli, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
+@click.option("--bootstrap-server", multiple=True, metavar="SERVER",
+              help="The server(s) to connect to, host:port[,host:port]. Without it pk works on the bundled "
+                   "engine's data directory.")
+@click.option("--command-config", multiple=True, metavar="FILE",
+              help="Property file containing configs to be passed to Admin Client and Consumer (Java client "
+                   "keys), for --bootstrap-server.")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over "
+                   "--command-config.")
 @click.option("--list", "list_", is_flag=True, help="List all consumer groups.")
 @click.option("--describe", is_flag=True,
               help="Describe consumer group and list offset lag (number of messages not yet processed) "
@@ -89,7 +99,7 @@ class ConsumerGroupCommandCli(JoptCommand):
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, list_, state, **opts):
+def cli(data_dir, ignored, list_, state, bootstrap_server, command_config, x, **opts):
     from pk.commands import consumer_groups as cmd
     from pk.engine.errors import DataDirError, KafkaError
 
@@ -115,9 +125,7 @@ def cli(data_dir, ignored, list_, state, **opts):
 
     backend = None
     try:
-        from pk.commands.engine_groups_backend import EngineGroupsBackend
-
-        backend = EngineGroupsBackend(data_dir)
+        backend = _open_backend(data_dir, bootstrap_server, command_config, x, options)
         cmd.run(backend, options, console)
     except cmd.UsageError as exc:
         fail(str(exc))
@@ -137,6 +145,43 @@ def cli(data_dir, ignored, list_, state, **opts):
             backend.close()
     sys.stdout.flush()
     sys.exit(1 if console.failed else 0)
+
+
+def _open_backend(data_dir, bootstrap_server, command_config, x, options):
+    """The bundled engine, or with --bootstrap-server the cluster (commands/kafka_admin.py),
+    bounded by --timeout per Admin call as in Kafka. Kafka 3.7 creates its Admin client when
+    the command starts, inside its error handling: what stops it (an unreadable
+    --command-config, a configuration librdkafka cannot take) is
+    `Error: Executing consumer group command failed due to <message>`."""
+    from pk.commands import consumer_groups as cmd
+    from pk.commands.client_config import ClientConfigError, check_target, java_message
+    from pk.commands.properties import PropertiesError, load_properties
+
+    bootstrap = cmd.single(list(bootstrap_server), "bootstrap-server")
+    config = cmd.single(list(command_config), "command-config")
+    if bootstrap is None and not x:
+        from pk.commands.engine_groups_backend import EngineGroupsBackend
+
+        if config is not None:
+            try:
+                load_properties(config)  # read, as Kafka reads it; the engine needs none of it
+            except PropertiesError as exc:
+                raise cmd.CommandFailure(java_message(str(exc))) from None
+        return EngineGroupsBackend(data_dir)
+    from pk.commands.kafka_admin import KafkaGroupsBackend, open_admin
+
+    try:
+        extra = check_target(bootstrap, x, data_dir)
+    except ClientConfigError as exc:  # a bad address or -X argument: a usage error
+        raise cmd.UsageError(str(exc)) from None
+    try:
+        timeout = cmd.java_long(options.timeout, "timeout", 5000)
+    except cmd.CommandFailure:
+        timeout = 5000  # reported by the command at its first Admin call, as Kafka does
+    try:
+        return KafkaGroupsBackend(open_admin(bootstrap, config, extra, timeout_ms=max(timeout, 1)))
+    except (ClientConfigError, PropertiesError) as exc:
+        raise cmd.CommandFailure(java_message(str(exc))) from None
 
 
 def main() -> None:

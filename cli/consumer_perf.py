@@ -1,5 +1,6 @@
 """ConsumerPerformance (kafka-consumer-perf-test.sh, org.apache.kafka.tools.ConsumerPerformance,
-Kafka 3.7; kafka.tools.ConsumerPerformance up to 3.4) on the bundled engine.
+Kafka 3.7; kafka.tools.ConsumerPerformance up to 3.4) on the bundled engine, or with
+--bootstrap-server (or the deprecated --broker-list) on a cluster through confluent-kafka.
 
     pk-run-class org.apache.kafka.tools.ConsumerPerformance --topic t --messages 1000000
 
@@ -7,8 +8,8 @@ Prints 3.7's header and result line byte for byte in format. Option errors are j
 messages (Kafka prints them with the help table, pk alone), one line on stderr, exit 1; an
 exception Kafka's main() catches is printed as its getMessage() line, exit 1. When the
 timeout passes before --messages records arrived, Kafka's WARNING line goes to stdout and the
-result line follows, exit 0, exactly as 3.7 does. Like the other pk tools on the bundled engine,
-there is no --bootstrap-server / --broker-list (the engine needs none).
+result line follows, exit 0, exactly as 3.7 does. Without --bootstrap-server / --broker-list
+(which Kafka requires) pk reads the bundled engine.
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ class ConsumerPerfCommand(KafkaCommand):
 
 @click.command(cls=ConsumerPerfCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
+@single("--bootstrap-server", metavar="server to connect to",
+        help="The server(s) to connect to, host:port[,host:port]; without it (and --broker-list) pk reads the "
+             "bundled engine.")
+@single("--broker-list", metavar="broker-list",
+        help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
 @single("--topic", metavar="topic", help="REQUIRED: The topic to consume from.")
 @single("--messages", type=JAVA_LONG, metavar="count", help="REQUIRED: The number of messages to send or consume")
 @single("--group", metavar="gid", help="The group id to consume on. (default: perf-consumer-<random 0..99999>)")
@@ -98,10 +104,13 @@ class ConsumerPerfCommand(KafkaCommand):
         help="The date format to use for formatting the time field. See java.text.SimpleDateFormat for options. "
              "(default: yyyy-MM-dd HH:mm:ss:SSS)")
 @click.option("--hide-header", is_flag=True, help="If set, skips printing the header for the stats")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
+                   "consumer configuration.")
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, **opts):
+def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
     from pk.commands import perf
     from pk.commands.producer import CommandError
     from pk.engine.errors import KafkaError
@@ -116,11 +125,19 @@ def cli(data_dir, ignored, **opts):
         stdout.write(line + "\n")
         stdout.flush()
 
+    # 3.7: --bootstrap-server wins; --broker-list is used only without it.
+    bootstrap = bootstrap_server if bootstrap_server is not None else broker_list
     try:
         perf.check_consumer_options(options, out)
-        perf.run_consumer_perf(options, perf.engine_consumer_opener(data_dir), out)
+        if bootstrap is None and not x:
+            opener = perf.engine_consumer_opener(data_dir)
+        else:
+            from pk.commands import kafka_clients
+
+            opener = kafka_clients.perf_consumer_opener(bootstrap, kafka_clients.remote_target(bootstrap, x, data_dir))
+        perf.run_consumer_perf(options, opener, out)
         if options.print_metrics:
-            sys.stderr.write("pk: the bundled engine's consumer keeps no other client metrics than these\n")
+            sys.stderr.write("pk: the consumer keeps no other client metrics than these\n")
     except perf.UsageError as exc:
         fail(str(exc))
     except perf.JavaError as exc:

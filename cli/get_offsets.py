@@ -1,9 +1,12 @@
 """GetOffsetShell (kafka-get-offsets.sh, org.apache.kafka.tools.GetOffsetShell, Kafka 3.7).
 
     pk-run-class org.apache.kafka.tools.GetOffsetShell --topic 'orders.*' --time -1
+    pk-run-class kafka.tools.GetOffsetShell --bootstrap-server broker:9092 --time earliest
 
-Prints `<topic>:<partition>:<offset>` per matching partition that has an offset. Errors are
-Kafka's "Error occurred: <message>" line on stderr, exit 1.
+Prints `<topic>:<partition>:<offset>` per matching partition that has an offset, from the
+bundled engine or, with --bootstrap-server (or the deprecated --broker-list), from a cluster
+through confluent-kafka's AdminClient (commands/kafka_admin.py). Errors are Kafka's
+"Error occurred: <message>" line on stderr, exit 1.
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ class GetOffsetShellCommand(JoptCommand):
 
 @click.command(cls=GetOffsetShellCommand, help=USAGE_TEXT, no_args_message=USAGE_TEXT,
                context_settings={"help_option_names": ["--help"]})
+@click.option("--bootstrap-server", multiple=True, metavar="HOST1:PORT1,...,HOST3:PORT3",
+              help="The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2. Without it (and "
+                   "--broker-list) pk reads the bundled engine's data directory.")
+@click.option("--broker-list", multiple=True, metavar="HOST1:PORT1,...,HOST3:PORT3",
+              help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified. "
+                   "The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2.")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over "
+                   "--command-config.")
 @click.option("--topic", multiple=True, metavar="TOPIC",
               help="The topic to get the offsets for. It also accepts a regular expression. If not "
                    "present, all authorized topics are queried. Cannot be used if --topic-partitions is present.")
@@ -51,8 +63,10 @@ class GetOffsetShellCommand(JoptCommand):
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, **opts):
+def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
     from pk.commands import get_offsets as cmd
+    from pk.commands.client_config import ClientConfigError
+    from pk.commands.properties import PropertiesError
     from pk.engine.errors import KafkaError
 
     options = cmd.GetOffsetsOptions(
@@ -61,7 +75,7 @@ def cli(data_dir, ignored, **opts):
         command_config=list(opts["command_config"]), exclude_internal_topics=opts["exclude_internal_topics"])
     source = None
     try:
-        source = cmd.EngineOffsets(data_dir)
+        source = _source(data_dir, bootstrap_server, broker_list, x, options)
         lines = cmd.fetch_offsets(source, options, warn=lambda line: click.echo(line, err=True))
         out = sys.stdout
         for topic, partition, offset in lines:
@@ -69,13 +83,40 @@ def cli(data_dir, ignored, **opts):
         out.flush()
     except cmd.ToolError as exc:
         fail(ERROR_PREFIX + str(exc))
+    except (ClientConfigError, PropertiesError) as exc:
+        from pk.commands.client_config import java_message
+
+        fail(ERROR_PREFIX + java_message(str(exc)))
     except KafkaError as exc:
+        if hasattr(exc, "execution_message"):  # an Admin call's failure (kafka_admin.AdminError)
+            fail(ERROR_PREFIX + exc.execution_message())
         fail(ERROR_PREFIX + str(exc))
     except OSError as exc:
         fail(ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
     finally:
         if source is not None:
             source.close()
+
+
+def _source(data_dir, bootstrap_server, broker_list, x, options):
+    """The bundled engine, or the cluster given by --bootstrap-server (Kafka 3.7: it wins over
+    the deprecated --broker-list, which is used only without it). 3.7 validates the address
+    as a usage error, before its own checks; the Admin client is created after them."""
+    from pk.commands import get_offsets as cmd
+
+    bootstrap = cmd.value_of("bootstrap-server" if bootstrap_server else "broker-list",
+                             list(bootstrap_server) or list(broker_list) or None)
+    if bootstrap is None and not x:
+        return cmd.EngineOffsets(data_dir)
+    from pk.commands.client_config import ClientConfigError, check_target
+    from pk.commands.kafka_admin import KafkaOffsets, open_admin
+
+    try:
+        extra = check_target(bootstrap, x, data_dir)
+    except ClientConfigError as exc:  # a bad address or -X argument: a usage error
+        fail(str(exc))
+    return KafkaOffsets(lambda: open_admin(bootstrap, cmd.value_of("command-config", options.command_config),
+                                           extra, client_id="GetOffsetShell"))
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """ProducerPerformance (kafka-producer-perf-test.sh, org.apache.kafka.tools.ProducerPerformance,
-Kafka 3.7) on the bundled engine.
+Kafka 3.7) on the bundled engine, or on a cluster through confluent-kafka when
+`--producer-props bootstrap.servers=host:port` (Kafka's way) or pk's `--bootstrap-server` names one.
 
     pk-run-class org.apache.kafka.tools.ProducerPerformance --topic t --num-records 1000000 \\
         --record-size 100 --throughput -1 --producer-props acks=1
@@ -12,7 +13,7 @@ word up to the next option, and argparse4j's messages, printed as its error line
 first, and wraps long messages at the terminal width; pk prints the one line). Exceptions that
 escape Kafka's main() print the JVM's first line, `Exception in thread "main" <class>: <msg>`.
 With no arguments at all the help goes to stdout, exit 0, as Kafka does; `--help` prints
-Click's help (exit 0). `--data-dir` and `--version` are pk's own.
+Click's help (exit 0). `--bootstrap-server`, `-X prop=value`, `--data-dir` and `--version` are pk's own.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class VersionRequested(Exception):
 class Arg:
     flags: tuple[str, ...]
     dest: str
-    action: str = "store"  # store | store_true | nargs+ | help | version
+    action: str = "store"  # store | store_true | nargs+ | append | help | version
     type: str = "String"  # String | Integer | Long
     required: bool = False
     mutex: bool = False  # member of the required group: exactly one of --record-size / --payload-file
@@ -73,6 +74,8 @@ ARGS = (
     Arg(("--print-metrics",), "print_metrics", action="store_true", default=False),
     Arg(("--transactional-id",), "transactional_id", default="performance-producer-default-transactional-id"),
     Arg(("--transaction-duration-ms",), "transaction_duration_ms", type="Long", default=0),
+    Arg(("--bootstrap-server",), "bootstrap_server"),
+    Arg(("-X",), "x", action="append", default=()),
     Arg(("--data-dir",), "data_dir"),
     Arg(("--version",), "version", "version"),
 )
@@ -129,8 +132,11 @@ def parse_args(args: list[str]) -> dict:
     while i < len(args):
         term = args[i]
         if is_flag(term) and term != "--":
-            flag, eq, embedded = term.partition("=")
-            value = embedded if eq else None
+            if term.startswith("-X") and len(term) > 2:
+                flag, value = "-X", term[2:]  # -Xprop=value, as kcat takes it
+            else:
+                flag, eq, embedded = term.partition("=")
+                value = embedded if eq else None
             arg = _resolve(flag)
             if arg is None:
                 prefix = _PREFIX.match(term).group(0)
@@ -162,6 +168,14 @@ def parse_args(args: list[str]) -> dict:
                 if not items:
                     raise ParseError(f"argument {arg.name}: expected 1 argument(s)")
                 values[arg.dest] = items
+            elif arg.action == "append":
+                if value is None:
+                    if i < len(args) and not is_flag(args[i]):
+                        value = args[i]
+                        i += 1
+                    else:
+                        raise ParseError(f"argument {arg.name}: expected one argument")
+                values[arg.dest] = (*values[arg.dest], _convert(arg, value))
             else:
                 if value is None:
                     if i < len(args) and not is_flag(args[i]):
@@ -248,9 +262,15 @@ class ArgParse4jCommand(click.Command):
 @click.option("--transaction-duration-ms", metavar="TRANSACTION-DURATION",
               help="The max age of each transaction; transactions are only enabled if this value is positive. "
                    "pk refuses a positive value: the bundled engine has no transactions. (default: 0)")
+@click.option("--bootstrap-server", metavar="BOOTSTRAP-SERVER",
+              help="pk: the cluster to produce to, host:port[,host:port] (as bootstrap.servers in --producer-props "
+                   "or --producer.config); without either pk uses the bundled engine.")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="pk: a librdkafka property for the cluster's client (as kcat's -X); wins over the producer "
+                   "properties.")
 @data_dir_option
 @version_option
-def cli(data_dir=None, **opts):
+def cli(data_dir=None, bootstrap_server=None, x=(), **opts):
     from pk.commands import perf
     from pk.engine.errors import DataDirError, KafkaError
 
@@ -264,8 +284,22 @@ def cli(data_dir=None, **opts):
     def err(line: str) -> None:
         sys.stderr.write(line + "\n")
 
+    def open_producer(topic: str, props: dict[str, str]):
+        """The engine's producer, or a cluster's when --bootstrap-server or the properties'
+        bootstrap.servers name one (Kafka's way of saying where to produce)."""
+        bootstrap = bootstrap_server if bootstrap_server is not None else props.get("bootstrap.servers")
+        if bootstrap is None and not x:
+            return perf.engine_producer_opener(data_dir)(topic, props)
+        from pk.commands import kafka_clients
+
+        try:
+            extra = kafka_clients.remote_target(bootstrap, x, data_dir)
+        except kafka_clients.BackendUsageError as exc:
+            raise perf.ToolError(str(exc)) from None
+        return kafka_clients.perf_producer_opener(bootstrap, extra)(topic, props)
+
     try:
-        code = perf.run_producer_perf(options, perf.engine_producer_opener(data_dir), out, err)
+        code = perf.run_producer_perf(options, open_producer, out, err)
     except perf.ArgumentError as exc:
         fail(f"{PROG}: error: {exc}")
     except perf.JavaError as exc:

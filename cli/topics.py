@@ -54,35 +54,77 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
                    "(host:port[,host:port...][/chroot]).")
 @click.option("--disable-rack-aware", is_flag=True, help="With --zookeeper: rack-unaware replica assignment.")
 @click.option("--force", is_flag=True, help="With --zookeeper: accepted and ignored, as Kafka 2.8 did.")
-@click.option("--bootstrap-server", hidden=True)  # parsed only to refuse it together with --zookeeper
+@click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
+              help="The Kafka cluster to administer (through its Admin API); without it pk-topics works on "
+                   "the bundled engine's data directory.")
+@click.option("--command-config", metavar="FILE",
+              help="A Java properties file with Admin client configs (security.protocol, sasl.jaas.config, "
+                   "ssl.truststore.location, ...), for --bootstrap-server.")
+@click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
+              help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over "
+                   "--command-config.")
 @data_dir_option
 @version_option
-def cli(data_dir, list_, **opts):
+def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
     from pk.commands import topics as cmd
     from pk.engine.errors import KafkaError
 
+    zookeeper = opts.get("zookeeper") is not None
+    remote = bootstrap_server is not None and not zookeeper
+    # With --zookeeper, --bootstrap-server is only parsed for 2.8's "Only one of" check.
     options = cmd.TopicOptions(list=list_, config=list(opts.pop("config")),
-                               delete_config=list(opts.pop("delete_config")), **opts)
+                               delete_config=list(opts.pop("delete_config")),
+                               bootstrap_server=bootstrap_server if zookeeper else None,
+                               configs_alterable=not remote, **opts)
     try:
         cmd.check_args(options)
+        if remote:
+            from pk.commands.kafka_admin import check_topic_args
+
+            check_topic_args(options)
     except cmd.UsageError as exc:
         fail(str(exc))
-    if options.zookeeper is not None:
+    if zookeeper:
         _run_zookeeper(options)
         return
-    backend = None
+    backend = _open_backend(data_dir, bootstrap_server if remote else None, command_config, x)
     try:
-        from pk.commands.engine_backend import EngineBackend
-
-        backend = EngineBackend(data_dir)
         cmd.run(backend, options, click.echo)
     except KafkaError as exc:
         fail(cmd.ERROR_PREFIX + str(exc))
     except OSError as exc:
         fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
     finally:
-        if backend is not None:
-            backend.close()
+        backend.close()
+
+
+def _open_backend(data_dir, bootstrap, command_config, x):
+    """The bundled engine, or with --bootstrap-server the cluster (commands/kafka_admin.py).
+    Kafka 3.7 creates its Admin client outside the command's error handling, so what stops
+    it (a bad address, an unreadable --command-config, a configuration librdkafka cannot
+    take) is printed as the bare message."""
+    from pk.commands import topics as cmd
+    from pk.commands.client_config import ClientConfigError, check_target
+    from pk.commands.properties import PropertiesError, load_properties
+    from pk.engine.errors import KafkaError
+
+    try:
+        if bootstrap is None and not x:
+            from pk.commands.engine_backend import EngineBackend
+
+            if command_config is not None:
+                load_properties(command_config)  # read, as Kafka reads it; the engine needs none of it
+            return EngineBackend(data_dir)
+        from pk.commands.kafka_admin import KafkaTopicsBackend, open_admin
+
+        extra = check_target(bootstrap, x, data_dir)
+        return KafkaTopicsBackend(open_admin(bootstrap, command_config, extra))
+    except (ClientConfigError, PropertiesError) as exc:
+        fail(str(exc))
+    except KafkaError as exc:
+        fail(cmd.ERROR_PREFIX + str(exc))
+    except OSError as exc:
+        fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
 
 
 def _run_zookeeper(options) -> None:

@@ -72,11 +72,12 @@ _JAVA_CLASSES = {
     "OffsetOutOfRangeError": "org.apache.kafka.clients.consumer.OffsetOutOfRangeException",
     "NoOffsetForPartitionError": "org.apache.kafka.clients.consumer.NoOffsetForPartitionException",
     "CorruptRecordError": "org.apache.kafka.common.errors.CorruptRecordException",
+    "InvalidRecordError": "org.apache.kafka.common.InvalidRecordException",
 }
 
 
 def java_class_of(exc: BaseException) -> str:
-    return _JAVA_CLASSES.get(type(exc).__name__, KAFKA_EXCEPTION)
+    return getattr(exc, "java_class", None) or _JAVA_CLASSES.get(type(exc).__name__, KAFKA_EXCEPTION)
 
 
 # --------------------------------------------------------------------------- Java formatting
@@ -341,6 +342,10 @@ class PerfProducer(Protocol):
 
     def record_error(self, exc: Exception) -> bool:
         """True: only this record failed (Kafka's callback gets the exception); False: fatal."""
+
+    # Optional: take_errors() returns the records' failures reported since the last call by a
+    # producer that learns of them after send() (a remote cluster's delivery reports); each
+    # counts as one failed record and is never acknowledged.
 
     def flush(self) -> None: ...
 
@@ -630,7 +635,7 @@ def run_producer_perf(o: ProducerPerfOptions, open_producer: Callable[[str, dict
     closed = False
     try:
         if transactions or "transactional.id" in props:
-            raise ToolError("Transactions are not supported: the bundled engine has no transaction coordinator "
+            raise ToolError("Transactions are not supported: pk's ProducerPerformance runs no transactions "
                             "(use --transaction-duration-ms 0 and no transactional.id)")
         if o.record_size is not None and o.record_size < 0:
             raise JavaError("java.lang.NegativeArraySizeException", str(o.record_size))
@@ -649,7 +654,7 @@ def run_producer_perf(o: ProducerPerfOptions, open_producer: Callable[[str, dict
             metrics = producer_metrics(props.get("client.id", PRODUCER_CLIENT_ID), o.topic, stats.count, failed)
             for line in format_metrics(metrics):
                 out(line)
-            err("pk: the bundled engine's producer keeps no other client metrics than these")
+            err("pk: the producer keeps no other client metrics than these")
             producer.close()
             closed = True
         return 1 if failed else 0
@@ -719,6 +724,14 @@ def _produce(producer: PerfProducer, source: PayloadSource, n: int, stats: Produ
     chunk: list[bytes] = []
     chunk_append = chunk.append
 
+    take_errors = getattr(producer, "take_errors", None)
+    failures = [0]
+
+    def report_errors() -> None:
+        for exc in take_errors():
+            failures[0] += 1
+            err(f"{java_class_of(exc)}: {exc}")
+
     def hand_over() -> None:
         """Give the producer the records held for bulk sending, let it deliver what is due,
         and take the acknowledgements."""
@@ -726,6 +739,8 @@ def _produce(producer: PerfProducer, source: PayloadSource, n: int, stats: Produ
             send_many(chunk)
             chunk.clear()
         poll()
+        if take_errors is not None:
+            report_errors()
         a = acked()
         if a != pending.acked:
             _take_acks(pending, a, stats, now_ms())
@@ -771,10 +786,12 @@ def _produce(producer: PerfProducer, source: PayloadSource, n: int, stats: Produ
         send_many(chunk)
         chunk.clear()
     producer.flush()
+    if take_errors is not None:
+        report_errors()
     a = acked()
     if a != pending.acked:
         _take_acks(pending, a, stats, now_ms())
-    return failed
+    return failed + failures[0]
 
 
 def producer_metrics(client_id: str, topic: str, sent: int, failed: int) -> dict:

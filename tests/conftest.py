@@ -119,3 +119,275 @@ def broker(data_dir):
         yield b
     finally:
         b.stop()
+
+
+# --------------------------------------------------------------------------- backends: engine and server
+# The data tools' tests run twice, with one test body: on the bundled engine and through
+# `--bootstrap-server` against a pk-server-start (one per test module, on its own data
+# directory), or against any other cluster named by PK_TEST_BOOTSTRAP=host:port.
+#
+#     def test_x(pk, backend):
+#         t = backend.topic("t")                  # unique per test where the cluster is shared
+#         backend.create(t, 3)
+#         pk("pk-console-producer", *backend, "--topic", t, input="a\n")   # [] or --bootstrap-server
+#         assert [r.value for r in backend.records(t, 0)] == [b"a"]
+#
+# `pk` and `data_dir` follow the backend in modules that override `data_dir` with
+# `backend_data_dir` (below): on the server, pk's tools without --bootstrap-server read the
+# server's own data directory. A test marked `@pytest.mark.engine_only("why")` runs on the
+# engine only (behaviour that differs by design, or no backend involved; the reason says
+# which), one marked `server_only` through --bootstrap-server only.
+import itertools  # noqa: E402
+import uuid  # noqa: E402
+
+TEST_BOOTSTRAP = os.environ.get("PK_TEST_BOOTSTRAP") or None
+_RUN = uuid.uuid4().hex[:6]  # topic names of this run on a shared cluster
+_NAMES = itertools.count()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "engine_only(reason): run this backend test on the bundled engine only")
+    config.addinivalue_line("markers", "server_only(reason): run this backend test through --bootstrap-server only")
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        names = ["engine", "server"]
+        if metafunc.definition.get_closest_marker("engine_only") is not None:
+            names = ["engine"]
+        elif metafunc.definition.get_closest_marker("server_only") is not None:
+            names = ["server"]
+        metafunc.parametrize("backend", names, indirect=True)
+
+
+class Backend(list):
+    """The extra arguments that point a data tool at a backend ([] for the bundled engine,
+    ["--bootstrap-server", host:port] for a cluster), with what tests need around them."""
+
+    def __init__(self, name: str, args: list[str], data_dir: str | None, bootstrap: str | None = None):
+        super().__init__(args)
+        self.name = name
+        self.data_dir = data_dir  # where the engine reads what was stored (None: an external cluster)
+        self.bootstrap = bootstrap
+        self.shared = name != "engine"  # other tests' topics and groups live there too
+        self._admin = None
+
+    @property
+    def remote(self) -> bool:
+        return self.bootstrap is not None
+
+    def topic(self, base: str) -> str:
+        """A topic (or group) name for this test: `base` itself on the engine (a fresh data
+        directory per test), `base-<run>-<n>` on a cluster other tests share."""
+        return f"{base}-{_RUN}-{next(_NAMES)}" if self.shared else base
+
+    def admin(self):
+        if self._admin is None:
+            from confluent_kafka.admin import AdminClient
+
+            self._admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        return self._admin
+
+    def create(self, topic: str, partitions: int = 1, *configs: str) -> None:
+        """Create a topic (configs as `name=value`): pk-topics on the engine (and on the
+        server's data directory), the AdminClient on another cluster."""
+        if self.data_dir is not None:
+            args = ["--create", "--topic", topic, "--partitions", str(partitions)]
+            for c in configs:
+                args += ["--config", c]
+            proc = Runner(self.data_dir)("pk-topics", *args)
+            assert proc.returncode == 0, proc.err
+            return
+        from confluent_kafka.admin import NewTopic
+
+        config = dict(c.split("=", 1) for c in configs)
+        for future in self.admin().create_topics([NewTopic(topic, partitions, -1, config=config)]).values():
+            future.result(30)
+
+    def records(self, topic: str, partition: int = 0) -> list:
+        """Every record of a partition (offset, timestamp, key, value, headers), in order."""
+        if self.data_dir is not None:
+            return [r for _, recs in self.batches(topic, partition) for r in recs]
+        from confluent_kafka import Consumer, TopicPartition
+
+        from pk.engine.records import Record
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "pk-tests-reader",
+                             "enable.auto.commit": False, "log_level": 0})
+        try:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            consumer.assign([TopicPartition(topic, partition, low)])
+            out = []
+            deadline = time.monotonic() + 30
+            while (not out or out[-1].offset < high - 1) and low < high and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error():
+                    continue
+                out.append(Record(msg.offset(), msg.timestamp()[1], msg.key(), msg.value(),
+                                  tuple(msg.headers() or ())))
+            return out
+        finally:
+            consumer.close()
+
+    def batches(self, topic: str, partition: int = 0) -> list:
+        """[(BatchHeader, [Record, ...]), ...] of a partition, read through the engine (the
+        server shares its data directory); skips the test on an external cluster."""
+        if self.data_dir is None:
+            pytest.skip("reads the log's batches through the engine: not possible on PK_TEST_BOOTSTRAP")
+        from pk.engine import records as rec
+        from pk.engine.engine import Engine
+
+        with Engine(self.data_dir) as engine:
+            log = engine.partition(topic, partition)
+            out = []
+            offset = log.log_start_offset
+            while True:
+                data = log.read(offset)
+                if not data:
+                    return out
+                for pos, header in rec.iter_batches(data):
+                    rec.check_batch(data, pos)
+                    out.append((header, rec.decode_records(data, pos, header)))
+                    offset = header.last_offset + 1
+
+    def committed(self, group: str) -> dict:
+        """{(topic, partition): offset} the group has committed."""
+        if not self.remote:
+            from pk.engine.engine import Engine
+            from pk.engine.offsets import OffsetStore
+
+            with Engine(self.data_dir) as engine:
+                return dict(OffsetStore(engine).committed(group))
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        result = self.admin().list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
+        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+    def groups(self) -> set[str]:
+        """Every consumer group the backend knows."""
+        if not self.remote:
+            from pk.engine.engine import Engine
+            from pk.engine.offsets import OffsetStore
+
+            with Engine(self.data_dir) as engine:
+                return set(OffsetStore(engine).groups())
+        result = self.admin().list_consumer_groups().result(30)
+        return {g.group_id for g in result.valid}
+
+    def group_state(self, group: str) -> tuple[bool, int, dict]:
+        """(stable, number of members, {(topic, partition): member id}) of a consumer group:
+        the engine's file-based group, or the cluster's group coordinator."""
+        if not self.remote:
+            from pk.engine.engine import Engine
+            from pk.engine.groups import GroupCoordinator
+
+            with Engine(self.data_dir) as engine:
+                state = GroupCoordinator(engine.groups_dir, group).describe()
+            owners = {(tp.rsplit(":", 1)[0], int(tp.rsplit(":", 1)[1])): m for tp, m in state.owners.items()}
+            return state.state == "Stable", len(state.members), owners
+        from confluent_kafka import ConsumerGroupState
+
+        described = self.admin().describe_consumer_groups([group])[group].result(30)
+        owners = {(tp.topic, tp.partition): m.member_id for m in described.members
+                  for tp in (m.assignment.topic_partitions if m.assignment else [])}
+        return described.state == ConsumerGroupState.STABLE, len(described.members), owners
+
+    def close(self) -> None:
+        self._admin = None
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory):
+    """The pk-server-start the server half of a test module talks to (None: PK_TEST_BOOTSTRAP).
+    Group sessions may be short (tests kill members), as on the bundled engine."""
+    if TEST_BOOTSTRAP:
+        yield None
+        return
+    b = BrokerProcess(str(tmp_path_factory.mktemp("server") / "data"),
+                      {"group.min.session.timeout.ms": "500"}).start()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def backend(request, tmp_path):
+    """Backend: [] (the bundled engine, on this test's data directory) or
+    ["--bootstrap-server", ...] (the module's pk-server-start, or PK_TEST_BOOTSTRAP)."""
+    if request.param == "engine":
+        yield Backend("engine", [], str(tmp_path / "data"))
+        return
+    server = request.getfixturevalue("module_server")
+    bootstrap = TEST_BOOTSTRAP or server.bootstrap
+    b = Backend("server", ["--bootstrap-server", bootstrap], None if server is None else server.data_dir, bootstrap)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def backend_data_dir(backend, tmp_path) -> str:
+    """data_dir for modules whose tests run on both backends: the server's own data directory
+    on the server half (pk's engine-side tools then see what the server stored)."""
+    return backend.data_dir or str(tmp_path / "data")
+
+
+# --------------------------------------------------------------------------- a ZooKeeper server
+# Used by test_topics_zookeeper.py (pk-topics --zookeeper) and test_server_zookeeper.py
+# (pk-server-start with zookeeper.connect).
+import shutil  # noqa: E402
+
+ZK_JAR = "/usr/share/java/zookeeper.jar"
+
+
+def _four_letter(port: int, word: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+        s.sendall(word)
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := s.recv(4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):
+    """A standalone ZooKeeper 3.8 (zookeeper-and-spark.md A6) on a free loopback port, with a
+    throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
+    if shutil.which("java") is None or not os.path.exists(ZK_JAR):
+        pytest.skip("needs a JRE and Debian's zookeeper package (scripts/test installs them)")
+    root = tmp_path_factory.mktemp("zookeeper")
+    port = free_port()
+    cfg = root / "zoo.cfg"
+    cfg.write_text(f"tickTime=2000\ndataDir={root / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
+                   "maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n")
+    classpath = f"/etc/zookeeper/conf:{ZK_JAR}"
+    if os.path.exists("/usr/share/java/slf4j-simple.jar"):
+        classpath += ":/usr/share/java/slf4j-simple.jar"
+    log = open(root / "zk.log", "wb")
+    proc = subprocess.Popen(["java", "-Xmx256m", "-cp", classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                             "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(cfg)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"ZooKeeper exited with {proc.returncode}: {(root / 'zk.log').read_text()}")
+            try:
+                if _four_letter(port, b"ruok") == b"imok":
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("ZooKeeper did not answer ruok within 30 s")
+            time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,8 +1,12 @@
-"""pk-console-consumer as an installed tool on the bundled engine (kafka-cli.md §3)."""
+"""pk-console-consumer as an installed tool (kafka-cli.md §3), on both backends (conftest.py):
+the bundled engine, and pk-server-start (or PK_TEST_BOOTSTRAP) through --bootstrap-server and
+confluent-kafka. Records are written straight into the log through the engine (the server
+shares its data directory), or produced with confluent-kafka on another cluster."""
 
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -10,62 +14,87 @@ import time
 
 import pytest
 
-from conftest import tool_path
+from conftest import TEST_BOOTSTRAP, Runner, free_port, tool_path
 from pk.engine import records
 from pk.engine.engine import Engine
-from pk.engine.groups import GroupCoordinator
-from pk.engine.offsets import OffsetStore
 
+CONSUMER = "pk-console-consumer"
+# Short group sessions, so that rebalances and a killed member's expiry take little time (a
+# cluster other than pk's accepts sessions of 6 s at the least).
+SESSION_MS = "6000" if TEST_BOOTSTRAP else "1500"
 FAST_GROUP = ["--consumer-property", "heartbeat.interval.ms=100",
-              "--consumer-property", "session.timeout.ms=1500",
+              "--consumer-property", f"session.timeout.ms={SESSION_MS}",
               "--consumer-property", "auto.commit.interval.ms=200"]
+_CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+
+@pytest.fixture
+def data_dir(backend_data_dir):
+    return backend_data_dir
+
+
+@pytest.fixture
+def plain(tmp_path):
+    """pk's tools for tests that involve no backend."""
+    return Runner(str(tmp_path / "data"))
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def produce(data_dir, topic, partition, items, compression=0):
-    """Append (key, value[, headers]) items as one batch straight through the engine."""
-    with Engine(data_dir) as engine:
-        ts = now_ms()
-        recs = [(it[0], it[1], it[2] if len(it) > 2 else (), ts + i) for i, it in enumerate(items)]
-        return engine.partition(topic, partition).append_batches(
-            [records.encode_batch(recs, compression_type=compression)])
+def produce(backend, topic, partition, items, compression=0):
+    """Append (key, value[, headers]) items as one batch straight through the engine (or, on
+    another cluster, produce them to that partition)."""
+    ts = now_ms()
+    if backend.data_dir is not None:
+        with Engine(backend.data_dir) as engine:
+            recs = [(it[0], it[1], it[2] if len(it) > 2 else (), ts + i) for i, it in enumerate(items)]
+            return engine.partition(topic, partition).append_batches(
+                [records.encode_batch(recs, compression_type=compression)])
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": backend.bootstrap, "compression.type": _CODECS[compression],
+                         "linger.ms": 50, "log_level": 0})
+    for i, it in enumerate(items):
+        producer.produce(topic, it[1], it[0], partition=partition, timestamp=ts + i,
+                         headers=list(it[2]) if len(it) > 2 and it[2] else None)
+    assert producer.flush(30) == 0
 
 
-def create(pk, topic, partitions=1):
-    proc = pk("pk-topics", "--create", "--topic", topic, "--partitions", str(partitions))
-    assert proc.returncode == 0, proc.err
+def create(backend, topic, partitions=1):
+    backend.create(topic, partitions)
 
 
-def consume(pk, *args, timeout_ms=1500):
-    proc = pk("pk-console-consumer", *args, "--timeout-ms", str(timeout_ms))
+def consume(pk, backend, *args, timeout_ms=1500):
+    proc = pk(CONSUMER, *backend, *args, "--timeout-ms", str(timeout_ms))
     assert proc.returncode == 0, (proc.out, proc.err)
     return proc
 
 
-def test_from_beginning_prints_values_and_summary(pk, data_dir):
-    create(pk, "first_topic", 3)
-    produce(data_dir, "first_topic", 0, [(None, b"hello"), (None, b"world")])
-    produce(data_dir, "first_topic", 2, [(None, b"third")])
-    proc = consume(pk, "--topic", "first_topic", "--from-beginning", "--max-messages", "3")
+def test_from_beginning_prints_values_and_summary(pk, backend):
+    t = backend.topic("first_topic")
+    create(backend, t, 3)
+    produce(backend, t, 0, [(None, b"hello"), (None, b"world")])
+    produce(backend, t, 2, [(None, b"third")])
+    proc = consume(pk, backend, "--topic", t, "--from-beginning", "--max-messages", "3")
     assert sorted(proc.out.splitlines()) == ["hello", "third", "world"]
     assert proc.out.index("hello") < proc.out.index("world")  # in order within a partition
     assert proc.err == "Processed a total of 3 messages\n"
     # Without --from-beginning a new (random) group starts at the end: nothing to print.
-    proc = consume(pk, "--topic", "first_topic", timeout_ms=500)
+    proc = consume(pk, backend, "--topic", t, timeout_ms=500)
     assert proc.out == "" and proc.err == "Processed a total of 0 messages\n"
 
 
-def test_formatter_properties(pk, data_dir):
-    create(pk, "f")
-    produce(data_dir, "f", 0, [(b"k1", b"v1", (("h1", b"x"), ("h2", None))), (None, None), (b"k3", b"v3")])
-    base = ["--topic", "f", "--partition", "0", "--offset", "earliest", "--max-messages", "3"]
+def test_formatter_properties(pk, backend):
+    t = backend.topic("f")
+    create(backend, t)
+    produce(backend, t, 0, [(b"k1", b"v1", (("h1", b"x"), ("h2", None))), (None, None), (b"k3", b"v3")])
+    base = ["--topic", t, "--partition", "0", "--offset", "earliest", "--max-messages", "3"]
 
     def out(*props):
         args = [a for p in props for a in ("--property", p)]
-        return consume(pk, *base, *args).stdout
+        return consume(pk, backend, *base, *args).stdout
 
     assert out() == b"v1\nnull\nv3\n"
     assert out("print.key=true") == b"k1\tv1\nnull\tnull\nk3\tv3\n"
@@ -79,41 +108,86 @@ def test_formatter_properties(pk, data_dir):
                 "print.key=true").split(b"\n")
     assert lines[0].startswith(b"CreateTime:") and lines[0].endswith(b"\tPartition:0\tOffset:0\th1:x,h2:null\tk1\tv1")
     # Every field switched off: nothing is written, but the records still count.
-    proc = consume(pk, *base, "--property", "print.value=false")
+    proc = consume(pk, backend, *base, "--property", "print.value=false")
     assert proc.stdout == b"" and proc.err == "Processed a total of 3 messages\n"
     assert out("print.key=true", "print.value=false", "print.offset=true") == b"Offset:0\tk1\nOffset:1\tnull\nOffset:2\tk3\n"
 
 
-def test_binary_values_are_written_raw(pk, data_dir):
-    create(pk, "bin")
-    produce(data_dir, "bin", 0, [(b"\xff\x00", b"\x80\x81\n")])
-    proc = consume(pk, "--topic", "bin", "--from-beginning", "--max-messages", "1", "--property", "print.key=true")
+def test_timestamps_are_the_records_own(pk, backend):
+    t = backend.topic("ts")
+    create(backend, t)
+    before = now_ms()
+    produce(backend, t, 0, [(None, b"a"), (None, b"b")])
+    out = consume(pk, backend, "--topic", t, "--from-beginning", "--max-messages", "2",
+                  "--property", "print.timestamp=true").out.splitlines()
+    stamps = [int(re.fullmatch(r"CreateTime:(\d+)\t[ab]", line)[1]) for line in out]
+    assert stamps[1] == stamps[0] + 1 and before <= stamps[0] <= now_ms()
+
+
+def test_binary_values_are_written_raw(pk, backend):
+    t = backend.topic("bin")
+    create(backend, t)
+    produce(backend, t, 0, [(b"\xff\x00", b"\x80\x81\n")])
+    proc = consume(pk, backend, "--topic", t, "--from-beginning", "--max-messages", "1",
+                   "--property", "print.key=true")
     assert proc.stdout == b"\xff\x00\t\x80\x81\n\n"
 
 
-def test_partition_and_offset(pk, data_dir):
-    create(pk, "p", 2)
-    produce(data_dir, "p", 1, [(None, b"a"), (None, b"b"), (None, b"c")])
-    assert consume(pk, "--topic", "p", "--partition", "1", "--offset", "1").out == "b\nc\n"
-    assert consume(pk, "--topic", "p", "--partition", "1", "--from-beginning").out == "a\nb\nc\n"
-    assert consume(pk, "--topic", "p", "--partition", "1", timeout_ms=300).out == ""  # latest
-    assert consume(pk, "--topic", "p", "--partition", "0", "--offset", "earliest", timeout_ms=300).out == ""
+def test_partition_and_offset(pk, backend):
+    t = backend.topic("p")
+    create(backend, t, 2)
+    produce(backend, t, 1, [(None, b"a"), (None, b"b"), (None, b"c")])
+    assert consume(pk, backend, "--topic", t, "--partition", "1", "--offset", "1").out == "b\nc\n"
+    assert consume(pk, backend, "--topic", t, "--partition", "1", "--from-beginning").out == "a\nb\nc\n"
+    assert consume(pk, backend, "--topic", t, "--partition", "1", timeout_ms=300).out == ""  # latest
+    assert consume(pk, backend, "--topic", t, "--partition", "0", "--offset", "earliest", timeout_ms=300).out == ""
 
 
-def test_compressed_batches(pk, data_dir):
-    create(pk, "z")
+def test_compressed_batches(pk, backend):
+    t = backend.topic("z")
+    create(backend, t)
     for codec in range(5):
-        produce(data_dir, "z", 0, [(None, f"c{codec}-{i}".encode()) for i in range(3)], compression=codec)
-    out = consume(pk, "--topic", "z", "--from-beginning", "--max-messages", "15").out.split()
+        produce(backend, t, 0, [(None, f"c{codec}-{i}".encode()) for i in range(3)], compression=codec)
+    out = consume(pk, backend, "--topic", t, "--from-beginning", "--max-messages", "15").out.split()
     assert out == [f"c{c}-{i}" for c in range(5) for i in range(3)]
 
 
-def test_include_pattern(pk, data_dir):
-    for t in ("logs.a", "logs.b", "other"):
-        create(pk, t)
-        produce(data_dir, t, 0, [(None, t.encode())])
-    out = consume(pk, "--include", r"logs\..*", "--from-beginning", "--max-messages", "2").out.split()
-    assert sorted(out) == ["logs.a", "logs.b"]
+def test_include_pattern(pk, backend):
+    """A whole-name match, as Java's Pattern.matches (librdkafka alone would search): the
+    pattern matches `<prefix>.a`, not `x<prefix>.a` nor `<prefix>.a.b`."""
+    prefix = backend.topic("logs")
+    names = [f"{prefix}.a", f"{prefix}.b", f"x{prefix}.a", f"{prefix}.a.b", backend.topic("other")]
+    for t in names:
+        create(backend, t)
+        produce(backend, t, 0, [(None, t.encode())])
+    out = consume(pk, backend, "--include", re.escape(prefix) + r"\.[a-z]", "--from-beginning",
+                  timeout_ms=1500).out.split()
+    assert sorted(out) == [f"{prefix}.a", f"{prefix}.b"]
+    # Alternation covers the whole name too (Java: `a|b` matches "a" or "b", nothing longer).
+    out = consume(pk, backend, "--include", f"{re.escape(names[0])}|{re.escape(names[4])}", "--from-beginning",
+                  timeout_ms=1500).out.split()
+    assert sorted(out) == sorted([names[0], names[4]])
+
+
+def test_include_pattern_picks_up_new_topics(pk, backend):
+    prefix = backend.topic("new")
+    first = f"{prefix}.first"
+    create(backend, first)
+    follower = Follower(pk, backend, "--include", re.escape(prefix) + r"\..*", "--from-beginning")
+    try:
+        produce(backend, first, 0, [(None, b"one")])
+        assert follower.read_until(1, timeout=15) == ["one"]
+        second = f"{prefix}.second"
+        create(backend, second)
+        produce(backend, second, 0, [(None, b"two")])
+        deadline = time.monotonic() + 15
+        while "two" not in follower.lines and time.monotonic() < deadline:
+            follower.read_until(len(follower.lines) + 1, timeout=0.5)
+        # The new topic means a rebalance: a member without committed offsets may be handed
+        # "one" again, as Kafka's eager rebalance does (the engine keeps its positions).
+        assert "two" in follower.lines and set(follower.lines) == {"one", "two"}
+    finally:
+        follower.stop()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -135,38 +209,41 @@ def test_include_pattern(pk, data_dir):
      "Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest', please remove one option"),
     (["--topic", "t", "--bogus"], "bogus is not a recognized option"),
 ])
-def test_usage_errors(pk, args, message):
-    proc = pk("pk-console-consumer", *(args or ["--max-messages", "1"]))
+def test_usage_errors(pk, backend, args, message):
+    proc = pk(CONSUMER, *backend, *(args or ["--max-messages", "1"]))
     assert proc.returncode == 1 and proc.out == ""
     assert proc.err == message + "\n"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--topic", "nope"], "Unknown error when running consumer: This server does not host this topic-partition: nope"),
-    (["--topic", "t", "--partition", "5"],
-     "Unknown error when running consumer: This server does not host this topic-partition: t-5"),
+@pytest.mark.parametrize("args, where", [
+    (["--topic", "{nope}"], "{nope}"),
+    (["--topic", "{t}", "--partition", "5"], "{t}-5"),
+    (["--topic", "{nope}", "--partition", "0"], "{nope}"),
 ])
-def test_runtime_errors(pk, args, message):
-    create(pk, "t", 2)
-    proc = pk("pk-console-consumer", *args, "--timeout-ms", "500")
+def test_runtime_errors(pk, backend, args, where):
+    names = {"t": backend.topic("t"), "nope": backend.topic("nope")}
+    create(backend, names["t"], 2)
+    proc = pk(CONSUMER, *backend, *[a.format(**names) for a in args], "--timeout-ms", "500")
     assert proc.returncode == 1 and proc.out == ""
-    assert proc.err == message + "\nProcessed a total of 0 messages\n"
+    assert proc.err == (f"Unknown error when running consumer: This server does not host this topic-partition: "
+                        f"{where.format(**names)}\nProcessed a total of 0 messages\n")
 
 
-def test_offset_past_the_end_is_an_error(pk, data_dir):
-    create(pk, "t")
-    produce(data_dir, "t", 0, [(None, b"a")])
-    proc = pk("pk-console-consumer", "--topic", "t", "--partition", "0", "--offset", "7", "--timeout-ms", "500")
+def test_offset_past_the_end_is_an_error(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    produce(backend, t, 0, [(None, b"a")])
+    proc = pk(CONSUMER, *backend, "--topic", t, "--partition", "0", "--offset", "7", "--timeout-ms", "500")
     assert proc.returncode == 1
-    assert proc.err.splitlines()[0].startswith("Unknown error when running consumer: Fetch position 7 is out of range")
-    assert "Traceback" not in proc.err
+    assert proc.err == (f"Unknown error when running consumer: Fetch position 7 is out of range for partition {t}-0 "
+                        "(log start offset 0, log end offset 1)\nProcessed a total of 0 messages\n")
 
 
 class Follower:
     """A pk-console-consumer running in the background, read line by line."""
 
-    def __init__(self, pk, *args):
-        self.proc = subprocess.Popen([tool_path("pk-console-consumer"), *args], stdout=subprocess.PIPE,
+    def __init__(self, pk, backend, *args):
+        self.proc = subprocess.Popen([tool_path(CONSUMER), *backend, *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=pk.env)
         self.lines: list[str] = []
         self._partial = b""
@@ -195,49 +272,6 @@ class Follower:
         return self.proc.returncode, err.decode()
 
 
-def test_follow_mode_across_processes(pk, data_dir):
-    create(pk, "live")
-    follower = Follower(pk, "--topic", "live")
-    try:
-        time.sleep(1.0)  # let it join and position itself at the end
-        for i in range(3):
-            produce(data_dir, "live", 0, [(None, f"m{i}".encode())])
-            start = time.monotonic()
-            lines = follower.read_until(i + 1, timeout=5)
-            assert lines[-1] == f"m{i}", lines
-            assert time.monotonic() - start < 2.0  # generous: the figure itself is in bench/
-    finally:
-        code, err = follower.stop()
-    assert code == 130 and err.endswith("Processed a total of 3 messages\n")
-
-
-def test_commit_and_resume(pk, data_dir):
-    create(pk, "r", 2)
-    produce(data_dir, "r", 0, [(None, f"a{i}".encode()) for i in range(4)])
-    produce(data_dir, "r", 1, [(None, f"b{i}".encode()) for i in range(4)])
-    first = consume(pk, "--topic", "r", "--group", "g", "--from-beginning", "--max-messages", "5", *FAST_GROUP)
-    assert len(first.out.split()) == 5
-    committed = OffsetStore(Engine(data_dir)).committed("g")
-    assert sum(committed.values()) == 5  # exactly what was printed, nothing more
-    second = consume(pk, "--topic", "r", "--group", "g", "--from-beginning", *FAST_GROUP)
-    assert sorted(first.out.split() + second.out.split()) == sorted([f"a{i}" for i in range(4)] + [f"b{i}" for i in range(4)])
-    assert OffsetStore(Engine(data_dir)).committed("g") == {("r", 0): 4, ("r", 1): 4}
-    # A different group reads everything again.
-    assert len(consume(pk, "--topic", "r", "--group", "other", "--from-beginning").out.split()) == 8
-
-
-def test_random_group_commits_nothing(pk, data_dir):
-    create(pk, "n")
-    produce(data_dir, "n", 0, [(None, b"x")])
-    consume(pk, "--topic", "n", "--from-beginning", "--max-messages", "1")
-    assert OffsetStore(Engine(data_dir)).groups() == set()
-
-
-def group_owners(data_dir, group):
-    state = GroupCoordinator(Engine(data_dir).groups_dir, group).describe()
-    return state, {k: v for k, v in state.owners.items()}
-
-
 def wait_for(predicate, timeout=15.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -248,20 +282,75 @@ def wait_for(predicate, timeout=15.0):
     return predicate()
 
 
+def owns_all(backend, group, partitions, members=None):
+    """The group is stable and every partition has an owner (among `members` members)."""
+    def check():
+        stable, count, owners = backend.group_state(group)
+        return stable and len(owners) == partitions and (members is None or count == members)
+    return check
+
+
+def test_follow_mode_across_processes(pk, backend):
+    t, g = backend.topic("live"), backend.topic("g")
+    create(backend, t)
+    # --from-beginning on an empty topic: no record can slip by before the position is known.
+    follower = Follower(pk, backend, "--topic", t, "--group", g, "--from-beginning")
+    try:
+        assert wait_for(owns_all(backend, g, 1)), backend.group_state(g)
+        for i in range(3):
+            produce(backend, t, 0, [(None, f"m{i}".encode())])
+            start = time.monotonic()
+            lines = follower.read_until(i + 1, timeout=5)
+            assert lines[-1] == f"m{i}", lines
+            assert time.monotonic() - start < 2.0  # generous: the figure itself is in bench/
+    finally:
+        code, err = follower.stop()
+    assert code == 130 and err.endswith("Processed a total of 3 messages\n")
+
+
+def test_commit_and_resume(pk, backend):
+    t, g, other = backend.topic("r"), backend.topic("g"), backend.topic("other")
+    create(backend, t, 2)
+    produce(backend, t, 0, [(None, f"a{i}".encode()) for i in range(4)])
+    produce(backend, t, 1, [(None, f"b{i}".encode()) for i in range(4)])
+    first = consume(pk, backend, "--topic", t, "--group", g, "--from-beginning", "--max-messages", "5", *FAST_GROUP)
+    assert len(first.out.split()) == 5
+    committed = backend.committed(g)
+    assert sum(committed.values()) == 5  # exactly what was printed, nothing more
+    second = consume(pk, backend, "--topic", t, "--group", g, "--from-beginning", *FAST_GROUP)
+    everything = sorted([f"a{i}" for i in range(4)] + [f"b{i}" for i in range(4)])
+    assert sorted(first.out.split() + second.out.split()) == everything
+    assert backend.committed(g) == {(t, 0): 4, (t, 1): 4}
+    # A different group reads everything again.
+    assert len(consume(pk, backend, "--topic", t, "--group", other, "--from-beginning").out.split()) == 8
+
+
+def test_random_group_commits_nothing(pk, backend):
+    t = backend.topic("n")
+    create(backend, t)
+    produce(backend, t, 0, [(None, b"x")])
+    before = backend.groups()
+    consume(pk, backend, "--topic", t, "--from-beginning", "--max-messages", "1")
+    assert not any(topic == t for g in backend.groups() - before for topic, _ in backend.committed(g))
+    if not backend.remote:
+        assert backend.groups() == set()
+
+
 @pytest.mark.parametrize("members", [1, 2, 3, 4])
-def test_group_shares_partitions(pk, data_dir, members):
-    create(pk, "shared", 3)
-    followers = [Follower(pk, "--topic", "shared", "--group", "g", "--property", "print.partition=true",
-                          *FAST_GROUP) for _ in range(members)]
+def test_group_shares_partitions(pk, backend, members):
+    t, g = backend.topic("shared"), backend.topic("g")
+    create(backend, t, 3)
+    # A new group from the beginning: a member that takes a partition late still reads all of it.
+    followers = [Follower(pk, backend, "--topic", t, "--group", g, "--from-beginning", "--property",
+                          "print.partition=true", *FAST_GROUP) for _ in range(members)]
     try:
         def balanced():
-            state, owners = group_owners(data_dir, "g")
-            return (len(state.members) == members and state.state == "Stable" and len(owners) == 3
-                    and len(set(owners.values())) == min(members, 3))
+            stable, count, owners = backend.group_state(g)
+            return stable and count == members and len(owners) == 3 and len(set(owners.values())) == min(members, 3)
 
-        assert wait_for(balanced), group_owners(data_dir, "g")
+        assert wait_for(balanced), backend.group_state(g)
         for p in range(3):
-            produce(data_dir, "shared", p, [(None, f"p{p}-{i}".encode()) for i in range(5)])
+            produce(backend, t, p, [(None, f"p{p}-{i}".encode()) for i in range(5)])
         seen = []
         deadline = time.monotonic() + 10
         while len(seen) < 15 and time.monotonic() < deadline:
@@ -279,38 +368,63 @@ def test_group_shares_partitions(pk, data_dir, members):
             f.stop()
 
 
-def test_killed_member_is_replaced(pk, data_dir):
-    create(pk, "k", 3)
-    a = Follower(pk, "--topic", "k", "--group", "g", *FAST_GROUP)
-    b = Follower(pk, "--topic", "k", "--group", "g", *FAST_GROUP)
+def test_killed_member_is_replaced(pk, backend):
+    t, g = backend.topic("k"), backend.topic("g")
+    create(backend, t, 3)
+    a = Follower(pk, backend, "--topic", t, "--group", g, "--from-beginning", *FAST_GROUP)
+    b = Follower(pk, backend, "--topic", t, "--group", g, "--from-beginning", *FAST_GROUP)
     try:
-        assert wait_for(lambda: len(set(group_owners(data_dir, "g")[1].values())) == 2)
+        assert wait_for(lambda: owns_all(backend, g, 3, 2)() and len(set(backend.group_state(g)[2].values())) == 2)
         a.proc.send_signal(signal.SIGKILL)
         a.proc.wait()
         # After session.timeout.ms the survivor owns every partition.
         def survivor_owns_all():
-            state, owners = group_owners(data_dir, "g")
-            return len(state.members) == 1 and len(owners) == 3 and len(set(owners.values())) == 1
-        assert wait_for(survivor_owns_all)
+            stable, count, owners = backend.group_state(g)
+            return stable and count == 1 and len(owners) == 3 and len(set(owners.values())) == 1
+        assert wait_for(survivor_owns_all, timeout=30)
         for p in range(3):
-            produce(data_dir, "k", p, [(None, f"after-{p}".encode())])
+            produce(backend, t, p, [(None, f"after-{p}".encode())])
         assert sorted(b.read_until(3)) == ["after-0", "after-1", "after-2"]
     finally:
         b.stop()
 
 
-def test_assignment_strategy_is_selectable(pk, data_dir):
-    create(pk, "s", 4)
-    strategy = ["--consumer-property", "partition.assignment.strategy=org.apache.kafka.clients.consumer.RoundRobinAssignor"]
-    followers = [Follower(pk, "--topic", "s", "--group", "rr", *FAST_GROUP, *strategy) for _ in range(2)]
-    try:
-        def settled():
-            state, owners = group_owners(data_dir, "rr")
-            return state.state == "Stable" and len(state.members) == 2 and len(owners) == 4 and state
-        state = wait_for(settled)
-        assert state and state.protocol == "roundrobin"
-        # round robin over the sorted members: one gets partitions 0 and 2, the other 1 and 3
-        assert sorted(sorted(m.assignment["s"]) for m in state.members.values()) == [[0, 2], [1, 3]]
-    finally:
-        for f in followers:
-            f.stop()
+# --------------------------------------------------------------------------- --bootstrap-server
+def test_unreachable_cluster_fails_within_the_api_timeout(plain):
+    start = time.monotonic()
+    proc = plain(CONSUMER, "--bootstrap-server", f"127.0.0.1:{free_port()}", "--topic", "t",
+                 "--consumer-property", "default.api.timeout.ms=1500")
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 1 and proc.out == ""
+    assert proc.err == "Timeout expired while fetching topic metadata\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bootstrap-server", "localhost"], "Please provide valid host:port like host1:9091,host2:9092"),
+    (["--bootstrap-server", "no-such-host.invalid:9092"], "No resolvable bootstrap urls given in bootstrap.servers"),
+    (["-X", "fetch.wait.max.ms=10"],
+     "Option -X needs --bootstrap-server: librdkafka properties do not apply to the bundled engine"),
+    (["--bootstrap-server", "localhost:9092", "--data-dir", "/tmp"],
+     'Option "[data-dir]" can\'t be used with option "[bootstrap-server]"'),
+    (["--bootstrap-server", "localhost:9092", "--consumer-property", "no.such.config=1"],
+     "Unknown client configuration: no.such.config"),
+    (["--bootstrap-server", "localhost:9092", "-X", "no.such.property=1"],
+     "Unknown client configuration: no.such.property"),
+])
+def test_backend_option_errors(plain, args, message):
+    proc = plain(CONSUMER, "--topic", "t", *args)
+    assert proc.returncode == 1 and proc.out == ""
+    assert proc.err == message + "\n"
+
+
+@pytest.mark.server_only("librdkafka properties and Java keys reach the cluster's consumer")
+def test_consumer_configuration_reaches_librdkafka(pk, backend, tmp_path):
+    t = backend.topic("t")
+    create(backend, t)
+    produce(backend, t, 0, [(None, b"a"), (None, b"b"), (None, b"c")])
+    config = tmp_path / "consumer.properties"
+    config.write_text("max.poll.records=1\nfetch.max.wait.ms=50\nreceive.buffer.bytes=65536\n"
+                      "partition.assignment.strategy=org.apache.kafka.clients.consumer.RoundRobinAssignor\n")
+    out = consume(pk, backend, "--topic", t, "--from-beginning", "--consumer.config", str(config),
+                  "-X", "fetch.min.bytes=1", "--max-messages", "3").out
+    assert out == "a\nb\nc\n"

@@ -1,5 +1,8 @@
-"""pk-console-producer run as an installed tool on a temporary data directory; what it
-stored is read back with the engine itself (kafka-cli.md §2, pk-choices.md)."""
+"""pk-console-producer run as an installed tool, on both backends (conftest.py): the bundled
+engine on a temporary data directory, and pk-server-start (or PK_TEST_BOOTSTRAP) through
+--bootstrap-server and confluent-kafka. What it stored is read back with the engine itself
+(the server shares its data directory) or, on another cluster, with a consumer
+(kafka-cli.md §2, pk-choices.md)."""
 
 from __future__ import annotations
 
@@ -19,10 +22,21 @@ from pk.engine.engine import Engine
 from pk.engine.partitioner import partition_for_key
 from pk.engine.producer import EngineProducer
 
-from conftest import tool_path
+from conftest import BrokerProcess, Runner, free_port, tool_path
 
 PRODUCER = "pk-console-producer"
 KEYED = ("--property", "parse.key=true", "--property", "key.separator=:")
+
+
+@pytest.fixture
+def data_dir(backend_data_dir):
+    return backend_data_dir  # pk's engine-side tools see what the server half stored
+
+
+@pytest.fixture
+def plain(tmp_path):
+    """pk's tools for tests that involve no backend (argument checks, unreachable clusters)."""
+    return Runner(str(tmp_path / "data"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -41,118 +55,129 @@ def fails(proc, message):
     return proc
 
 
-def create(pk, topic, partitions=1, *configs):
-    args = ["--create", "--topic", topic, "--partitions", str(partitions)]
-    for c in configs:
-        args += ["--config", c]
-    proc = pk("pk-topics", *args)
-    assert proc.returncode == 0, proc.err
+def create(backend, topic, partitions=1, *configs):
+    backend.create(topic, partitions, *configs)
 
 
-def batches(data_dir, topic, partition=0):
+def batches(backend, topic, partition=0):
     """[(BatchHeader, [Record, ...]), ...] of one partition, read through the engine."""
-    with Engine(data_dir) as engine:
-        log = engine.partition(topic, partition)
-        out = []
-        offset = log.log_start_offset
-        while True:
-            data = log.read(offset)
-            if not data:
-                return out
-            for pos, header in records.iter_batches(data):
-                records.check_batch(data, pos)
-                out.append((header, records.decode_records(data, pos, header)))
-                offset = header.last_offset + 1
+    return backend.batches(topic, partition)
 
 
-def stored(data_dir, topic, partition=0):
-    return [rec for _, recs in batches(data_dir, topic, partition) for rec in recs]
+def stored(backend, topic, partition=0):
+    return backend.records(topic, partition)
 
 
-def values(data_dir, topic, partition=0):
-    return [r.value for r in stored(data_dir, topic, partition)]
+def values(backend, topic, partition=0):
+    return [r.value for r in stored(backend, topic, partition)]
 
 
-def pairs(data_dir, topic, partition=0):
-    return [(r.key, r.value) for r in stored(data_dir, topic, partition)]
+def pairs(backend, topic, partition=0):
+    return [(r.key, r.value) for r in stored(backend, topic, partition)]
+
+
+def topics(pk, backend):
+    """The cluster's topic names."""
+    if backend.data_dir is not None:
+        return pk("pk-topics", "--list").out.split()
+    return list(backend.admin().list_topics(timeout=30).topics)
+
+
+def partition_count(pk, backend, topic):
+    if backend.data_dir is not None:
+        with Engine(backend.data_dir) as engine:
+            return engine.topic(topic).partitions
+    return len(backend.admin().list_topics(topic, timeout=30).topics[topic].partitions)
 
 
 # --------------------------------------------------------------------------- basics
-def test_lines_become_records_in_order(pk, data_dir):
-    create(pk, "t")
+def test_lines_become_records_in_order(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
     before = int(time.time() * 1000)
-    ok(pk(PRODUCER, "--topic", "t", input="first\nsecond\n\nlast without newline"))
+    ok(pk(PRODUCER, *backend, "--topic", t, input="first\nsecond\n\nlast without newline"))
     after = int(time.time() * 1000)
-    recs = stored(data_dir, "t")
+    recs = stored(backend, t)
     # An empty line is a record with an empty (not null) value; no key without parse.key.
     assert [(r.key, r.value) for r in recs] == [(None, b"first"), (None, b"second"), (None, b""),
                                               (None, b"last without newline")]
     assert [r.offset for r in recs] == [0, 1, 2, 3]
     assert all(before <= r.timestamp <= after and r.headers == () for r in recs)
-    header = batches(data_dir, "t")[0][0]
-    assert header.compression == compression.NONE and header.producer_id == -1
-    assert header.timestamp_type == records.CREATE_TIME
+    if backend.data_dir is not None:
+        header = batches(backend, t)[0][0]
+        assert header.compression == compression.NONE and header.producer_id == -1
+        assert header.timestamp_type == records.CREATE_TIME
 
 
-def test_line_terminators_like_java_readline(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", input=b"a\r\nb\rc\n\r\nd\r"))
-    assert values(data_dir, "t") == [b"a", b"b", b"c", b"", b"d"]
+def test_line_terminators_like_java_readline(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, input=b"a\r\nb\rc\n\r\nd\r"))
+    assert values(backend, t) == [b"a", b"b", b"c", b"", b"d"]
 
 
-def test_empty_input_sends_nothing_and_creates_nothing(pk, data_dir):
-    ok(pk(PRODUCER, "--topic", "nothing", input=""))
-    assert "nothing" not in pk("pk-topics", "--list").out.split()
+def test_empty_input_sends_nothing_and_creates_nothing(pk, backend):
+    t = backend.topic("nothing")
+    ok(pk(PRODUCER, *backend, "--topic", t, input=""))
+    assert t not in topics(pk, backend)
 
 
-def test_utf8_is_stored_as_is(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, input="clé:värde ✓\n日本:語\n"))
-    assert pairs(data_dir, "t") == [("clé".encode(), "värde ✓".encode()), ("日本".encode(), "語".encode())]
+def test_utf8_is_stored_as_is(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="clé:värde ✓\n日本:語\n"))
+    assert pairs(backend, t) == [("clé".encode(), "värde ✓".encode()), ("日本".encode(), "語".encode())]
 
 
-def test_keys_go_to_the_murmur2_partition_in_order(pk, data_dir):
-    create(pk, "orders", 3)
+def test_keys_go_to_the_murmur2_partition_in_order(pk, backend):
+    """Kafka's Java partitioner on the engine; librdkafka's murmur2_random through a cluster."""
+    t = backend.topic("orders")
+    create(backend, t, 3)
     lines = [f"user-{i % 17}:event {i}" for i in range(500)]
-    ok(pk(PRODUCER, "--topic", "orders", *KEYED, input="\n".join(lines) + "\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"))
     for p in range(3):
         expected = [(k.encode(), v.encode()) for k, v in (line.split(":", 1) for line in lines)
                     if partition_for_key(k.encode(), 3) == p]
-        assert pairs(data_dir, "orders", p) == expected
-    assert sum(len(stored(data_dir, "orders", p)) for p in range(3)) == 500
+        assert pairs(backend, t, p) == expected
+    assert sum(len(stored(backend, t, p)) for p in range(3)) == 500
 
 
-def test_key_separator_defaults_to_tab_and_splits_at_the_first(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--property", "parse.key=TRUE ",
+def test_key_separator_defaults_to_tab_and_splits_at_the_first(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.key=TRUE ",
           input="k1\tv1\tmore\n\tempty key\nk3\t\n"))
-    assert pairs(data_dir, "t") == [(b"k1", b"v1\tmore"), (b"", b"empty key"), (b"k3", b"")]
+    assert pairs(backend, t) == [(b"k1", b"v1\tmore"), (b"", b"empty key"), (b"k3", b"")]
 
 
-def test_multi_character_separator(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--property", "parse.key=true", "--property", "key.separator=::",
+def test_multi_character_separator(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.key=true", "--property", "key.separator=::",
           input="a::b::c\n::x\n"))
-    assert pairs(data_dir, "t") == [(b"a", b"b::c"), (b"", b"x")]
+    assert pairs(backend, t) == [(b"a", b"b::c"), (b"", b"x")]
 
 
-def test_null_marker_makes_null_keys_and_tombstones(pk, data_dir):
-    create(pk, "t", 1)
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, "--property", "null.marker=NULL",
+def test_null_marker_makes_null_keys_and_tombstones(pk, backend):
+    t = backend.topic("t")
+    create(backend, t, 1)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "null.marker=NULL",
           input="k1:NULL\nNULL:v2\nk3:v3\nk4:NULLx\n"))
-    assert pairs(data_dir, "t") == [(b"k1", None), (None, b"v2"), (b"k3", b"v3"), (b"k4", b"NULLx")]
-    create(pk, "plain")
-    ok(pk(PRODUCER, "--topic", "plain", "--property", "null.marker=-", input="a\n-\nb\n"))
-    assert values(data_dir, "plain") == [b"a", None, b"b"]
+    assert pairs(backend, t) == [(b"k1", None), (None, b"v2"), (b"k3", b"v3"), (b"k4", b"NULLx")]
+    plain = backend.topic("plain")
+    create(backend, plain)
+    ok(pk(PRODUCER, *backend, "--topic", plain, "--property", "null.marker=-", input="a\n-\nb\n"))
+    assert values(backend, plain) == [b"a", None, b"b"]
 
 
-def test_headers(pk, data_dir):
-    create(pk, "t")
+def test_headers(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
     props = ("--property", "parse.headers=true", "--property", "parse.key=true",
              "--property", "null.marker=N")
-    ok(pk(PRODUCER, "--topic", "t", *props,
+    ok(pk(PRODUCER, *backend, "--topic", t, *props,
           input="h1:v1,h2:v2\tkey\tvalue\nN\tk2\tv2\nh:N,e:\tk3\tv3\nh:a:b,,\tk4\tv4\n"))
-    recs = stored(data_dir, "t")
+    recs = stored(backend, t)
     assert [(r.key, r.value) for r in recs] == [(b"key", b"value"), (b"k2", b"v2"), (b"k3", b"v3"),
                                               (b"k4", b"v4")]
     assert recs[0].headers == (("h1", b"v1"), ("h2", b"v2"))
@@ -162,20 +187,22 @@ def test_headers(pk, data_dir):
     assert recs[3].headers == (("h", b"a:b"),)
 
 
-def test_headers_separator_is_a_regex(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--property", "parse.headers=true", "--property", "headers.separator=[;|]",
-          "--property", "headers.delimiter=#", "--property", "headers.key.separator==",
+def test_headers_separator_is_a_regex(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", "--property",
+          "headers.separator=[;|]", "--property", "headers.delimiter=#", "--property", "headers.key.separator==",
           input="a=1;b=2|c=3#value\n"))
-    recs = stored(data_dir, "t")
+    recs = stored(backend, t)
     assert recs[0].headers == (("a", b"1"), ("b", b"2"), ("c", b"3")) and recs[0].value == b"value"
 
 
-def test_ignore_error(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, "--property", "parse.headers=true", "--property", "ignore.error=true",
-          input="no separators at all\nh:1\tk:v\nnokey\th2\tstill\n"))
-    recs = stored(data_dir, "t")
+def test_ignore_error(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "parse.headers=true", "--property",
+          "ignore.error=true", input="no separators at all\nh:1\tk:v\nnokey\th2\tstill\n"))
+    recs = stored(backend, t)
     # No headers delimiter: no headers, key parsing from column 0; no key separator: null
     # key and the whole rest is the value; a pair without ':' is a header with a null value.
     assert [(r.key, r.value, r.headers) for r in recs] == [
@@ -185,54 +212,60 @@ def test_ignore_error(pk, data_dir):
     ]
 
 
-def test_ignore_error_without_headers(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, "--property", "ignore.error=true", input="a:1\nplain\nb:2\n"))
-    assert pairs(data_dir, "t") == [(b"a", b"1"), (None, b"plain"), (b"b", b"2")]
+def test_ignore_error_without_headers(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "ignore.error=true", input="a:1\nplain\nb:2\n"))
+    assert pairs(backend, t) == [(b"a", b"1"), (None, b"plain"), (b"b", b"2")]
 
 
 # --------------------------------------------------------------------------- bad input
-def test_missing_key_separator_stops_after_storing_earlier_lines(pk, data_dir):
-    create(pk, "t", 3)
+def test_missing_key_separator_stops_after_storing_earlier_lines(pk, backend):
+    t = backend.topic("t")
+    create(backend, t, 3)
     lines = [f"k{i}:v{i}" for i in range(1, 3)] + ["abc"] + ["k4:v4"]
-    proc = fails(pk(PRODUCER, "--topic", "t", *KEYED, input="\n".join(lines) + "\n"),
+    proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
                  "No key separator found on line number 3: 'abc'")
     assert proc.out == ""
-    got = sorted(r for p in range(3) for r in pairs(data_dir, "t", p))
+    got = sorted(r for p in range(3) for r in pairs(backend, t, p))
     assert got == [(b"k1", b"v1"), (b"k2", b"v2")]
 
 
-def test_missing_key_separator_deep_in_a_large_input(pk, data_dir):
-    create(pk, "t", 2)
+def test_missing_key_separator_deep_in_a_large_input(pk, backend):
+    t = backend.topic("t")
+    create(backend, t, 2)
     lines = [f"key{i % 100}:value {i}" for i in range(30000)]
     lines[25000] = "broken line"
-    proc = fails(pk(PRODUCER, "--topic", "t", *KEYED, input="\n".join(lines) + "\n"),
+    proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
                  "No key separator found on line number 25001: 'broken line'")
-    got = sum(len(stored(data_dir, "t", p)) for p in range(2))
+    got = sum(len(stored(backend, t, p)) for p in range(2))
     assert got == 25000 and proc.out == ""
     for p in range(2):  # order kept within each partition
-        numbers = [int(r.value.split()[1]) for r in stored(data_dir, "t", p)]
+        numbers = [int(r.value.split()[1]) for r in stored(backend, t, p)]
         assert numbers == sorted(numbers)
 
 
-def test_missing_headers_delimiter(pk, data_dir):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", "--property", "parse.headers=true", input="h:1\tv\nno delimiter\n"),
+def test_missing_headers_delimiter(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", input="h:1\tv\nno delimiter\n"),
           "No headers delimiter found on line number 2: 'no delimiter'")
-    assert values(data_dir, "t") == [b"v"]
+    assert values(backend, t) == [b"v"]
 
 
-def test_header_pair_without_key_separator(pk, data_dir):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", "--property", "parse.headers=true", input="a:1\tok\na:1,b\tv\n"),
+def test_header_pair_without_key_separator(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", input="a:1\tok\na:1,b\tv\n"),
           "No header key separator found in pair 'b' on line number 2")
-    assert values(data_dir, "t") == [b"ok"]
+    assert values(backend, t) == [b"ok"]
 
 
-def test_header_key_equal_to_null_marker(pk, data_dir):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", "--property", "parse.headers=true", "--property", "null.marker=X",
-          input="X:1\tv\n"),
+def test_header_key_equal_to_null_marker(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", "--property", "null.marker=X",
+             input="X:1\tv\n"),
           "Header keys should not be equal to the null marker 'X' as they can't be null")
 
 
@@ -245,76 +278,101 @@ def test_header_key_equal_to_null_marker(pk, data_dir):
     (("null.marker=#", "headers.delimiter=#", "key.separator=:"), "null.marker and headers.delimiter may not be equal"),
     (("null.marker=:", "key.separator=;"), "null.marker and headers.key.separator may not be equal"),
 ])
-def test_reader_configuration_conflicts(pk, data_dir, props, message):
-    create(pk, "t")
+def test_reader_configuration_conflicts(pk, backend, props, message):
+    t = backend.topic("t")
+    create(backend, t)
     args = [a for prop in props for a in ("--property", prop)]
-    fails(pk(PRODUCER, "--topic", "t", *args, input="x\n"), message)
-    assert values(data_dir, "t") == []
+    fails(pk(PRODUCER, *backend, "--topic", t, *args, input="x\n"), message)
+    assert values(backend, t) == []
 
 
-def test_unknown_reader_property(pk, data_dir):
-    create(pk, "t")
-    proc = pk(PRODUCER, "--topic", "t", "--property", "parse.keys=true", input="x\n")
+def test_unknown_reader_property(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    proc = pk(PRODUCER, *backend, "--topic", t, "--property", "parse.keys=true", input="x\n")
     assert proc.returncode == 1 and proc.err.count("\n") == 1
     assert proc.err.startswith("Unknown line reader property 'parse.keys' (known: file, ")
-    assert values(data_dir, "t") == []
+    assert values(backend, t) == []
 
 
-def test_invalid_utf8_line(pk, data_dir):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", input=b"fine\nalso fine\nbad \xff byte\nnever\n"),
+def test_invalid_utf8_line(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, input=b"fine\nalso fine\nbad \xff byte\nnever\n"),
           "Line number 3 is not valid UTF-8: can't decode byte 0xff in position 4: invalid start byte")
-    assert values(data_dir, "t") == [b"fine", b"also fine"]
+    assert values(backend, t) == [b"fine", b"also fine"]
 
 
-def test_line_above_max_message_bytes(pk, data_dir):
-    create(pk, "small", 1, "max.message.bytes=200")
+def test_line_above_max_message_bytes(pk, backend):
+    t = backend.topic("small")
+    create(backend, t, 1, "max.message.bytes=200")
     big = "x" * 300
-    fails(pk(PRODUCER, "--topic", "small", input=f"one\ntwo\n{big}\nfour\n"),
+    fails(pk(PRODUCER, *backend, "--topic", t, input=f"one\ntwo\n{big}\nfour\n"),
           "The request included a message larger than the max message size the server will accept.")
-    assert values(data_dir, "small") == [b"one", b"two"]
+
+
+@pytest.mark.engine_only("librdkafka neither caps a batch at the topic's max.message.bytes nor splits a batch the "
+                         "broker refuses as too large, as Java's producer and the engine do: the whole batch fails")
+def test_line_above_max_message_bytes_keeps_the_records_before_it(pk, backend):
+    t = backend.topic("small")
+    create(backend, t, 1, "max.message.bytes=200")
+    fails(pk(PRODUCER, *backend, "--topic", t, input=f"one\ntwo\n{'x' * 300}\nfour\n"),
+          "The request included a message larger than the max message size the server will accept.")
+    assert values(backend, t) == [b"one", b"two"]
     # Batches never exceed the topic's limit, even though batch.size is larger.
-    ok(pk(PRODUCER, "--topic", "small", input="".join(f"line {i}\n" for i in range(100))))
-    assert all(h.size <= 200 for h, _ in batches(data_dir, "small"))
-    assert len(values(data_dir, "small")) == 102
+    ok(pk(PRODUCER, *backend, "--topic", t, input="".join(f"line {i}\n" for i in range(100))))
+    assert all(h.size <= 200 for h, _ in batches(backend, t))
+    assert len(values(backend, t)) == 102
 
 
-def test_line_above_max_message_bytes_compressed(pk, data_dir):
+@pytest.mark.engine_only("librdkafka does not split a compressed batch the broker refuses (Java's producer and "
+                         "the engine do)")
+def test_line_above_max_message_bytes_compressed(pk, backend):
     # Compressed, the broker decides on the stored size: random text compresses badly, so the
     # batch is refused and split (as the Java producer does) until the big record stands alone.
-    create(pk, "small", 1, "max.message.bytes=400")
+    t = backend.topic("small")
+    create(backend, t, 1, "max.message.bytes=400")
     rng = random.Random(5)
     big = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(600))
     lines = ["one", "two", big, "four"]
-    fails(pk(PRODUCER, "--topic", "small", "--compression-codec", "gzip", input="\n".join(lines) + "\n"),
+    fails(pk(PRODUCER, *backend, "--topic", t, "--compression-codec", "gzip", input="\n".join(lines) + "\n"),
           "The request included a message larger than the max message size the server will accept.")
-    assert values(data_dir, "small") == [b"one", b"two", b"four"]
+    assert values(backend, t) == [b"one", b"two", b"four"]
     # A large but compressible line fits once compressed, as in Kafka.
-    ok(pk(PRODUCER, "--topic", "small", "--compression-codec", "gzip", input="y" * 5000 + "\n"))
-    assert values(data_dir, "small")[-1] == b"y" * 5000
+    ok(pk(PRODUCER, *backend, "--topic", t, "--compression-codec", "gzip", input="y" * 5000 + "\n"))
+    assert values(backend, t)[-1] == b"y" * 5000
 
 
-def test_record_above_max_request_size(pk, data_dir):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", "--producer-property", "max.request.size=1000",
+def test_large_compressible_line_fits_once_compressed(pk, backend):
+    t = backend.topic("small")
+    create(backend, t, 1, "max.message.bytes=400")
+    ok(pk(PRODUCER, *backend, "--topic", t, "--compression-codec", "gzip", input="y" * 5000 + "\n"))
+    assert values(backend, t) == [b"y" * 5000]
+
+
+def test_record_above_max_request_size(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, "--producer-property", "max.request.size=1000",
              input="ok\n" + "z" * 1000 + "\n"),
           "The message is 1086 bytes when serialized which is larger than 1000, which is the value of the "
           "max.request.size configuration.")
-    assert values(data_dir, "t") == [b"ok"]
-    fails(pk(PRODUCER, "--topic", "t", "--max-memory-bytes", "500", input="z" * 600 + "\n"),
+    assert values(backend, t) == [b"ok"]
+    fails(pk(PRODUCER, *backend, "--topic", t, "--max-memory-bytes", "500", input="z" * 600 + "\n"),
           "The message is 686 bytes when serialized which is larger than the total memory buffer you have "
           "configured with the buffer.memory configuration.")
 
 
-def test_unknown_topic_is_auto_created_with_num_partitions(pk, data_dir):
-    ok(pk(PRODUCER, "--topic", "fresh", *KEYED, input="a:1\nb:2\n"))
-    describe = pk("pk-topics", "--describe", "--topic", "fresh").out
-    assert "PartitionCount: 1\tReplicationFactor: 1" in describe
-    assert pairs(data_dir, "fresh") == [(b"a", b"1"), (b"b", b"2")]
+def test_unknown_topic_is_auto_created_with_num_partitions(pk, backend):
+    t = backend.topic("fresh")
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="a:1\nb:2\n"))
+    if backend.data_dir is not None:  # pk's num.partitions (another cluster has its own)
+        assert partition_count(pk, backend, t) == 1
+    assert pairs(backend, t) == [(b"a", b"1"), (b"b", b"2")]
 
 
-def test_invalid_topic_name(pk, data_dir):
-    fails(pk(PRODUCER, "--topic", "no spaces", input="x\n"), "Invalid topics: [no spaces]")
+def test_invalid_topic_name(pk, backend):
+    fails(pk(PRODUCER, *backend, "--topic", "no spaces", input="x\n"), "Invalid topics: [no spaces]")
 
 
 def test_missing_topic_without_auto_creation(tmp_path):
@@ -337,6 +395,24 @@ def test_missing_topic_without_auto_creation(tmp_path):
     assert "missing" not in Engine(data_dir).list_topics()
 
 
+def test_missing_topic_on_a_server_without_auto_creation(tmp_path):
+    """The same line through --bootstrap-server, from a server that creates no topics: the
+    cluster's answer (unknown topic) is final after a second, not after max.block.ms."""
+    pk = Runner(str(tmp_path / "unused"))
+    server = BrokerProcess(str(tmp_path / "nocreate" / "data"), {"auto.create.topics.enable": "false"})
+    os.makedirs(os.path.dirname(server.data_dir))
+    server.start()
+    try:
+        start = time.monotonic()
+        fails(pk(PRODUCER, "--bootstrap-server", server.bootstrap, "--topic", "missing", input="x\n"),
+              "Topic missing not present in metadata after 60000 ms.")
+        assert time.monotonic() - start < 10
+        with Engine(server.data_dir) as engine:
+            assert "missing" not in engine.list_topics()
+    finally:
+        server.stop()
+
+
 # --------------------------------------------------------------------------- options
 @pytest.mark.parametrize("args, codec", [
     ((), compression.NONE),
@@ -351,52 +427,75 @@ def test_missing_topic_without_auto_creation(tmp_path):
     (("--producer-property", "compression.type=lz4"), compression.NONE),
     (("--producer-property", "compression.type=lz4", "--compression-codec", "zstd"), compression.ZSTD),
 ])
-def test_compression_codec_in_stored_batches(pk, data_dir, args, codec):
-    create(pk, "t", 2)
+def test_compression_codec_in_stored_batches(pk, backend, args, codec):
+    t = backend.topic("t")
+    create(backend, t, 2)
     lines = [f"key{i % 7}:the value of line {i} " + "abc" * 20 for i in range(3000)]
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, *args, input="\n".join(lines) + "\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, *args, input="\n".join(lines) + "\n"))
     total = 0
     for p in range(2):
-        found = batches(data_dir, "t", p)
-        assert found and all(h.compression == codec for h, _ in found)
         expected = [line.split(":", 1) for line in lines if partition_for_key(line.split(":")[0].encode(), 2) == p]
-        assert [(r.key.decode(), r.value.decode()) for _, recs in found for r in recs] == [tuple(e) for e in expected]
-        total += sum(len(recs) for _, recs in found)
+        got = stored(backend, t, p)
+        assert [(r.key.decode(), r.value.decode()) for r in got] == [tuple(e) for e in expected]
+        total += len(got)
+        if backend.data_dir is not None:
+            found = batches(backend, t, p)
+            assert found and all(h.compression == codec for h, _ in found)
     assert total == 3000
 
 
-def test_invalid_codec(pk, data_dir):
-    fails(pk(PRODUCER, "--topic", "t", "--compression-codec", "brotli", input="x\n"),
+def test_invalid_codec(pk, backend):
+    fails(pk(PRODUCER, *backend, "--topic", backend.topic("t"), "--compression-codec", "brotli", input="x\n"),
           "Invalid value brotli for configuration compression.type: String must be one of: "
           "none, gzip, snappy, lz4, zstd")
 
 
-def record_counts(data_dir, topic):
-    return [h.records_count for h, _ in batches(data_dir, topic)]
+def record_counts(backend, topic):
+    return [h.records_count for h, _ in batches(backend, topic)]
 
 
-def test_batch_size_and_merge_rules(pk, data_dir, tmp_path):
+@pytest.mark.engine_only("batch.size is Java's per-partition byte limit; librdkafka's batch.size counts its own "
+                         "framing, so batches hold other record counts")
+def test_batch_size_and_merge_rules(pk, backend, tmp_path):
     config = tmp_path / "producer.properties"
     # Java .properties syntax: ':' and spaces as separators, comments, continuation lines.
     config.write_text("# the producer\nbatch.size : 300\nlinger.ms=1\\\n0\n! another comment\n")
     lines = "".join(f"{i:05d}-" + "v" * 40 + "\n" for i in range(60))  # records of 53 bytes
-    create(pk, "a")
+    create(backend, "a")
     ok(pk(PRODUCER, "--topic", "a", "--producer.config", str(config), input=lines))
-    counts = record_counts(data_dir, "a")
+    counts = record_counts(backend, "a")
     assert sum(counts) == 60 and max(counts) == 4  # (300 - 61) // 54: the file's batch.size
-    create(pk, "b")
+    create(backend, "b")
     ok(pk(PRODUCER, "--topic", "b", "--producer.config", str(config), "--batch-size", "1000", input=lines))
-    assert max(record_counts(data_dir, "b")) == 17  # an explicit option beats the file
-    create(pk, "c")
+    assert max(record_counts(backend, "b")) == 17  # an explicit option beats the file
+    create(backend, "c")
     ok(pk(PRODUCER, "--topic", "c", "--producer.config", str(config), "--producer-property", "batch.size=500",
           input=lines))
-    assert max(record_counts(data_dir, "c")) == 8  # --producer-property beats --producer.config
-    create(pk, "d")
+    assert max(record_counts(backend, "c")) == 8  # --producer-property beats --producer.config
+    create(backend, "d")
     ok(pk(PRODUCER, "--topic", "d", "--batch-size", "1000", "--max-partition-memory-bytes", "200", input=lines))
-    assert max(record_counts(data_dir, "d")) == 2  # --max-partition-memory-bytes beats --batch-size
-    create(pk, "e")
+    assert max(record_counts(backend, "d")) == 2  # --max-partition-memory-bytes beats --batch-size
+    create(backend, "e")
     ok(pk(PRODUCER, "--topic", "e", input=lines))
-    assert record_counts(data_dir, "e") == [60]  # default 16384
+    assert record_counts(backend, "e") == [60]  # default 16384
+
+
+def test_batch_size_reaches_the_producer(pk, backend, tmp_path):
+    """The merged batch.size bounds the batches on both backends (config file < property <
+    option): small batches hold few records, the default holds them all."""
+    config = tmp_path / "producer.properties"
+    config.write_text("batch.size : 300\nlinger.ms=1\\\n0\n")
+    lines = "".join(f"{i:05d}-" + "v" * 40 + "\n" for i in range(60))
+    small, large = backend.topic("small"), backend.topic("large")
+    create(backend, small)
+    create(backend, large)
+    ok(pk(PRODUCER, *backend, "--topic", small, "--producer.config", str(config), input=lines))
+    ok(pk(PRODUCER, *backend, "--topic", large, "--producer.config", str(config), "--batch-size", "16384",
+          input=lines))
+    assert values(backend, small) == values(backend, large) == [line.encode() for line in lines.splitlines()]
+    if backend.data_dir is not None:
+        assert max(record_counts(backend, small)) <= 6 and len(record_counts(backend, small)) >= 10
+        assert record_counts(backend, large) == [60]
 
 
 def test_producer_properties_merge():
@@ -434,30 +533,42 @@ def test_producer_properties_merge():
     (("--topic", "u"), "Found multiple arguments for option topic, but you asked for only one"),
     (("--no-such-option",), "no-such-option is not a recognized option"),
 ])
-def test_option_errors(pk, data_dir, args, message):
-    create(pk, "t")
-    fails(pk(PRODUCER, "--topic", "t", *args, input="x\n"), message)
-    assert values(data_dir, "t") == []
+def test_option_errors(pk, backend, args, message):
+    t = backend.topic("t")
+    create(backend, t)
+    fails(pk(PRODUCER, *backend, "--topic", t, *args, input="x\n"), message)
+    assert values(backend, t) == []
 
 
-def test_acks_and_other_options_are_accepted(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--request-required-acks", "all", "--message-send-max-retries", "5",
+def test_acks_and_other_options_are_accepted(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--request-required-acks", "all", "--message-send-max-retries", "5",
           "--retry-backoff-ms", "10", "--request-timeout-ms", "3000", "--metadata-expiry-ms", "1000",
-          "--max-block-ms", "100", "--max-memory-bytes", "1000000", "--socket-buffer-size", "65536",
+          "--max-block-ms", "5000", "--max-memory-bytes", "1000000", "--socket-buffer-size", "65536",
           "--line-reader", "kafka.tools.ConsoleProducer$LineMessageReader", "--producer-property", "acks=0",
           input="x\n"))
-    ok(pk(PRODUCER, "-topic", "t", "--line-reader", "org.apache.kafka.tools.LineMessageReader", input="y\n"))
-    assert values(data_dir, "t") == [b"x", b"y"]
+    ok(pk(PRODUCER, *backend, "-topic", t, "--line-reader", "org.apache.kafka.tools.LineMessageReader", input="y\n"))
+    assert values(backend, t) == [b"x", b"y"]
 
 
-def test_missing_topic_argument(pk):
-    fails(pk(PRODUCER, "--sync", input=""), 'Missing required argument "[topic]"')
+@pytest.mark.parametrize("acks", ["0", "1", "-1", "all"])
+def test_acks(pk, backend, acks):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--request-required-acks", acks, input="a\nb\n"))
+    assert values(backend, t) == [b"a", b"b"]
 
 
-def test_help_version_and_no_arguments(pk):
+def test_missing_topic_argument(pk, backend):
+    fails(pk(PRODUCER, *backend, "--sync", input=""), 'Missing required argument "[topic]"')
+
+
+@pytest.mark.engine_only("arguments only: no backend involved")
+def test_help_version_and_no_arguments(pk, backend):
     proc = pk(PRODUCER, "--help")
     assert proc.returncode == 0 and "--compression-codec" in proc.out and "--producer.config" in proc.out
+    assert "--bootstrap-server" in proc.out and "--broker-list" in proc.out and "-X" in proc.out
     proc = pk(PRODUCER, "--version")
     assert proc.returncode == 0 and proc.out.startswith("pk ") and "Kafka 3.7" in proc.out
     proc = pk(PRODUCER)
@@ -465,69 +576,80 @@ def test_help_version_and_no_arguments(pk):
     assert proc.err.startswith("This tool helps to read data from standard input and publish it to Kafka.\n")
 
 
-def test_reader_config_file_and_property_precedence(pk, data_dir, tmp_path):
+def test_reader_config_file_and_property_precedence(pk, backend, tmp_path):
     reader = tmp_path / "reader.properties"
     reader.write_text("parse.key = true\nkey.separator = |\nnull.marker = nil\n")
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--reader-config", str(reader), "--property", "key.separator=;",
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-config", str(reader), "--property", "key.separator=;",
           input="a;1\nb|2;3\nnil;x\n"))
-    assert pairs(data_dir, "t") == [(b"a", b"1"), (b"b|2", b"3"), (None, b"x")]
+    assert pairs(backend, t) == [(b"a", b"1"), (b"b|2", b"3"), (None, b"x")]
 
 
-def test_topic_property_retargets_the_records(pk, data_dir):
-    create(pk, "t")
-    create(pk, "other")
-    ok(pk(PRODUCER, "--topic", "t", "--property", "topic=other", input="x\n"))
-    assert values(data_dir, "other") == [b"x"] and values(data_dir, "t") == []
+def test_topic_property_retargets_the_records(pk, backend):
+    t, other = backend.topic("t"), backend.topic("other")
+    create(backend, t)
+    create(backend, other)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--property", f"topic={other}", input="x\n"))
+    assert values(backend, other) == [b"x"] and values(backend, t) == []
 
 
-def test_file_property(pk, data_dir, tmp_path):
+def test_file_property(pk, backend, tmp_path):
     path = tmp_path / "input.txt"
     path.write_bytes(b"".join(b"k%d:v%d\n" % (i % 5, i) for i in range(2000)))
-    create(pk, "t", 3)
-    ok(pk(PRODUCER, "--topic", "t", *KEYED, "--property", f"file={path}", input="ignored:stdin\n"))
-    got = {p: pairs(data_dir, "t", p) for p in range(3)}
+    t = backend.topic("t")
+    create(backend, t, 3)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", f"file={path}", input="ignored:stdin\n"))
+    got = {p: pairs(backend, t, p) for p in range(3)}
     assert sum(map(len, got.values())) == 2000
     for p, recs in got.items():
         assert all(partition_for_key(k, 3) == p for k, _ in recs)
         numbers = [int(v[1:]) for _, v in recs]
         assert numbers == sorted(numbers)
     assert (b"ignored", b"stdin") not in [r for recs in got.values() for r in recs]
-    fails(pk(PRODUCER, "--topic", "t", "--property", f"file={tmp_path}/missing.txt", input=""),
+    fails(pk(PRODUCER, *backend, "--topic", t, "--property", f"file={tmp_path}/missing.txt", input=""),
           f"Cannot read {tmp_path}/missing.txt: No such file or directory")
 
 
-def test_sync_sends_each_record_on_its_own(pk, data_dir):
-    create(pk, "t")
-    ok(pk(PRODUCER, "--topic", "t", "--sync", *KEYED, input="a:1\nb:2\nc:3\n"))
-    assert record_counts(data_dir, "t") == [1, 1, 1]
-    assert pairs(data_dir, "t") == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
-    fails(pk(PRODUCER, "--topic", "t", "--sync", *KEYED, input="d:4\nbad\n"),
+def test_sync_sends_each_record_on_its_own(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--sync", *KEYED, input="a:1\nb:2\nc:3\n"))
+    if backend.data_dir is not None:
+        assert record_counts(backend, t) == [1, 1, 1]
+    assert pairs(backend, t) == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+    fails(pk(PRODUCER, *backend, "--topic", t, "--sync", *KEYED, input="d:4\nbad\n"),
           "No key separator found on line number 2: 'bad'")
-    assert pairs(data_dir, "t")[-1] == (b"d", b"4")
+    assert pairs(backend, t)[-1] == (b"d", b"4")
 
 
-def test_compacted_topic_refuses_null_keys(pk, data_dir):
-    create(pk, "compact", 1, "cleanup.policy=compact")
-    fails(pk(PRODUCER, "--topic", "compact", input="no key\n"),
-          "Compacted topic cannot accept message without key in topic partition compact-0.")
-    ok(pk(PRODUCER, "--topic", "compact", *KEYED, input="k:v\n"))
-    assert pairs(data_dir, "compact") == [(b"k", b"v")]
+def test_compacted_topic_refuses_null_keys(pk, backend):
+    t = backend.topic("compact")
+    create(backend, t, 1, "cleanup.policy=compact")
+    proc = pk(PRODUCER, *backend, "--topic", t, input="no key\n")
+    if backend.remote:
+        # librdkafka reports the broker's INVALID_RECORD without its message: Kafka's text for the code.
+        fails(proc, "This record has failed the validation on broker and hence will be rejected.")
+    else:
+        fails(proc, f"Compacted topic cannot accept message without key in topic partition {t}-0.")
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="k:v\n"))
+    assert pairs(backend, t) == [(b"k", b"v")]
 
 
 # --------------------------------------------------------------------------- terminals and time
-def test_lingering_records_are_appended_while_waiting_for_input(pk, data_dir):
+def test_lingering_records_are_appended_while_waiting_for_input(pk, backend):
     """--timeout is linger.ms: a line typed into a pipe that stays open is stored after it."""
-    create(pk, "t")
-    proc = subprocess.Popen([tool_path(PRODUCER), "--topic", "t", "--timeout", "200"], env=pk.env,
+    t = backend.topic("t")
+    create(backend, t)
+    proc = subprocess.Popen([tool_path(PRODUCER), *backend, "--topic", t, "--timeout", "200"], env=pk.env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         proc.stdin.write(b"first\n")
         proc.stdin.flush()
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and values(data_dir, "t") != [b"first"]:
+        while time.monotonic() < deadline and values(backend, t) != [b"first"]:
             time.sleep(0.05)
-        assert values(data_dir, "t") == [b"first"]
+        assert values(backend, t) == [b"first"]
         assert proc.poll() is None  # still running, waiting for more input
         proc.stdin.write(b"second\n")
         proc.stdin.close()
@@ -535,14 +657,15 @@ def test_lingering_records_are_appended_while_waiting_for_input(pk, data_dir):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert values(data_dir, "t") == [b"first", b"second"]
+    assert values(backend, t) == [b"first", b"second"]
     assert proc.stdout.read() == b"" and proc.stderr.read() == b""
 
 
-def test_lingering_records_are_appended_while_input_trickles_in(pk, data_dir):
+def test_lingering_records_are_appended_while_input_trickles_in(pk, backend):
     """Input that never pauses for linger.ms still gets its records stored after linger.ms."""
-    create(pk, "t")
-    proc = subprocess.Popen([tool_path(PRODUCER), "--topic", "t", "--timeout", "100"], env=pk.env,
+    t = backend.topic("t")
+    create(backend, t)
+    proc = subprocess.Popen([tool_path(PRODUCER), *backend, "--topic", t, "--timeout", "100"], env=pk.env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         seen_while_running = 0
@@ -550,8 +673,8 @@ def test_lingering_records_are_appended_while_input_trickles_in(pk, data_dir):
             proc.stdin.write(b"line %d\n" % i)
             proc.stdin.flush()
             time.sleep(0.03)
-            if i >= 20:
-                seen_while_running = len(values(data_dir, "t"))
+            if i >= 20 and i % 5 == 0:
+                seen_while_running = len(values(backend, t))
         assert proc.poll() is None
         assert seen_while_running >= 10
         proc.stdin.close()
@@ -559,7 +682,7 @@ def test_lingering_records_are_appended_while_input_trickles_in(pk, data_dir):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert values(data_dir, "t") == [b"line %d" % i for i in range(40)]
+    assert values(backend, t) == [b"line %d" % i for i in range(40)]
 
 
 def read_until_exit(fd, proc, timeout=20):
@@ -581,10 +704,11 @@ def read_until_exit(fd, proc, timeout=20):
     return out
 
 
-def test_prompt_on_a_terminal(pk, data_dir):
-    create(pk, "t")
+def test_prompt_on_a_terminal(pk, backend):
+    t = backend.topic("t")
+    create(backend, t)
     master, slave = pty.openpty()
-    proc = subprocess.Popen([tool_path(PRODUCER), "--topic", "t"], env=pk.env, stdin=slave, stdout=slave,
+    proc = subprocess.Popen([tool_path(PRODUCER), *backend, "--topic", t], env=pk.env, stdin=slave, stdout=slave,
                             stderr=subprocess.PIPE, close_fds=True)
     os.close(slave)
     try:
@@ -603,18 +727,19 @@ def test_prompt_on_a_terminal(pk, data_dir):
     # The terminal echoes the typed lines; the tool prints `>` before every read, the one
     # that meets the end of input included.
     assert out.replace(b"one\r\n", b"").replace(b"two\r\n", b"").replace(b"^D\x08\x08", b"") == b">>>"
-    assert values(data_dir, "t") == [b"one", b"two"]
+    assert values(backend, t) == [b"one", b"two"]
 
 
-def test_progress_bar_for_a_large_file_on_a_terminal(pk, data_dir, tmp_path):
+def test_progress_bar_for_a_large_file_on_a_terminal(pk, backend, tmp_path):
     path = tmp_path / "big.txt"
     line = b"v" * 99 + b"\n"
     path.write_bytes(line * ((cmd.PROGRESS_MIN_BYTES // len(line)) + 1000))
     count = path.stat().st_size // len(line)
-    create(pk, "t")
+    t = backend.topic("t")
+    create(backend, t)
     master, slave = pty.openpty()
     with open(path, "rb") as stdin:
-        proc = subprocess.Popen([tool_path(PRODUCER), "--topic", "t"], env=pk.env, stdin=stdin,
+        proc = subprocess.Popen([tool_path(PRODUCER), *backend, "--topic", t], env=pk.env, stdin=stdin,
                                 stdout=subprocess.PIPE, stderr=slave, close_fds=True)
     os.close(slave)
     try:
@@ -627,9 +752,87 @@ def test_progress_bar_for_a_large_file_on_a_terminal(pk, data_dir, tmp_path):
     last = err.rstrip(b"\r\n").split(b"\r")[-1]
     assert last.startswith(b"[" + b"#" * 30 + b"] 100%") and b"records/s" in last
     assert err.endswith(b"\n")
-    assert len(values(data_dir, "t")) == count
+    assert len(values(backend, t)) == count
     # Piped stderr (not a terminal): no progress bar.
-    ok(pk(PRODUCER, "--topic", "t", input=b"x\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, input=b"x\n"))
+
+
+# --------------------------------------------------------------------------- --bootstrap-server
+@pytest.mark.server_only("the remote backend's own options")
+def test_broker_list_is_used_without_bootstrap_server(pk, backend):
+    bootstrap = backend.bootstrap
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, "--broker-list", bootstrap, "--topic", t, input="a\n"))
+    # 3.7: --bootstrap-server wins, and the ignored --broker-list is not even checked.
+    ok(pk(PRODUCER, "--bootstrap-server", bootstrap, "--broker-list", "not an address", "--topic", t, input="b\n"))
+    assert values(backend, t) == [b"a", b"b"]
+    fails(pk(PRODUCER, "--broker-list", "localhost", "--topic", t, input="c\n"),
+          "Please provide valid host:port like host1:9091,host2:9092")
+
+
+@pytest.mark.parametrize("address", ["localhost", "localhost:", ":", "host:port", "a:1,b"])
+def test_invalid_bootstrap_server(plain, address):
+    fails(plain(PRODUCER, "--bootstrap-server", address, "--topic", "t", input="x\n"),
+          "Please provide valid host:port like host1:9091,host2:9092")
+
+
+def test_missing_topic_is_checked_before_the_bootstrap_address(plain):
+    fails(plain(PRODUCER, "--bootstrap-server", "nonsense", input=""), 'Missing required argument "[topic]"')
+
+
+def test_unreachable_cluster_fails_within_max_block_ms(plain):
+    start = time.monotonic()
+    fails(plain(PRODUCER, "--bootstrap-server", f"127.0.0.1:{free_port()}", "--topic", "t", "--max-block-ms", "1500",
+             input="x\n"),
+          "Topic t not present in metadata after 1500 ms.")
+    assert time.monotonic() - start < 10
+
+
+def test_unresolvable_bootstrap_host(plain):
+    fails(plain(PRODUCER, "--bootstrap-server", "no-such-host.invalid:9092", "--topic", "t", input="x\n"),
+          "No resolvable bootstrap urls given in bootstrap.servers")
+
+
+@pytest.mark.server_only("librdkafka properties")
+def test_x_passes_librdkafka_properties_through(pk, backend):
+    """-X wins over everything: here librdkafka's own default partitioner (CRC-32), which puts
+    keys elsewhere than Java's murmur2 (kafka-protocol.md §7.3)."""
+    t, crc = backend.topic("murmur"), backend.topic("crc")
+    create(backend, t, 12)
+    create(backend, crc, 12)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="kafka:1\nabc:2\n"))
+    ok(pk(PRODUCER, *backend, "--topic", crc, *KEYED, "-X", "partitioner=consistent", input="kafka:1\nabc:2\n"))
+    assert pairs(backend, t, 4) == [(b"kafka", b"1")] and pairs(backend, t, 3) == [(b"abc", b"2")]
+    assert pairs(backend, crc, 11) == [(b"kafka", b"1")] and pairs(backend, crc, 6) == [(b"abc", b"2")]
+    fails(pk(PRODUCER, *backend, "--topic", t, "-X", "no.such.property=1", input="x\n"),
+          "Unknown client configuration: no.such.property")
+    fails(pk(PRODUCER, *backend, "--topic", t, "-X", "linger.ms", input="x\n"),
+          "Invalid -X argument 'linger.ms': expected -X property=value")
+
+
+@pytest.mark.server_only("Java client keys translated for librdkafka")
+def test_java_client_configuration_is_translated(pk, backend, tmp_path):
+    config = tmp_path / "producer.properties"
+    config.write_text("send.buffer.bytes=65536\nrequest.timeout.ms=5000\ndelivery.timeout.ms=30000\n"
+                      "key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+                      "max.in.flight.requests.per.connection=1\nenable.idempotence=true\n")
+    t = backend.topic("t")
+    create(backend, t)
+    ok(pk(PRODUCER, *backend, "--topic", t, "--producer.config", str(config), input="a\nb\n"))
+    assert values(backend, t) == [b"a", b"b"]
+    if backend.data_dir is not None:
+        assert batches(backend, t)[0][0].producer_id >= 0  # enable.idempotence reached librdkafka
+    fails(pk(PRODUCER, *backend, "--topic", t, "--producer-property", "no.such.config=1", input="x\n"),
+          "Unknown client configuration: no.such.config")
+
+
+def test_x_and_data_dir_need_the_right_backend(plain, tmp_path):
+    fails(plain(PRODUCER, "--topic", "t", "-X", "linger.ms=5", input="x\n"),
+          "Option -X needs --bootstrap-server: librdkafka properties do not apply to the bundled engine")
+    fails(plain(PRODUCER, "--topic", "t", "--bootstrap-server", "localhost:9092", "--data-dir", str(tmp_path),
+             input="x\n"),
+          'Option "[data-dir]" can\'t be used with option "[bootstrap-server]"')
 
 
 # --------------------------------------------------------------------------- modules

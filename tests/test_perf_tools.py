@@ -1,6 +1,8 @@
 """ProducerPerformance and ConsumerPerformance (Kafka 3.7) through the installed pk-run-class,
-on a temporary data directory: the exact result-line formats, the records really stored and
-read, throttling, and every argument error as one line on stderr with exit status 1."""
+on both backends (conftest.py): the bundled engine on a temporary data directory, and
+pk-server-start (or PK_TEST_BOOTSTRAP) through --bootstrap-server and confluent-kafka. The
+exact result-line formats, the records really stored and read, throttling, and every argument
+error as one line on stderr with exit status 1."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import time
 import pytest
 
 from pk.commands.perf import JavaDateFormat, JavaError, ThroughputThrottler, java_fixed
-from pk.engine import compression, records
+from conftest import Runner
+from pk.engine import compression
 from pk.engine.engine import Engine
 
 PRODUCER = "org.apache.kafka.tools.ProducerPerformance"
@@ -40,12 +43,23 @@ TIMEOUT_WARNING = ("WARNING: Exiting before consuming the expected number of mes
 
 
 # --------------------------------------------------------------------------- helpers
-def produce_perf(pk, *args, timeout=120):
-    return pk("pk-run-class", PRODUCER, *args, timeout=timeout)
+@pytest.fixture
+def data_dir(backend_data_dir):
+    return backend_data_dir
 
 
-def consume_perf(pk, *args, timeout=120):
-    return pk("pk-run-class", CONSUMER, *args, timeout=timeout)
+@pytest.fixture
+def plain(tmp_path):
+    """pk's tools for tests that involve no backend."""
+    return Runner(str(tmp_path / "data"))
+
+
+def produce_perf(pk, backend, *args, timeout=120):
+    return pk("pk-run-class", PRODUCER, *backend, *args, timeout=timeout)
+
+
+def consume_perf(pk, backend, *args, timeout=120):
+    return pk("pk-run-class", CONSUMER, *backend, *args, timeout=timeout)
 
 
 def ok(proc):
@@ -62,8 +76,8 @@ def fails(proc, message):
     return proc
 
 
-def produce(pk, topic, n=2000, size=100, *props):
-    proc = ok(produce_perf(pk, "--topic", topic, "--num-records", str(n), "--record-size", str(size),
+def produce(pk, backend, topic, n=2000, size=100, *props):
+    proc = ok(produce_perf(pk, backend, "--topic", topic, "--num-records", str(n), "--record-size", str(size),
                            "--throughput", "-1", "--producer-props", "acks=1", *props))
     assert proc.err == ""
     return proc
@@ -83,27 +97,27 @@ def result(proc):
     return m
 
 
-def stored(data_dir, topic):
-    """Every record of every partition, read back through the engine: (batch header, record)."""
-    out = []
-    with Engine(data_dir) as engine:
-        for p in range(engine.topic(topic).partitions):
-            log = engine.partition(topic, p)
-            offset = log.log_start_offset
-            while True:
-                data = log.read(offset)
-                if not data:
-                    break
-                for pos, header in records.iter_batches(data):
-                    records.check_batch(data, pos)
-                    out += [(header, r) for r in records.decode_records(data, pos, header)]
-                    offset = header.last_offset + 1
-    return out
+def partitions(backend, topic):
+    if backend.data_dir is not None:
+        with Engine(backend.data_dir) as engine:
+            return engine.topic(topic).partitions
+    return len(backend.admin().list_topics(topic, timeout=30).topics[topic].partitions)
+
+
+def stored(backend, topic):
+    """Every record of every partition: the engine's reading of the log (the server shares its
+    data directory), or a consumer's on another cluster."""
+    return [r for p in range(partitions(backend, topic)) for r in backend.records(topic, p)]
+
+
+def stored_batches(backend, topic):
+    return [h for p in range(partitions(backend, topic)) for h, _ in backend.batches(topic, p)]
 
 
 # --------------------------------------------------------------------------- ProducerPerformance
-def test_producer_sends_every_record_and_prints_3_7_total_line(pk, data_dir):
-    proc = produce(pk, "perf", 2000, 100)
+def test_producer_sends_every_record_and_prints_3_7_total_line(pk, backend):
+    t = backend.topic("perf")
+    proc = produce(pk, backend, t, 2000, 100)
     assert len(proc.out.splitlines()) == 1  # a short run: no 5-second window line
     m = total(proc)
     count, rate, mb, avg, biggest = int(m[1]), float(m[2]), float(m[3]), float(m[4]), float(m[5])
@@ -113,17 +127,18 @@ def test_producer_sends_every_record_and_prints_3_7_total_line(pk, data_dir):
     assert mb == pytest.approx(rate * 100 / (1024 * 1024), abs=0.006)  # MB = 1024 * 1024 bytes
     assert 0 <= p50 <= p95 <= p99 <= p999 <= biggest
     assert avg <= biggest
-    recs = stored(data_dir, "perf")
+    recs = stored(backend, t)
     assert len(recs) == 2000
-    values = [r.value for _, r in recs]
+    values = [r.value for r in recs]
     assert all(len(v) == 100 and re.fullmatch(rb"[A-Z]{100}", v) for v in values)
     assert len(set(values)) > 1900  # random payloads, not one buffer repeated
-    assert all(r.key is None for _, r in recs)
+    assert all(r.key is None for r in recs)
 
 
-def test_producer_throttles_and_prints_5_second_windows(pk, data_dir):
+def test_producer_throttles_and_prints_5_second_windows(pk, backend):
+    t = backend.topic("slow")
     start = time.monotonic()
-    proc = ok(produce_perf(pk, "--topic", "slow", "--num-records", "2900", "--record-size", "10",
+    proc = ok(produce_perf(pk, backend, "--topic", t, "--num-records", "2900", "--record-size", "10",
                            "--throughput", "500", "--producer-props", "acks=1"))
     elapsed = time.monotonic() - start
     lines = proc.out.splitlines()
@@ -135,74 +150,93 @@ def test_producer_throttles_and_prints_5_second_windows(pk, data_dir):
     assert int(m[1]) == 2900
     assert 250 <= float(m[2]) <= 1000  # 500 records/s asked: within a factor of 2
     assert elapsed >= 2900 / 500 / 2
-    assert len(stored(data_dir, "slow")) == 2900
+    assert len(stored(backend, t)) == 2900
 
 
-def test_producer_unthrottled_is_faster_than_a_low_limit(pk):
-    proc = produce(pk, "fast", 3000, 10)
+def test_producer_unthrottled_is_faster_than_a_low_limit(pk, backend):
+    proc = produce(pk, backend, backend.topic("fast"), 3000, 10)
     assert float(total(proc)[2]) > 1000
 
 
-def test_payload_file_with_delimiter(pk, data_dir, tmp_path):
+def test_payload_file_with_delimiter(pk, backend, tmp_path):
     path = tmp_path / "payloads.txt"
     path.write_text("a1,b22,c333,")
-    proc = ok(produce_perf(pk, "--topic", "pl", "--num-records", "300", "--payload-file", str(path),
+    t = backend.topic("pl")
+    proc = ok(produce_perf(pk, backend, "--topic", t, "--num-records", "300", "--payload-file", str(path),
                            "--payload-delimiter", ",", "--throughput", "-1", "--producer-props", "acks=1"))
     lines = proc.out.splitlines()
     assert lines[0] == f"Reading payloads from: {path}"
     assert lines[1] == "Number of messages read: 3"  # Java's split drops the trailing empty string
     assert int(total(proc)[1]) == 300
-    values = [r.value for _, r in stored(data_dir, "pl")]
+    values = [r.value for r in stored(backend, t)]
     assert len(values) == 300
     assert set(values) == {b"a1", b"b22", b"c333"}  # picked at random
 
 
-def test_payload_file_relative_path(pk, data_dir, tmp_path):
+def test_payload_file_relative_path(pk, backend, data_dir, tmp_path):
     import subprocess
 
     from conftest import tool_path
 
     (tmp_path / "p.txt").write_text("first line\nsecond line\n")
-    proc = subprocess.run([tool_path("pk-run-class"), PRODUCER, "--topic", "nl", "--num-records", "50",
-                           "--payload-file", "p.txt", "--throughput", "-1", "--producer-props", "acks=1",
-                           "--data-dir", data_dir], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    t = backend.topic("nl")
+    where = list(backend) or ["--data-dir", data_dir]
+    proc = subprocess.run([tool_path("pk-run-class"), PRODUCER, "--topic", t, "--num-records", "50",
+                           "--payload-file", "p.txt", "--throughput", "-1", "--producer-props", "acks=1", *where],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == f"Reading payloads from: {tmp_path}/p.txt"
     assert lines[1] == "Number of messages read: 2"
-    assert {r.value for _, r in stored(data_dir, "nl")} == {b"first line", b"second line"}
+    assert {r.value for r in stored(backend, t)} == {b"first line", b"second line"}
 
 
-def test_producer_props_and_config_file_reach_the_producer(pk, data_dir, tmp_path):
+def test_producer_props_and_config_file_reach_the_producer(pk, backend, tmp_path):
     config = tmp_path / "producer.properties"
     config.write_text("compression.type=gzip\nbatch.size=2048\n")
+    t = backend.topic("zipped")
     # --producer-props wins over --producer.config
-    produce(pk, "zipped", 1000, 100, "compression.type=lz4", "linger.ms=5", "--producer.config", str(config))
-    recs = stored(data_dir, "zipped")
-    assert len(recs) == 1000
-    headers = {h.base_offset: h for h, _ in recs}.values()
-    assert {h.compression for h in headers} == {compression.LZ4}
-    assert len(headers) > 10  # batch.size=2048 from the file: many small batches
+    produce(pk, backend, t, 1000, 100, "compression.type=lz4", "linger.ms=5", "--producer.config", str(config))
+    assert len(stored(backend, t)) == 1000
+    if backend.data_dir is not None:
+        headers = stored_batches(backend, t)
+        codecs = {h.compression for h in headers}
+        # (librdkafka sends a batch uncompressed when lz4 would not make it smaller)
+        assert codecs == {compression.LZ4} or (backend.remote and codecs == {compression.LZ4, compression.NONE})
+        assert len(headers) > 10  # batch.size=2048 from the file: many small batches
 
 
-def test_print_metrics_prints_a_metrics_table(pk):
-    proc = ok(produce_perf(pk, "--topic", "m", "--num-records", "100", "--record-size", "10", "--throughput", "-1",
-                           "--producer-props", "acks=1", "client.id=me", "--print-metrics"))
+@pytest.mark.server_only("Kafka's way of naming the cluster: bootstrap.servers in the producer's properties")
+def test_bootstrap_servers_in_the_producer_properties(pk, backend, tmp_path):
+    t, u = backend.topic("props"), backend.topic("file")
+    ok(pk("pk-run-class", PRODUCER, "--topic", t, "--num-records", "20", "--record-size", "10", "--throughput",
+          "-1", "--producer-props", "acks=1", f"bootstrap.servers={backend.bootstrap}"))
+    config = tmp_path / "producer.properties"
+    config.write_text(f"bootstrap.servers={backend.bootstrap}\nacks=all\n")
+    ok(pk("pk-run-class", PRODUCER, "--topic", u, "--num-records", "30", "--record-size", "10", "--throughput",
+          "-1", "--producer.config", str(config), "-X", "linger.ms=1"))
+    assert len(stored(backend, t)) == 20 and len(stored(backend, u)) == 30
+
+
+def test_print_metrics_prints_a_metrics_table(pk, backend):
+    t = backend.topic("m")
+    proc = ok(produce_perf(pk, backend, "--topic", t, "--num-records", "100", "--record-size", "10", "--throughput",
+                           "-1", "--producer-props", "acks=1", "client.id=me", "--print-metrics"))
     lines = proc.out.splitlines()
     assert TOTAL_RE.fullmatch(lines[0])
     assert lines[1] == ""
     assert re.fullmatch(r"Metric Name +   Value", lines[2])
     width = len(lines[2]) - len("   Value")
     assert f"{'producer-metrics:record-send-total:{client-id=me}':<{width}} : 100.000" in lines
-    assert f"{'producer-topic-metrics:record-send-total:{client-id=me, topic=m}':<{width}} : 100.000" in lines
+    assert f"{'producer-topic-metrics:record-send-total:{client-id=me, topic=' + t + '}':<{width}} : 100.000" in lines
     names = [line.split(" : ")[0].rstrip() for line in lines[3:]]
     assert names == sorted(names)
     assert proc.err.startswith("pk: ")
 
 
-def test_records_too_large_fail_one_by_one(pk):
-    proc = produce_perf(pk, "--topic", "big", "--num-records", "3", "--record-size", "2000000",
-                        "--throughput", "-1", "--producer-props", "acks=1")
+def test_records_too_large_fail_one_by_one(pk, backend):
+    proc = produce_perf(pk, backend, "--topic", backend.topic("big"), "--num-records", "3", "--record-size",
+                        "2000000", "--throughput", "-1", "--producer-props", "acks=1")
     assert proc.returncode == 1
     errors = proc.err.splitlines()
     assert len(errors) == 3
@@ -213,40 +247,44 @@ def test_records_too_large_fail_one_by_one(pk):
                                          "0.00 ms max latency, 0 ms 50th, 0 ms 95th, 0 ms 99th, 0 ms 99.9th.")
 
 
-def test_transactional_id_alone_is_ignored_as_in_3_7(pk, data_dir):
-    produce(pk, "tx", 10, 10, "--transactional-id", "my-tx")
-    assert len(stored(data_dir, "tx")) == 10
+def test_transactional_id_alone_is_ignored_as_in_3_7(pk, backend):
+    t = backend.topic("tx")
+    produce(pk, backend, t, 10, 10, "--transactional-id", "my-tx")
+    assert len(stored(backend, t)) == 10
 
 
-def test_transactions_are_refused(pk, data_dir):
-    proc = produce_perf(pk, "--topic", "tx", "--num-records", "10", "--record-size", "10", "--throughput", "-1",
-                        "--producer-props", "acks=1", "--transaction-duration-ms", "100")
+def test_transactions_are_refused(pk, backend):
+    t, u = backend.topic("tx"), backend.topic("tx2")
+    proc = produce_perf(pk, backend, "--topic", t, "--num-records", "10", "--record-size", "10", "--throughput",
+                        "-1", "--producer-props", "acks=1", "--transaction-duration-ms", "100")
     assert proc.returncode == 1
     assert len(proc.err.splitlines()) == 1 and "Transactions are not supported" in proc.err
-    proc = produce_perf(pk, "--topic", "tx2", "--num-records", "10", "--record-size", "10", "--throughput", "-1",
-                        "--producer-props", "transactional.id=abc")
+    proc = produce_perf(pk, backend, "--topic", u, "--num-records", "10", "--record-size", "10", "--throughput",
+                        "-1", "--producer-props", "transactional.id=abc")
     assert proc.returncode == 1 and "Transactions are not supported" in proc.err
-    with Engine(data_dir) as engine:
-        assert sum(engine.partition("tx", p).log_end_offset for p in range(engine.topic("tx").partitions)) == 0
+    assert stored(backend, t) == []
 
 
-def test_producer_no_arguments_prints_help_on_stdout_exit_0(pk):
+@pytest.mark.engine_only("arguments only: no backend involved")
+def test_producer_no_arguments_prints_help_on_stdout_exit_0(pk, backend):
     proc = pk("pk-run-class", PRODUCER)
     assert proc.returncode == 0 and proc.err == ""
     assert "This tool is used to verify the producer performance." in proc.out
     assert "--num-records" in proc.out
 
 
-def test_producer_help_and_version(pk):
+@pytest.mark.engine_only("arguments only: no backend involved")
+def test_producer_help_and_version(pk, backend):
     proc = pk("pk-run-class", PRODUCER, "--help")
-    assert proc.returncode == 0 and "--producer-props" in proc.out
+    assert proc.returncode == 0 and "--producer-props" in proc.out and "--bootstrap-server" in proc.out
     proc = pk("pk-run-class", PRODUCER, "--version")
     assert proc.returncode == 0 and "3.7" in proc.out
 
 
-def test_option_prefixes_are_accepted_like_argparse4j(pk, data_dir):
-    ok(produce_perf(pk, "--top", "abbrev", "--num", "5", "--rec", "10", "--thr", "-1", "--producer-p", "acks=1"))
-    assert len(stored(data_dir, "abbrev")) == 5
+def test_option_prefixes_are_accepted_like_argparse4j(pk, backend):
+    t = backend.topic("abbrev")
+    ok(produce_perf(pk, backend, "--top", t, "--num", "5", "--rec", "10", "--thr", "-1", "--producer-p", "acks=1"))
+    assert len(stored(backend, t)) == 5
 
 
 BASE = ["--topic", "t", "--num-records", "5", "--throughput", "-1"]
@@ -275,7 +313,9 @@ BASE = ["--topic", "t", "--num-records", "5", "--throughput", "-1"]
     (["--topic", "--num-records", "5"], "producer-performance: error: argument --topic: expected one argument"),
     (["--throughput", "-1.5"], "producer-performance: error: argument --throughput: expected one argument"),
     (["--producer-props", "--topic", "t"], "producer-performance: error: argument --producer-props: expected 1 argument(s)"),
-    (["--bootstrap-server", "localhost:9092"], "producer-performance: error: unrecognized arguments: '--bootstrap-server'"),
+    (["--bootstrap-server"], "producer-performance: error: argument --bootstrap-server: expected one argument"),
+    (["-X"], "producer-performance: error: argument -X: expected one argument"),
+    (["--broker-list", "localhost:9092"], "producer-performance: error: unrecognized arguments: '--broker-list'"),
     (["-topic", "t"], "producer-performance: error: unrecognized arguments: '-topic'"),
     (BASE + ["extra", "--record-size", "1"],
      "producer-performance: error: unrecognized arguments: 'extra --record-size 1'"),
@@ -293,6 +333,13 @@ BASE = ["--topic", "t", "--num-records", "5", "--throughput", "-1"]
      'Exception in thread "main" java.lang.IllegalArgumentException: Invalid property: a=b=c'),
     (BASE + ["--record-size", "1", "--producer.config", "/no/such/file"],
      'Exception in thread "main" java.nio.file.NoSuchFileException: /no/such/file'),
+])
+def test_producer_argument_errors(plain, args, message):
+    proc = fails(plain("pk-run-class", PRODUCER, *args), message)
+    assert proc.out == ""
+
+
+@pytest.mark.parametrize("args, message", [
     (BASE + ["--record-size", "1", "--producer-props", "batch.size=big"],
      'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
      'Invalid value big for configuration batch.size: Not a number of type INT'),
@@ -307,22 +354,55 @@ BASE = ["--topic", "t", "--num-records", "5", "--throughput", "-1"]
       "--producer-props", "acks=1"],
      "org.apache.kafka.common.errors.InvalidTopicException: Invalid topics: [bad name]"),
 ])
-def test_producer_argument_errors(pk, args, message):
-    proc = fails(produce_perf(pk, *args), message)
+def test_producer_errors(pk, backend, args, message):
+    """Errors found once the producer exists (or while it is configured), on both backends."""
+    t = backend.topic("t")
+    proc = fails(produce_perf(pk, backend, *[t if a == "t" else a for a in args]), message)
     assert proc.out == ""
 
 
-def test_missing_payload_file(pk):
-    proc = fails(produce_perf(pk, *BASE, "--payload-file", "/no/such/payloads", "--producer-props", "acks=1"),
+@pytest.mark.parametrize("args, message", [
+    (["--bootstrap-server", "localhost"], "Please provide valid host:port like host1:9091,host2:9092"),
+    (["--producer-props", "bootstrap.servers=localhost"], "Please provide valid host:port like host1:9091,host2:9092"),
+    (["--bootstrap-server", "no-such-host.invalid:9092"],
+     'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
+     "No resolvable bootstrap urls given in bootstrap.servers"),
+    (["-X", "linger.ms=1"], "Option -X needs --bootstrap-server: librdkafka properties do not apply to the bundled engine"),
+    (["--bootstrap-server", "localhost:9092", "--data-dir", "/tmp"],
+     'Option "[data-dir]" can\'t be used with option "[bootstrap-server]"'),
+    (["--bootstrap-server", "localhost:9092", "-X", "no.such.property=1"],
+     'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
+     "Unknown client configuration: no.such.property"),
+])
+def test_producer_backend_errors(plain, args, message):
+    proc = fails(plain("pk-run-class", PRODUCER, *BASE, "--record-size", "1", "--producer-props", "acks=1", *args),
+                 message)
+    assert proc.out == ""
+
+
+def test_producer_unreachable_cluster_fails_within_max_block_ms(plain):
+    from conftest import free_port
+
+    start = time.monotonic()
+    fails(plain("pk-run-class", PRODUCER, *BASE, "--record-size", "1", "--producer-props", "max.block.ms=1500",
+                "--bootstrap-server", f"127.0.0.1:{free_port()}"),
+          "org.apache.kafka.common.errors.TimeoutException: Topic t not present in metadata after 1500 ms.")
+    assert time.monotonic() - start < 10
+
+
+def test_missing_payload_file(plain):
+    proc = fails(plain("pk-run-class", PRODUCER, *BASE, "--payload-file", "/no/such/payloads", "--producer-props",
+                       "acks=1"),
                  'Exception in thread "main" java.lang.IllegalArgumentException: '
                  'File does not exist or empty file provided.')
     assert proc.out == "Reading payloads from: /no/such/payloads\n"  # printed before the check, as in Kafka
 
 
 # --------------------------------------------------------------------------- ConsumerPerformance
-def test_consumer_reads_every_record_and_prints_3_7_lines(pk):
-    produce(pk, "c", 2000, 100)
-    proc = ok(consume_perf(pk, "--topic", "c", "--messages", "2000"))
+def test_consumer_reads_every_record_and_prints_3_7_lines(pk, backend):
+    t = backend.topic("c")
+    produce(pk, backend, t, 2000, 100)
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "2000"))
     assert proc.err == ""
     lines = proc.out.splitlines()
     assert lines[0] == HEADER
@@ -337,32 +417,32 @@ def test_consumer_reads_every_record_and_prints_3_7_lines(pk):
         assert float(m[6]) == pytest.approx(float(m[4]) * 1024 * 1024 / 100, rel=0.01, abs=1)
 
 
-def test_consumer_counts_key_and_value_bytes_across_partitions(pk, data_dir):
-    ok(pk("pk-topics", "--create", "--topic", "three", "--partitions", "3"))
-    with Engine(data_dir) as engine:
-        from pk.engine.producer import EngineProducer
-
-        with EngineProducer(engine, "three") as producer:
-            for i in range(600):
-                producer.send(b"key-%d" % i, b"v" * 50)
+def test_consumer_counts_key_and_value_bytes_across_partitions(pk, backend):
+    t = backend.topic("three")
+    backend.create(t, 3)
+    lines = "".join(f"key-{i}:{'v' * 50}\n" for i in range(600))
+    ok(pk("pk-console-producer", *backend, "--topic", t, "--property", "parse.key=true", "--property",
+          "key.separator=:", input=lines))
     expected_bytes = sum(len(b"key-%d" % i) + 50 for i in range(600))
-    m = result(ok(consume_perf(pk, "--topic", "three", "--messages", "600", "--hide-header")))
+    m = result(ok(consume_perf(pk, backend, "--topic", t, "--messages", "600", "--hide-header")))
     assert int(m[5]) == 600
     assert m[3] == java_fixed(expected_bytes / (1024 * 1024), 4)
 
 
-def test_hide_header_and_date_format(pk):
-    produce(pk, "d", 100, 10)
-    proc = ok(consume_perf(pk, "--topic", "d", "--messages", "100", "--hide-header",
+def test_hide_header_and_date_format(pk, backend):
+    t = backend.topic("d")
+    produce(pk, backend, t, 100, 10)
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "100", "--hide-header",
                            "--date-format", "yyyyMMdd'T'HHmmss.SSS"))
     lines = proc.out.splitlines()
     assert len(lines) == 1
     assert re.fullmatch(r"\d{8}T\d{6}\.\d{3}, \d{8}T\d{6}\.\d{3}, 0\.0010, .*, 100, .*", lines[0]), lines[0]
 
 
-def test_show_detailed_stats(pk):
-    produce(pk, "detail", 20000, 10)
-    proc = ok(consume_perf(pk, "--topic", "detail", "--messages", "20000", "--show-detailed-stats",
+def test_show_detailed_stats(pk, backend):
+    t = backend.topic("detail")
+    produce(pk, backend, t, 20000, 10)
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "20000", "--show-detailed-stats",
                            "--reporting-interval", "1"))
     lines = proc.out.splitlines()
     assert lines[0] == DETAILED_HEADER
@@ -373,10 +453,11 @@ def test_show_detailed_stats(pk):
     assert not RESULT_RE.fullmatch(lines[-1])  # no summary line with --show-detailed-stats
 
 
-def test_timeout_before_all_messages_prints_3_7_warning(pk):
-    produce(pk, "short", 2000, 100)
+def test_timeout_before_all_messages_prints_3_7_warning(pk, backend):
+    t = backend.topic("short")
+    produce(pk, backend, t, 2000, 100)
     start = time.monotonic()
-    proc = ok(consume_perf(pk, "--topic", "short", "--messages", "3000", "--timeout", "500"))
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "3000", "--timeout", "500"))
     assert time.monotonic() - start >= 0.5
     assert proc.err == ""
     lines = proc.out.splitlines()
@@ -384,41 +465,47 @@ def test_timeout_before_all_messages_prints_3_7_warning(pk):
     assert int(result(proc)[5]) == 2000
 
 
-def test_group_offsets_are_committed_and_from_latest(pk):
-    produce(pk, "g", 1000, 10)
-    assert int(result(ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "grp")))[5]) == 1000
+def test_group_offsets_are_committed_and_from_latest(pk, backend):
+    t = backend.topic("g")
+    grp, other, third = backend.topic("grp"), backend.topic("other"), backend.topic("third")
+    produce(pk, backend, t, 1000, 10)
+    assert int(result(ok(consume_perf(pk, backend, "--topic", t, "--messages", "1000", "--group", grp)))[5]) == 1000
     # the same group again: everything was committed at close
-    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "grp", "--timeout", "300"))
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "1000", "--group", grp, "--timeout", "300"))
     assert TIMEOUT_WARNING.format(300) in proc.out.splitlines()
     assert int(result(proc)[5]) == 0
     # a new group from the latest offset sees nothing either
-    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "10", "--group", "other", "--from-latest",
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "10", "--group", other, "--from-latest",
                            "--timeout", "300", "--hide-header"))
     assert int(result(proc)[5]) == 0
     # while a new group from the earliest offset (the default) reads everything
-    proc = ok(consume_perf(pk, "--topic", "g", "--messages", "1000", "--group", "third", "--hide-header"))
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "1000", "--group", third, "--hide-header"))
     assert int(result(proc)[5]) == 1000
+    assert backend.committed(grp) == {(t, 0): 1000}
 
 
-def test_deprecated_thread_options_warn(pk):
-    produce(pk, "w", 10, 10)
-    proc = ok(consume_perf(pk, "--topic", "w", "--messages", "10", "--threads", "4", "--hide-header"))
+def test_deprecated_thread_options_warn(pk, backend):
+    t = backend.topic("w")
+    produce(pk, backend, t, 10, 10)
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "10", "--threads", "4", "--hide-header"))
     lines = proc.out.splitlines()
     assert lines[0] == ("WARNING: option [threads] and [num-fetch-threads] have been deprecated and will be "
                         "ignored by the test")
     assert RESULT_RE.fullmatch(lines[1])
 
 
-def test_timeout_without_value_and_a_word_that_is_no_number(pk):
-    produce(pk, "tv", 10, 10)
+def test_timeout_without_value_and_a_word_that_is_no_number(pk, backend):
+    t = backend.topic("tv")
+    produce(pk, backend, t, 10, 10)
     # jopt-simple: --timeout's argument is optional; `abc` is not a Long, so it is an ignored word
-    ok(consume_perf(pk, "--topic", "tv", "--messages", "10", "--timeout", "abc", "--hide-header"))
-    ok(consume_perf(pk, "--topic", "tv", "--messages", "10", "--hide-header", "--timeout"))
+    ok(consume_perf(pk, backend, "--topic", t, "--messages", "10", "--timeout", "abc", "--hide-header"))
+    ok(consume_perf(pk, backend, "--topic", t, "--messages", "10", "--hide-header", "--timeout"))
 
 
-def test_consumer_print_metrics(pk):
-    produce(pk, "cm", 10, 10)
-    proc = ok(consume_perf(pk, "--topic", "cm", "--messages", "10", "--print-metrics", "--hide-header"))
+def test_consumer_print_metrics(pk, backend):
+    t = backend.topic("cm")
+    produce(pk, backend, t, 10, 10)
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "10", "--print-metrics", "--hide-header"))
     lines = proc.out.splitlines()
     assert RESULT_RE.fullmatch(lines[0]) and lines[1] == ""
     assert re.fullmatch(r"Metric Name +   Value", lines[2])
@@ -427,62 +514,101 @@ def test_consumer_print_metrics(pk):
     assert proc.err.startswith("pk: ")  # says that these are all the metrics there are
 
 
-def test_consumer_no_arguments_prints_help_on_stderr_exit_1(pk):
-    proc = consume_perf(pk)
+@pytest.mark.engine_only("arguments only: no backend involved")
+def test_consumer_no_arguments_prints_help_on_stderr_exit_1(pk, backend):
+    proc = pk("pk-run-class", CONSUMER)
     assert proc.returncode == 1 and proc.out == ""
     assert proc.err.startswith("This tool is used to verify the consumer performance.\n")
 
 
-def test_consumer_missing_topic_is_created_and_times_out(pk, data_dir):
-    proc = ok(consume_perf(pk, "--topic", "nothing-yet", "--messages", "1", "--timeout", "200", "--hide-header"))
+def test_consumer_missing_topic_is_created_and_times_out(pk, backend):
+    t = backend.topic("nothing-yet")
+    proc = ok(consume_perf(pk, backend, "--topic", t, "--messages", "1", "--timeout", "200", "--hide-header"))
     assert proc.out.splitlines()[0] == TIMEOUT_WARNING.format(200)
-    with Engine(data_dir) as engine:
-        assert "nothing-yet" in engine.list_topics()  # auto-created, as Kafka's broker does
+    if backend.data_dir is not None:  # auto-created, as Kafka's broker does (another cluster may not)
+        with Engine(backend.data_dir) as engine:
+            assert t in engine.list_topics()
 
 
-@pytest.mark.parametrize("args, message, header", [
-    (["--messages", "5"], 'Missing required argument "[topic]"', False),
-    (["--topic", "t"], 'Missing required argument "[messages]"', False),
-    (["--topic", "t", "--messages", "5", "--new-consumer"], "new-consumer is not a recognized option", False),
-    (["--topic", "t", "--messages", "five"], "Cannot parse argument 'five' of option messages", False),
-    (["--topic", "t", "--messages", "5", "--fetch-size", "1.5"], "Cannot parse argument '1.5' of option fetch-size",
-     False),
-    (["--topic", "t", "--messages"], "Option messages requires an argument", False),
+@pytest.mark.parametrize("args, message", [
+    (["--messages", "5"], 'Missing required argument "[topic]"'),
+    (["--topic", "t"], 'Missing required argument "[messages]"'),
+    (["--topic", "t", "--messages", "5", "--new-consumer"], "new-consumer is not a recognized option"),
+    (["--topic", "t", "--messages", "five"], "Cannot parse argument 'five' of option messages"),
+    (["--topic", "t", "--messages", "5", "--fetch-size", "1.5"], "Cannot parse argument '1.5' of option fetch-size"),
+    (["--topic", "t", "--messages"], "Option messages requires an argument"),
     (["--topic", "t", "--topic", "u", "--messages", "5"],
-     "Found multiple arguments for option topic, but you asked for only one", False),
-    (["--topic", "t", "--messages", "5", "--reporting-interval", "0"], "Reporting interval must be greater than 0.",
-     True),
-    (["--topic", "t", "--messages", "5", "--date-format", "yyyy-qq"], "Illegal pattern character 'q'", True),
-    (["--topic", "t", "--messages", "5", "--date-format", "'open"], "Unterminated quote", True),
-    (["--topic", "t", "--messages", "5", "--consumer.config", "/no/such/file"], "/no/such/file", True),
-    (["--topic", "t", "--messages", "5", "--fetch-size", "-1"],
-     "Invalid value -1 for configuration max.partition.fetch.bytes: Value must be at least 0", True),
-    (["--topic", "t", "--messages", "5", "--socket-buffer-size", "-2"],
-     "Invalid value -2 for configuration receive.buffer.bytes: Value must be at least -1", True),
-    (["--topic", "t", "--messages", "5", "--timeout=soon"], "Cannot parse argument 'soon' of option timeout", True),
-    (["--topic", "bad name", "--messages", "5"], "Invalid topics: [bad name]", True),
+     "Found multiple arguments for option topic, but you asked for only one"),
+    (["--topic", "t", "--messages", "5", "--bootstrap-server", "a:1", "--bootstrap-server", "b:1"],
+     "Found multiple arguments for option bootstrap-server, but you asked for only one"),
 ])
-def test_consumer_errors(pk, tmp_path, args, message, header):
-    proc = fails(consume_perf(pk, *args), message)
+def test_consumer_argument_errors(plain, args, message):
+    proc = fails(plain("pk-run-class", CONSUMER, *args), message)
+    assert proc.out == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--topic", "t", "--messages", "5", "--reporting-interval", "0"], "Reporting interval must be greater than 0."),
+    (["--topic", "t", "--messages", "5", "--date-format", "yyyy-qq"], "Illegal pattern character 'q'"),
+    (["--topic", "t", "--messages", "5", "--date-format", "'open"], "Unterminated quote"),
+    (["--topic", "t", "--messages", "5", "--consumer.config", "/no/such/file"], "/no/such/file"),
+    (["--topic", "t", "--messages", "5", "--fetch-size", "-1"],
+     "Invalid value -1 for configuration max.partition.fetch.bytes: Value must be at least 0"),
+    (["--topic", "t", "--messages", "5", "--socket-buffer-size", "-2"],
+     "Invalid value -2 for configuration receive.buffer.bytes: Value must be at least -1"),
+    (["--topic", "t", "--messages", "5", "--timeout=soon"], "Cannot parse argument 'soon' of option timeout"),
+    (["--topic", "bad name", "--messages", "5"], "Invalid topics: [bad name]"),
+])
+def test_consumer_errors(pk, backend, args, message):
+    t = backend.topic("t")
+    proc = fails(consume_perf(pk, backend, *[t if a == "t" else a for a in args]), message)
     # Kafka prints the header before it builds the consumer: errors found later follow it
-    assert proc.out == (HEADER + "\n" if header else "")
+    assert proc.out == HEADER + "\n"
 
 
-def test_consumer_config_file_error_in_config(pk, tmp_path):
+def test_consumer_config_file_error_in_config(pk, backend, tmp_path):
     config = tmp_path / "c.properties"
     config.write_text("max.poll.records=0\n")
-    fails(consume_perf(pk, "--topic", "t", "--messages", "5", "--consumer.config", str(config), "--hide-header"),
+    fails(consume_perf(pk, backend, "--topic", backend.topic("t"), "--messages", "5", "--consumer.config",
+                       str(config), "--hide-header"),
           "Invalid value 0 for configuration max.poll.records: Value must be at least 1")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--bootstrap-server", "localhost"], "Please provide valid host:port like host1:9091,host2:9092"),
+    (["--broker-list", "localhost"], "Please provide valid host:port like host1:9091,host2:9092"),
+    (["--bootstrap-server", "no-such-host.invalid:9092"], "No resolvable bootstrap urls given in bootstrap.servers"),
+    (["-X", "fetch.wait.max.ms=10"],
+     "Option -X needs --bootstrap-server: librdkafka properties do not apply to the bundled engine"),
+    (["--bootstrap-server", "localhost:9092", "-X", "no.such.property=1"],
+     "Unknown client configuration: no.such.property"),
+])
+def test_consumer_backend_errors(plain, args, message):
+    proc = fails(plain("pk-run-class", CONSUMER, "--topic", "t", "--messages", "5", "--hide-header", *args), message)
+    assert proc.out == ""
+
+
+def test_consumer_unreachable_cluster_fails_within_the_api_timeout(plain, tmp_path):
+    from conftest import free_port
+
+    config = tmp_path / "c.properties"
+    config.write_text("default.api.timeout.ms=1500\n")
+    start = time.monotonic()
+    fails(plain("pk-run-class", CONSUMER, "--topic", "t", "--messages", "5", "--hide-header", "--consumer.config",
+                str(config), "--broker-list", f"127.0.0.1:{free_port()}"),
+          "Timeout expired while fetching topic metadata")
+    assert time.monotonic() - start < 10
+
+
 # --------------------------------------------------------------------------- class names
-def test_class_names(pk):
-    produce(pk, "names", 10, 10)
+def test_class_names(pk, backend):
+    t = backend.topic("names")
+    produce(pk, backend, t, 10, 10)
     # ConsumerPerformance was kafka.tools.ConsumerPerformance up to 3.4: both names run it
-    assert RESULT_RE.fullmatch(ok(pk("pk-run-class", "kafka.tools.ConsumerPerformance", "--topic", "names",
+    assert RESULT_RE.fullmatch(ok(pk("pk-run-class", "kafka.tools.ConsumerPerformance", *backend, "--topic", t,
                                      "--messages", "10", "--hide-header")).out.strip())
     # kafka.tools.ProducerPerformance was a different (Scala) tool, gone since 2.0
-    fails(pk("pk-run-class", "kafka.tools.ProducerPerformance", "--topic", "names"),
+    fails(pk("pk-run-class", "kafka.tools.ProducerPerformance", "--topic", t),
           "Error: Could not find or load main class kafka.tools.ProducerPerformance")
 
 

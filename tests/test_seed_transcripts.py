@@ -1,14 +1,40 @@
-"""The seeds' transcripts (shared/seeds/), replayed with `kafka-` replaced by `pk-` on the
-bundled engine. The seeds used the ZooKeeper-era tool; with the bundled engine pk prints
-what Kafka 3.7 prints (pk-choices.md): the describe line carries a TopicId and --delete is silent.
+"""The seeds' transcripts (shared/seeds/), replayed with `kafka-` replaced by `pk-`, on both
+backends (conftest.py): the console producer and consumer run on the bundled engine and
+through --bootstrap-server against pk-server-start; pk-topics and GetOffsetShell work on the
+data directory the server shares. The seeds used the ZooKeeper-era tool; pk prints what Kafka
+3.7 prints (pk-choices.md): the describe line carries a TopicId and --delete is silent.
 """
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
+from conftest import TEST_BOOTSTRAP, BrokerProcess
+
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
            "could collide. To avoid issues it is best to use either, but not both.\n")
+
+
+@pytest.fixture
+def module_server(tmp_path):
+    """A server per test here: the transcripts list every topic, so they need a cluster of their own."""
+    if TEST_BOOTSTRAP:
+        yield None
+        return
+    b = BrokerProcess(str(tmp_path / "server"), {"group.min.session.timeout.ms": "500"}).start()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def data_dir(backend, tmp_path):
+    if backend.data_dir is None:
+        pytest.skip("pk-topics and GetOffsetShell read the server's data directory: not on PK_TEST_BOOTSTRAP")
+    return backend.data_dir
 
 
 def run(pk, *args, input=None):
@@ -17,7 +43,7 @@ def run(pk, *args, input=None):
     return proc
 
 
-def test_first_topic_transcript(pk):
+def test_first_topic_transcript(pk, backend):
     # $kafka-topics --zookeeper 127.0.01:2181 -topic first_topic --create --partitions 3 --replication-factor 1
     out = run(pk, "pk-topics", "-topic", "first_topic", "--create", "--partitions", "3",
               "--replication-factor", "1").out
@@ -32,17 +58,17 @@ def test_first_topic_transcript(pk):
 
     # $kafka-console-producer --broker-list --topic first_topic   (lines typed at the > prompt)
     lines = ["Hello Meriem", "awsome course!", "learning kafka", "another message"]
-    produced = run(pk, "pk-console-producer", "--topic", "first_topic", input="\n".join(lines) + "\n")
+    produced = run(pk, "pk-console-producer", *backend, "--topic", "first_topic", input="\n".join(lines) + "\n")
     assert produced.out == ""  # no prompt when stdin is not a terminal
 
     # $kafka-console-consumer --bootstrap-server --topic first_topic --from-beginning
-    consumed = run(pk, "pk-console-consumer", "--topic", "first_topic", "--from-beginning",
+    consumed = run(pk, "pk-console-consumer", *backend, "--topic", "first_topic", "--from-beginning",
                    "--max-messages", "4")
     assert sorted(consumed.out.splitlines()) == sorted(lines)
     assert consumed.err == "Processed a total of 4 messages\n"
 
     # A consumer without --from-beginning sees only what arrives after it starts.
-    assert run(pk, "pk-console-consumer", "--topic", "first_topic", "--timeout-ms", "500").out == ""
+    assert run(pk, "pk-console-consumer", *backend, "--topic", "first_topic", "--timeout-ms", "500").out == ""
 
     # Create second_topic and delete it.
     assert run(pk, "pk-topics", "--topic", "second_topic", "--create", "--partitions", "3",
@@ -51,16 +77,16 @@ def test_first_topic_transcript(pk):
     assert run(pk, "pk-topics", "--list").out == "__consumer_offsets\nfirst_topic\n"
 
 
-def test_keyed_file_producer_transcript(pk, tmp_path):
+def test_keyed_file_producer_transcript(pk, backend, tmp_path):
     """Seed 002: --property parse.key=true --property key.separator=: --property file=my-messages.txt"""
     run(pk, "pk-topics", "--create", "--topic", "my-topic-name", "--partitions", "3", "--replication-factor", "1")
     run(pk, "pk-topics", "--create", "--if-not-exists", "--topic", "my-topic-name", "--partitions", "3",
         "--replication-factor", "1")
     messages = tmp_path / "my-messages.txt"
     messages.write_text("".join(f"truck_{i % 4}:position {i}\n" for i in range(40)))
-    run(pk, "pk-console-producer", "--topic", "my-topic-name",
+    run(pk, "pk-console-producer", *backend, "--topic", "my-topic-name",
         "--property", "parse.key=true", "--property", "key.separator=:", "--property", f"file={messages}")
-    out = run(pk, "pk-console-consumer", "--topic", "my-topic-name", "--from-beginning", "--max-messages", "40",
+    out = run(pk, "pk-console-consumer", *backend, "--topic", "my-topic-name", "--from-beginning", "--max-messages", "40",
               "--property", "print.key=true", "--property", "print.partition=true").out.splitlines()
     assert len(out) == 40
     # Every record of one key lands in one partition, in the order it was written.

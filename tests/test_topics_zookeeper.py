@@ -12,8 +12,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 
@@ -23,7 +21,6 @@ from conftest import free_port
 
 kazoo_client = pytest.importorskip("kazoo.client")
 
-ZK_JAR = "/usr/share/java/zookeeper.jar"
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
            "could collide. To avoid issues it is best to use either, but not both.\n")
 ERR = "Error while executing topic command : "
@@ -36,58 +33,7 @@ TIMEOUT_LINE = ('Exception in thread "main" kafka.zookeeper.ZooKeeperClientTimeo
                 "Timed out waiting for connection while in state: CONNECTING")
 
 
-# --------------------------------------------------------------------------- the ZooKeeper server
-def _four_letter(port: int, word: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-        s.sendall(word)
-        s.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := s.recv(4096):
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-@pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory):
-    """A standalone ZooKeeper 3.8 (zookeeper-and-spark.md A6) on a free loopback port, with a
-    throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
-    if shutil.which("java") is None or not os.path.exists(ZK_JAR):
-        pytest.skip("needs a JRE and Debian's zookeeper package (scripts/test installs them)")
-    root = tmp_path_factory.mktemp("zookeeper")
-    port = free_port()
-    cfg = root / "zoo.cfg"
-    cfg.write_text(f"tickTime=2000\ndataDir={root / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-                   "maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n")
-    classpath = f"/etc/zookeeper/conf:{ZK_JAR}"
-    if os.path.exists("/usr/share/java/slf4j-simple.jar"):
-        classpath += ":/usr/share/java/slf4j-simple.jar"
-    log = open(root / "zk.log", "wb")
-    proc = subprocess.Popen(["java", "-Xmx256m", "-cp", classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                             "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(cfg)],
-                            stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"ZooKeeper exited with {proc.returncode}: {(root / 'zk.log').read_text()}")
-            try:
-                if _four_letter(port, b"ruok") == b"imok":
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("ZooKeeper did not answer ruok within 30 s")
-            time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-        shutil.rmtree(root, ignore_errors=True)
+# The ZooKeeper server: the session-scoped `zookeeper` fixture in conftest.py.
 
 
 _chroots = itertools.count()
@@ -588,7 +534,7 @@ def test_usage_errors(pk, args, message):
     assert proc.returncode == 1 and proc.out == "" and proc.err == message + "\n"
 
 
-@pytest.mark.parametrize("option", [["--force"], ["--disable-rack-aware"], ["--bootstrap-server", "h:1"]])
+@pytest.mark.parametrize("option", [["--force"], ["--disable-rack-aware"]])
 def test_zookeeper_only_options_need_zookeeper(pk, option):
     name = option[0][2:]
     proc = pk("pk-topics", "--list", *option)

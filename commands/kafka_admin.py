@@ -1,0 +1,719 @@
+"""The remote backends of the admin tools: a Kafka cluster through confluent-kafka's AdminClient.
+
+Three implementations of interfaces the commands are written against, so that each tool
+has one copy of its logic and two backends (the bundled engine, and this):
+
+- `KafkaTopicsBackend`: commands/backend.py's Backend, for pk-topics (Kafka 3.7's TopicCommand
+  in --bootstrap-server mode: Metadata, DescribeConfigs, DescribeCluster, CreateTopics,
+  CreatePartitions, DeleteTopics).
+- `KafkaOffsets`: get_offsets.OffsetsSource, for GetOffsetShell (Metadata, ListOffsets).
+- `KafkaGroupsBackend`: consumer_groups.GroupBackend, for ConsumerGroupCommand (ListGroups,
+  DescribeGroups, OffsetFetch, OffsetCommit, DeleteGroups, OffsetDelete, ListOffsets).
+
+`KafkaAdmin` wraps the AdminClient with Kafka's client semantics: every call is bounded by
+the tool's timeout (default.api.timeout.ms, or ConsumerGroupCommand's --timeout), and a
+cluster that cannot be reached fails with the Java admin client's text,
+`Timed out waiting for a node assignment. Call: <call>`; an authentication failure ends the
+wait at once. librdkafka errors become `AdminError`s carrying Kafka's exception class and
+message (the broker's message when it sent one, else Errors.java's default text).
+
+confluent_kafka is imported only inside this module's functions, and this module only when
+a tool is given --bootstrap-server.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from typing import Sequence
+
+from pk.engine.errors import KafkaError, TopicExistsError
+
+from .backend import PartitionInfo, TopicInfo
+from .client_config import ClientConfigError, librdkafka_error
+
+ERRORS_PACKAGE = "org.apache.kafka.common.errors."
+TIMEOUT_EXCEPTION = ERRORS_PACKAGE + "TimeoutException"
+NODE_ASSIGNMENT_TIMEOUT = "Timed out waiting for a node assignment. Call: {}"
+
+# Kafka's Errors.java (apache/kafka clients/.../common/protocol/Errors.java): code -> (error
+# name, exception class (in org.apache.kafka.common.errors unless qualified), default message),
+# for the errors the admin tools meet.
+JAVA_ERRORS = {
+    -1: ('UNKNOWN_SERVER_ERROR', 'UnknownServerException',
+         'The server experienced an unexpected error when processing the request.'),
+    1: ('OFFSET_OUT_OF_RANGE', 'OffsetOutOfRangeException',
+         'The requested offset is not within the range of offsets maintained by the server.'),
+    2: ('CORRUPT_MESSAGE', 'CorruptRecordException',
+         'This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted'
+         ' topic, or is otherwise corrupt.'),
+    3: ('UNKNOWN_TOPIC_OR_PARTITION', 'UnknownTopicOrPartitionException',
+         'This server does not host this topic-partition.'),
+    5: ('LEADER_NOT_AVAILABLE', 'LeaderNotAvailableException',
+         'There is no leader for this topic-partition as we are in the middle of a leadership election.'),
+    6: ('NOT_LEADER_OR_FOLLOWER', 'NotLeaderOrFollowerException',
+         'For requests intended only for the leader, this error indicates that the broker is not the '
+         'current leader. For requests intended for any replica, this error indicates that the broker is '
+         'not a replica of the topic partition.'),
+    7: ('REQUEST_TIMED_OUT', 'TimeoutException',
+         'The request timed out.'),
+    8: ('BROKER_NOT_AVAILABLE', 'BrokerNotAvailableException',
+         'The broker is not available.'),
+    10: ('MESSAGE_TOO_LARGE', 'RecordTooLargeException',
+         'The request included a message larger than the max message size the server will accept.'),
+    13: ('NETWORK_EXCEPTION', 'NetworkException',
+         'The server disconnected before a response was received.'),
+    14: ('COORDINATOR_LOAD_IN_PROGRESS', 'CoordinatorLoadInProgressException',
+         "The coordinator is loading and hence can't process requests."),
+    15: ('COORDINATOR_NOT_AVAILABLE', 'CoordinatorNotAvailableException',
+         'The coordinator is not available.'),
+    16: ('NOT_COORDINATOR', 'NotCoordinatorException',
+         'This is not the correct coordinator.'),
+    17: ('INVALID_TOPIC_EXCEPTION', 'InvalidTopicException',
+         'The request attempted to perform an operation on an invalid topic.'),
+    19: ('NOT_ENOUGH_REPLICAS', 'NotEnoughReplicasException',
+         'Messages are rejected since there are fewer in-sync replicas than required.'),
+    22: ('ILLEGAL_GENERATION', 'IllegalGenerationException',
+         'Specified group generation id is not valid.'),
+    24: ('INVALID_GROUP_ID', 'InvalidGroupIdException',
+         'The configured groupId is invalid.'),
+    25: ('UNKNOWN_MEMBER_ID', 'UnknownMemberIdException',
+         'The coordinator is not aware of this member.'),
+    27: ('REBALANCE_IN_PROGRESS', 'RebalanceInProgressException',
+         'The group is rebalancing, so a rejoin is needed.'),
+    29: ('TOPIC_AUTHORIZATION_FAILED', 'TopicAuthorizationException',
+         'Topic authorization failed.'),
+    30: ('GROUP_AUTHORIZATION_FAILED', 'GroupAuthorizationException',
+         'Group authorization failed.'),
+    31: ('CLUSTER_AUTHORIZATION_FAILED', 'ClusterAuthorizationException',
+         'Cluster authorization failed.'),
+    33: ('UNSUPPORTED_SASL_MECHANISM', 'UnsupportedSaslMechanismException',
+         'The broker does not support the requested SASL mechanism.'),
+    34: ('ILLEGAL_SASL_STATE', 'IllegalSaslStateException',
+         'Request is not valid given the current SASL state.'),
+    35: ('UNSUPPORTED_VERSION', 'UnsupportedVersionException',
+         'The version of API is not supported.'),
+    36: ('TOPIC_ALREADY_EXISTS', 'TopicExistsException',
+         'Topic with this name already exists.'),
+    37: ('INVALID_PARTITIONS', 'InvalidPartitionsException',
+         'Number of partitions is below 1.'),
+    38: ('INVALID_REPLICATION_FACTOR', 'InvalidReplicationFactorException',
+         'Replication factor is below 1 or larger than the number of available brokers.'),
+    39: ('INVALID_REPLICA_ASSIGNMENT', 'InvalidReplicaAssignmentException',
+         'Replica assignment is invalid.'),
+    40: ('INVALID_CONFIG', 'InvalidConfigurationException',
+         'Configuration is invalid.'),
+    41: ('NOT_CONTROLLER', 'NotControllerException',
+         'This is not the correct controller for this cluster.'),
+    42: ('INVALID_REQUEST', 'InvalidRequestException',
+         'This most likely occurs because of a request being malformed by the client library or the '
+         'message was sent to an incompatible broker. See the broker logs for more details.'),
+    44: ('POLICY_VIOLATION', 'PolicyViolationException',
+         'Request parameters do not satisfy the configured policy.'),
+    56: ('KAFKA_STORAGE_ERROR', 'KafkaStorageException',
+         'Disk error when trying to access log file on the disk.'),
+    58: ('SASL_AUTHENTICATION_FAILED', 'SaslAuthenticationException',
+         'SASL Authentication failed.'),
+    68: ('NON_EMPTY_GROUP', 'GroupNotEmptyException',
+         'The group is not empty.'),
+    69: ('GROUP_ID_NOT_FOUND', 'GroupIdNotFoundException',
+         'The group id does not exist.'),
+    73: ('TOPIC_DELETION_DISABLED', 'TopicDeletionDisabledException',
+         'Topic deletion is disabled.'),
+    74: ('FENCED_LEADER_EPOCH', 'FencedLeaderEpochException',
+         'The leader epoch in the request is older than the epoch on the broker.'),
+    76: ('UNSUPPORTED_COMPRESSION_TYPE', 'UnsupportedCompressionTypeException',
+         'The requesting client does not support the compression type of given partition.'),
+    79: ('MEMBER_ID_REQUIRED', 'MemberIdRequiredException',
+         'The group member needs to have a valid member id before actually entering a consumer group.'),
+    81: ('GROUP_MAX_SIZE_REACHED', 'GroupMaxSizeReachedException',
+         'The consumer group has reached its max size.'),
+    82: ('FENCED_INSTANCE_ID', 'FencedInstanceIdException',
+         'The broker rejected this static consumer since another consumer with the same group.instance.id '
+         'has registered with a different member.id.'),
+    86: ('GROUP_SUBSCRIBED_TO_TOPIC', 'GroupSubscribedToTopicException',
+         'Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.'),
+    87: ('INVALID_RECORD', 'org.apache.kafka.common.InvalidRecordException',
+         'This record has failed the validation on broker and hence will be rejected.'),
+    88: ('UNSTABLE_OFFSET_COMMIT', 'UnstableOffsetCommitException',
+         'There are unstable offsets that need to be cleared.'),
+    89: ('THROTTLING_QUOTA_EXCEEDED', 'ThrottlingQuotaExceededException',
+         'The throttling quota has been exceeded.'),
+    91: ('RESOURCE_NOT_FOUND', 'ResourceNotFoundException',
+         'A request illegally referred to a resource that does not exist.'),
+    100: ('UNKNOWN_TOPIC_ID', 'UnknownTopicIdException',
+         'This server does not host this topic ID.'),
+}
+
+# librdkafka's own (negative) error codes used here
+_TRANSPORT = -195
+_SSL = -181
+_ALL_BROKERS_DOWN = -187
+_TIMED_OUT = -185
+_UNKNOWN_PARTITION = -190
+_UNKNOWN_TOPIC = -188
+_AUTHENTICATION = -169
+_TIMED_OUT_QUEUE = -166
+_UNSUPPORTED_FEATURE = -165
+_NOENT = -156
+_TIMEOUT_CODES = frozenset({_TRANSPORT, _ALL_BROKERS_DOWN, _TIMED_OUT, _TIMED_OUT_QUEUE})
+_SSL_HANDSHAKE = "SSL handshake failed"  # librdkafka reports it as a transport error
+_METADATA_SLICE_S = 0.5  # metadata is asked in growing slices, so an authentication failure ends the wait
+
+
+class AdminError(KafkaError):
+    """A failed admin call as the Java admin client reports it. str() is the exception's
+    message (what TopicCommand prints); `java_class` its class; `name` Kafka's error name."""
+
+    def __init__(self, name: str, java_class: str, message: str, code: int = -1):
+        super().__init__(message)
+        self.name = name
+        self.java_class = java_class
+        self.code = code
+
+    def execution_message(self) -> str:
+        """ExecutionException.getMessage() of a future failing with this: `<class>: <message>`."""
+        return f"{self.java_class}: {self.message}"
+
+
+def _qualified(java_class: str) -> str:
+    return java_class if "." in java_class else ERRORS_PACKAGE + java_class
+
+
+def timeout_error(call: str) -> AdminError:
+    return AdminError("REQUEST_TIMED_OUT", TIMEOUT_EXCEPTION, NODE_ASSIGNMENT_TIMEOUT.format(call), 7)
+
+
+def known_error(code: int, message: str | None = None) -> AdminError:
+    name, java_class, default = JAVA_ERRORS.get(code, JAVA_ERRORS[-1])
+    return AdminError(name, _qualified(java_class), message or default, code)
+
+
+def _strip_local(text: str) -> str:
+    for prefix in ("Local: ", "Broker: "):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
+
+
+def error_from(code: int, text: str, call: str) -> AdminError:
+    """A librdkafka error (code, text) as Kafka's exception."""
+    if code == _SSL or (code == _TRANSPORT and _SSL_HANDSHAKE in text):
+        return AdminError("SSL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SslAuthenticationException", text, -1)
+    if code in _TIMEOUT_CODES:
+        return timeout_error(call)
+    if code in (_UNKNOWN_TOPIC, _UNKNOWN_PARTITION, _NOENT):
+        return known_error(3)
+    if code == _AUTHENTICATION:
+        return AdminError("SASL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SaslAuthenticationException",
+                          _strip_local(text), 58)
+    if code == _UNSUPPORTED_FEATURE:
+        return known_error(35, _strip_local(text))
+    if code >= -1:
+        # librdkafka's text is the broker's message when it sent one; its generic description of
+        # the code ("Broker: ...", possibly after a context prefix) means there was none.
+        generic = text.startswith("Broker: ") or ": Broker: " in text
+        return known_error(code, None if generic else text)
+    return AdminError("UNKNOWN", "org.apache.kafka.common.KafkaException", _strip_local(text), code)
+
+
+def admin_error(err, call: str) -> AdminError:
+    """A confluent_kafka.KafkaError as Kafka's exception."""
+    return error_from(err.code(), err.str(), call)
+
+
+# --------------------------------------------------------------------------- the client
+class KafkaAdmin:
+    """A confluent-kafka AdminClient whose calls are bounded by `timeout_ms` each."""
+
+    def __init__(self, conf: dict, timeout_ms: int):
+        import confluent_kafka
+        from confluent_kafka.admin import AdminClient
+
+        self.conf = dict(conf)
+        self.timeout_ms = max(int(timeout_ms), 1)
+        self._failure = None  # an authentication error reported by librdkafka meanwhile
+        try:
+            self.client = AdminClient({**self.conf, "error_cb": self._on_error})
+        except confluent_kafka.KafkaException as exc:
+            raise librdkafka_error(exc.args[0].str()) from None
+        except (TypeError, ValueError) as exc:
+            raise ClientConfigError(str(exc)) from None
+
+    @property
+    def timeout_s(self) -> float:
+        return self.timeout_ms / 1000.0
+
+    def _on_error(self, err) -> None:
+        if self._failure is None and (err.code() in (_AUTHENTICATION, _SSL) or err.fatal()
+                                      or (err.code() == _TRANSPORT and _SSL_HANDSHAKE in err.str())):
+            self._failure = err  # Java's client fails the calls at once; librdkafka would retry until the timeout
+
+    def _check_failure(self, call: str) -> None:
+        self.client.poll(0)  # serves error_cb
+        if self._failure is not None:
+            raise admin_error(self._failure, call)
+
+    def wait(self, futures, call: str) -> None:
+        """Wait for the futures, at most the call timeout (plus a margin: librdkafka fails them
+        itself at the timeout), ending early on an authentication failure."""
+        pending = set(futures)
+        deadline = time.monotonic() + self.timeout_s + 5.0
+        while pending:
+            _, pending = concurrent.futures.wait(pending, timeout=0.05)
+            self._check_failure(call)
+            if pending and time.monotonic() > deadline:
+                raise timeout_error(call)
+
+    def result(self, future, call: str):
+        import confluent_kafka
+
+        self.wait([future], call)
+        try:
+            return future.result()
+        except confluent_kafka.KafkaException as exc:
+            self._check_failure(call)
+            raise admin_error(exc.args[0], call) from None
+
+    def results(self, futures: dict, call: str) -> dict:
+        """{key: result}; the first failure (in the request's order) is raised."""
+        self.wait(futures.values(), call)
+        return {key: self.result(f, call) for key, f in futures.items()}
+
+    def metadata(self, call: str = "listTopics"):
+        """The cluster's metadata (all topics), within the timeout."""
+        import confluent_kafka
+
+        deadline = time.monotonic() + self.timeout_s
+        slice_s = _METADATA_SLICE_S
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return self.client.list_topics(timeout=max(min(slice_s, remaining), 0.001))
+            except confluent_kafka.KafkaException as exc:
+                self._check_failure(call)
+                err = exc.args[0]
+                if err.code() not in _TIMEOUT_CODES:
+                    raise admin_error(err, call) from None
+                if time.monotonic() >= deadline:
+                    raise timeout_error(call) from None
+                slice_s *= 2  # a slow cluster still gets its answer in
+
+    def list_offsets(self, requests: dict[tuple[str, int], int], call: str = "listOffsets(api=METADATA)"
+                     ) -> dict[tuple[str, int], int | AdminError]:
+        """ListOffsets for each (topic, partition): ListOffsetsRequest's timestamp (-1 latest,
+        -2 earliest, -3 max timestamp, -4 earliest local, else a time) -> offset (-1: none) or
+        the partition's error."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        def spec(ts: int):
+            if ts == -1:
+                return OffsetSpec.latest()
+            if ts in (-2, -4):  # earliest-local: librdkafka has no such spec; no tiered storage assumed
+                return OffsetSpec.earliest()
+            if ts == -3:
+                return OffsetSpec.max_timestamp()
+            return OffsetSpec.for_timestamp(ts)
+
+        if not requests:
+            return {}
+        import confluent_kafka
+
+        try:
+            futures = self.client.list_offsets({TopicPartition(t, p): spec(ts) for (t, p), ts in requests.items()},
+                                               request_timeout=self.timeout_s)
+        except confluent_kafka.KafkaException as exc:
+            error = admin_error(exc.args[0], call)
+            return {tp: error for tp in requests}
+        self.wait(futures.values(), call)
+        out: dict[tuple[str, int], int | AdminError] = {}
+        for tp, future in futures.items():
+            try:
+                out[(tp.topic, tp.partition)] = future.result().offset
+            except confluent_kafka.KafkaException as exc:
+                out[(tp.topic, tp.partition)] = admin_error(exc.args[0], call)
+        return out
+
+    def close(self) -> None:
+        self.client = None
+
+
+def open_admin(bootstrap: str, command_config: str | None, x_args: dict[str, str] | None,
+               client_id: str | None = None, default_timeout_ms: int = 60000,
+               timeout_ms: int | None = None) -> KafkaAdmin:
+    """A KafkaAdmin for an admin tool: --command-config, bootstrap and client.id, -X; bounded by
+    `timeout_ms` if given, else the configuration's default.api.timeout.ms. Fails fast, as the
+    Java client does, when no bootstrap host resolves."""
+    from .client_config import admin_config, check_resolvable
+
+    conf, api_timeout = admin_config(bootstrap, command_config, x_args, client_id, default_timeout_ms)
+    check_resolvable(bootstrap)
+    return KafkaAdmin(conf, api_timeout if timeout_ms is None else timeout_ms)
+
+
+# --------------------------------------------------------------------------- pk-topics
+def _node_id(node) -> int | None:
+    return None if node is None or node.id is None or node.id < 0 else node.id
+
+
+class KafkaTopicsBackend:
+    """Backend (commands/backend.py) over a cluster, as Kafka 3.7's TopicCommand uses the
+    Admin API: the Configs: of a topic are its DescribeConfigs entries whose source is not
+    DEFAULT_CONFIG (static broker settings included), the live brokers those DescribeCluster
+    lists. Topic configs cannot be altered here (Kafka 3.7 refuses --alter --config with
+    --bootstrap-server; check_args reports it)."""
+
+    def __init__(self, admin: KafkaAdmin):
+        self.admin = admin
+
+    def list_topics(self, include_internal: bool = True) -> list[str]:
+        from pk.engine.topic_names import is_internal
+
+        names = sorted(self.admin.metadata("listTopics").topics)
+        return names if include_internal else [n for n in names if not is_internal(n)]
+
+    def describe_topics(self, names: list[str]) -> list[TopicInfo]:
+        if not names:
+            return []
+        from confluent_kafka import TopicCollection
+        from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
+
+        client, timeout = self.admin.client, self.admin.timeout_s
+        descriptions = self.admin.results(client.describe_topics(TopicCollection(list(names)),
+                                                                 request_timeout=timeout), "describeTopics")
+        resources = [ConfigResource(ResourceType.TOPIC, n) for n in names]
+        configs = {res.name: entries for res, entries in
+                   self.admin.results(client.describe_configs(resources, request_timeout=timeout),
+                                      "describeConfigs").items()}
+        out = []
+        for name in names:
+            d = descriptions[name]
+            partitions = [PartitionInfo(p.id, _node_id(p.leader), [r.id for r in p.replicas], [r.id for r in p.isr])
+                          for p in sorted(d.partitions, key=lambda p: p.id)]
+            entries = configs.get(name, {})
+            overrides = {k: "null" if e.value is None else e.value for k, e in entries.items()
+                         if e.source != ConfigSource.DEFAULT_CONFIG.value and not (
+                             e.source == ConfigSource.UNKNOWN_CONFIG.value and e.is_default)}
+            min_isr = entries.get("min.insync.replicas")
+            try:
+                min_isr_value = int(min_isr.value) if min_isr is not None else 1
+            except (TypeError, ValueError):
+                min_isr_value = 1
+            topic_id = str(d.topic_id) if getattr(d, "topic_id", None) is not None else None
+            out.append(TopicInfo(name, topic_id, partitions, overrides, min_isr_value))
+        return out
+
+    def live_brokers(self) -> set[int]:
+        cluster = self.admin.result(self.admin.client.describe_cluster(request_timeout=self.admin.timeout_s),
+                                    "listNodes")
+        return {n.id for n in cluster.nodes}
+
+    def _run(self, futures: dict, call: str) -> None:
+        import confluent_kafka
+
+        self.admin.wait(futures.values(), call)
+        for future in futures.values():
+            try:
+                future.result()
+            except confluent_kafka.KafkaException as exc:
+                err = exc.args[0]
+                if err.code() == 36:  # TOPIC_ALREADY_EXISTS
+                    raise TopicExistsError(admin_error(err, call).message) from None
+                raise admin_error(err, call) from None
+
+    def create_topic(self, name, partitions, replication_factor, assignment, configs) -> None:
+        from confluent_kafka.admin import NewTopic
+
+        try:
+            if assignment:
+                topic = NewTopic(name, num_partitions=len(assignment),
+                                 replica_assignment=[list(assignment[p]) for p in sorted(assignment)],
+                                 config=dict(configs))
+            else:
+                topic = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
+                                 config=dict(configs))
+            futures = self.admin.client.create_topics([topic], request_timeout=self.admin.timeout_s)
+        except (TypeError, ValueError) as exc:  # confluent-kafka's own checks of the request
+            raise KafkaError(str(exc)) from None
+        self._run(futures, "createTopics")
+
+    def create_partitions(self, name, total, assignment) -> None:
+        from confluent_kafka.admin import NewPartitions
+
+        try:
+            request = (NewPartitions(name, total, replica_assignment=[list(r) for r in assignment]) if assignment
+                       else NewPartitions(name, total))
+            futures = self.admin.client.create_partitions([request], request_timeout=self.admin.timeout_s)
+        except (TypeError, ValueError) as exc:
+            raise KafkaError(str(exc)) from None
+        self._run(futures, "createPartitions")
+
+    def delete_topics(self, names: list[str]) -> None:
+        if names:
+            self._run(self.admin.client.delete_topics(list(names), request_timeout=self.admin.timeout_s),
+                      "deleteTopics")
+
+    def alter_topic_configs(self, name, set_configs, delete_configs) -> None:
+        raise KafkaError("Topic configs are altered with kafka-configs when using --bootstrap-server")
+
+    def close(self) -> None:
+        self.admin.close()
+
+
+def check_topic_args(o) -> None:
+    """What Kafka 3.7's TopicCommand checks in --bootstrap-server mode beyond
+    topics.check_args (which knows it through `configs_alterable=False`): --delete-config
+    can never be used with --bootstrap-server (it needed ZooKeeper)."""
+    from .topics import UsageError
+
+    if o.delete_config:
+        raise UsageError('Option "[delete-config]" can\'t be used with option "[bootstrap-server]"')
+
+
+# --------------------------------------------------------------------------- GetOffsetShell
+class KafkaOffsets:
+    """get_offsets.OffsetsSource over a cluster (GetOffsetShell's listTopics + listOffsets).
+    `admin` may be a function that opens the KafkaAdmin: it is then called at the first
+    request, after GetOffsetShell's own argument checks, as Kafka creates its Admin client."""
+
+    def __init__(self, admin):
+        self._admin = admin
+        self._metadata = None
+
+    @property
+    def admin(self) -> KafkaAdmin:
+        if not isinstance(self._admin, KafkaAdmin):
+            self._admin = self._admin()
+        return self._admin
+
+    def _md(self):
+        if self._metadata is None:
+            self._metadata = self.admin.metadata("listTopics")
+        return self._metadata
+
+    def list_topics(self, include_internal: bool = True) -> list[str]:
+        from pk.engine.topic_names import is_internal
+
+        return sorted(t for t in self._md().topics if include_internal or not is_internal(t))
+
+    def partitions(self, topics: Sequence[str]) -> dict[str, list[int]]:
+        md = self._md()
+        return {t: sorted(md.topics[t].partitions) for t in topics
+                if t in md.topics and md.topics[t].error is None}
+
+    def list_offsets(self, requests):
+        from .get_offsets import PartitionError
+
+        out = {}
+        for tp, result in self.admin.list_offsets(requests).items():
+            out[tp] = PartitionError(result.java_class, result.message) if isinstance(result, AdminError) else result
+        return out
+
+    def close(self) -> None:
+        if isinstance(self._admin, KafkaAdmin):
+            self._admin.close()
+
+
+# --------------------------------------------------------------------------- ConsumerGroupCommand
+_STATES = {"UNKNOWN": "Unknown", "PREPARING_REBALANCING": "PreparingRebalance",
+           "COMPLETING_REBALANCING": "CompletingRebalance", "STABLE": "Stable", "DEAD": "Dead", "EMPTY": "Empty"}
+
+
+def _state(state) -> str:
+    return _STATES.get(getattr(state, "name", str(state)), "Unknown")
+
+
+def _api_errors(method):
+    """GroupBackend methods report failures as consumer_groups.ApiError."""
+
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except AdminError as exc:
+            raise self._api_error(exc) from None
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+class KafkaGroupsBackend:
+    """consumer_groups.GroupBackend over a cluster, with the Admin calls Kafka 3.7's
+    ConsumerGroupCommand makes; failures are consumer_groups.ApiError."""
+
+    def __init__(self, admin: KafkaAdmin):
+        self.admin = admin
+
+    @staticmethod
+    def _api_error(error: AdminError):
+        from .consumer_groups import ApiError
+
+        return ApiError(error.name, error.java_class, error.message)
+
+    def _result(self, future, call: str):
+        try:
+            return self.admin.result(future, call)
+        except AdminError as exc:
+            raise self._api_error(exc) from None
+
+    @_api_errors
+    def list_groups(self) -> list[tuple[str, str]]:
+        result = self._result(self.admin.client.list_consumer_groups(request_timeout=self.admin.timeout_s),
+                              "findAllBrokers")
+        if result.errors:
+            raise self._api_error(admin_error(result.errors[0], "findAllBrokers"))
+        listings = [(g.group_id, _state(g.state)) for g in result.valid]
+        # Brokers before ListGroups v4 do not say the state (Kafka's tool then prints Unknown):
+        # ask DescribeGroups instead.
+        unknown = [g for g, s in listings if s == "Unknown"]
+        states = {g: d.state for g, d in self.describe_groups(unknown).items()} if unknown else {}
+        return [(g, states.get(g, s)) for g, s in listings]
+
+    @_api_errors
+    def describe_groups(self, group_ids: list[str]) -> dict:
+        from .consumer_groups import Coordinator, GroupDescription, MemberDescription
+
+        if not group_ids:
+            return {}
+        call = "describeConsumerGroups(api=FIND_COORDINATOR)"
+        futures = self.admin.client.describe_consumer_groups(list(group_ids), request_timeout=self.admin.timeout_s)
+        self.admin.wait(futures.values(), call)
+        out = {}
+        for group_id, future in futures.items():
+            try:
+                d = self.admin.result(future, call)
+            except AdminError as exc:
+                if exc.name == "GROUP_ID_NOT_FOUND":  # the new coordinator's answer for no such group
+                    out[group_id] = GroupDescription(group_id, "Dead", "", [], Coordinator(None, None, -1))
+                    continue
+                raise self._api_error(exc) from None
+            members = [MemberDescription(m.member_id, m.client_id, m.host,
+                                         sorted((tp.topic, tp.partition) for tp in
+                                                (m.assignment.topic_partitions if m.assignment else [])),
+                                         m.group_instance_id)
+                       for m in d.members]
+            node = d.coordinator
+            coordinator = (Coordinator(node.host, node.port, node.id) if node is not None
+                           else Coordinator(None, None, -1))
+            out[group_id] = GroupDescription(group_id, _state(d.state), d.partition_assignor or "", members,
+                                             coordinator)
+        return out
+
+    @_api_errors
+    def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        futures = self.admin.client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group_id)],
+                                                                request_timeout=self.admin.timeout_s)
+        result = self._result(futures[group_id], "offsetFetch(api=FIND_COORDINATOR)")
+        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or []
+                if tp.error is None and tp.offset >= 0}
+
+    @_api_errors
+    def topic_partitions(self, topic: str) -> list[int]:
+        from confluent_kafka import TopicCollection
+
+        futures = self.admin.client.describe_topics(TopicCollection([topic]), request_timeout=self.admin.timeout_s)
+        description = self._result(futures[topic], "describeTopics")
+        return sorted(p.id for p in description.partitions)
+
+    def _offsets(self, partitions: list, timestamp: int) -> dict:
+        from .consumer_groups import unknown_topic_or_partition
+
+        results = self.admin.list_offsets({tp: timestamp for tp in partitions})
+        out = {}
+        known = None
+        for tp in partitions:
+            result = results[tp]
+            if isinstance(result, AdminError):
+                if result.name == "UNKNOWN_TOPIC_OR_PARTITION":
+                    if known is None:
+                        known = set(self.admin.metadata("listOffsets(api=METADATA)").topics)
+                    if tp[0] not in known:  # what Kafka 3.7's admin client says for a topic it cannot find
+                        raise unknown_topic_or_partition(
+                            f"Failed to fetch metadata for partition {tp[0]}-{tp[1]} because metadata for topic "
+                            f"`{tp[0]}` could not be found")
+                raise self._api_error(result)
+            out[tp] = result
+        return out
+
+    @_api_errors
+    def log_start_offsets(self, partitions):
+        return self._offsets(list(partitions), -2)
+
+    @_api_errors
+    def log_end_offsets(self, partitions):
+        return self._offsets(list(partitions), -1)
+
+    @_api_errors
+    def offsets_for_timestamp(self, partitions, timestamp: int):
+        return {tp: (None if offset is None or offset < 0 else offset)
+                for tp, offset in self._offsets(list(partitions), timestamp).items()}
+
+    @_api_errors
+    def alter_offsets(self, group_id: str, offsets: dict) -> None:
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        if not offsets:
+            return
+        call = "offsetCommit(api=FIND_COORDINATOR)"
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(t, p, o) for (t, p), o in offsets.items()])
+        futures = self.admin.client.alter_consumer_group_offsets([request], request_timeout=self.admin.timeout_s)
+        result = self._result(futures[group_id], call)
+        for tp in result.topic_partitions or []:
+            if tp.error is not None:
+                raise self._api_error(admin_error(tp.error, call))
+
+    @_api_errors
+    def delete_groups(self, group_ids: list[str]) -> dict:
+        import confluent_kafka
+
+        if not group_ids:
+            return {}
+        call = "deleteConsumerGroups(api=FIND_COORDINATOR)"
+        futures = self.admin.client.delete_consumer_groups(list(group_ids), request_timeout=self.admin.timeout_s)
+        self.admin.wait(futures.values(), call)
+        out = {}
+        for group_id, future in futures.items():
+            try:
+                future.result()
+                out[group_id] = None
+            except confluent_kafka.KafkaException as exc:
+                out[group_id] = self._api_error(admin_error(exc.args[0], call))
+        return out
+
+    @_api_errors
+    def delete_offsets(self, group_id: str, partitions: list):
+        call = "offsetDelete(api=FIND_COORDINATOR)"
+        if not partitions:
+            return None, {}
+        delete = getattr(self.admin.client, "delete_consumer_group_offsets", None)
+        if delete is not None:  # a confluent-kafka that exposes it
+            return self._delete_offsets_python(delete, group_id, partitions, call)
+        from .rdkafka_offset_delete import delete_group_offsets
+
+        group_error, errors = delete_group_offsets(self.admin.conf, group_id, list(partitions), self.admin.timeout_ms)
+        if group_error is not None:
+            return self._api_error(error_from(*group_error, call)), {}
+        return None, {tp: None if errors.get(tp) is None else self._api_error(error_from(*errors[tp], call))
+                      for tp in partitions}
+
+    def _delete_offsets_python(self, delete, group_id, partitions, call):
+        import confluent_kafka
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(t, p) for t, p in partitions])
+        futures = delete([request], request_timeout=self.admin.timeout_s)
+        future = futures[group_id] if isinstance(futures, dict) else futures
+        self.admin.wait([future], call)
+        try:
+            result = future.result()
+        except confluent_kafka.KafkaException as exc:
+            return self._api_error(admin_error(exc.args[0], call)), {}
+        errors = {(tp.topic, tp.partition): tp.error for tp in result.topic_partitions or []}
+        return None, {tp: None if errors.get(tp) is None else self._api_error(admin_error(errors[tp], call))
+                      for tp in partitions}
+
+    def close(self) -> None:
+        self.admin.close()
