@@ -316,7 +316,6 @@ def test_cli_print_command(pk, data_dir, tmp_path):
     (["offsets", "--topic", "t", "--deploy-mode", "cluster"], {}, "Error: Cluster deploy mode is not compatible"),
     (["dump", "--output", "{out}"], {}, "Error: give the topic to dump with --topic"),
     (["offsets", "--bogus"], {}, "Error: No such option '--bogus'"),
-    (["compact"], {}, "Error: No such command 'compact'."),
 ])
 def test_cli_errors_are_one_line(pk, data_dir, tmp_path, args, env, message):
     produce(data_dir, "t", partitions=1, count=1)
