@@ -43,11 +43,6 @@ class CleanPlan:
 
 
 # --------------------------------------------------------------------------- pure functions
-def iter_segment_batches(data: bytes):
-    """(position, header) of every complete batch of a segment's bytes."""
-    return records.iter_batches(data)
-
-
 def build_offset_map(segment_bytes: list[bytes], start: int, end: int) -> dict[bytes, int]:
     """Key -> highest offset at which it appears in [start, end) (keyless records skipped)."""
     latest: dict[bytes, int] = {}

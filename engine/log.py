@@ -27,7 +27,7 @@ from .errors import (
     RecordTooLargeError,
     UnknownTopicOrPartitionError,
 )
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
