@@ -14,9 +14,11 @@ For a partition of a topic whose cleanup.policy contains `compact`:
    producer fields, codec and leader epoch; segments are grouped so each new one fits
    `segment.bytes`.
 
-`clean_batch` and `build_offset_map` are pure functions on bytes: the Spark job
-(spark_ops) calls the same ones, so the engine's cleaner and the Spark job write identical
-segments for the same input. `swap_in` replaces segments crash-safely: new files are written
+Steps 2-4 are pure functions on bytes in compaction.py (`build_offset_map`,
+`clean_segments`; imported only when a pass runs, for NumPy and Arrow): the Spark job
+(spark_ops) calls the same ones, so the engine's cleaner and
+the Spark job write identical segments for the same input. This module plans a pass and
+swaps its output in. `swap_in` replaces segments crash-safely: new files are written
 as `.cleaned`, renamed `.swap`, the old ones renamed `.deleted`, then the `.swap` files take
 their final names; `complete_swaps` finishes or rolls back an interrupted swap.
 """
@@ -26,12 +28,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import records
+from .records import last_offset
 from .fileutil import fsync_dir
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, file_stem
 
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
-_INT32_MAX = 2**31 - 1
 
 
 @dataclass
@@ -40,122 +41,6 @@ class CleanPlan:
     first_uncleanable: int
     segments: list  # LogSegment objects to rewrite (closed, below first_uncleanable)
     dirty_ratio: float
-
-
-# --------------------------------------------------------------------------- pure functions
-def build_offset_map(segment_bytes: list[bytes], start: int, end: int) -> dict[bytes, int]:
-    """Key -> highest offset at which it appears in [start, end) (keyless records skipped)."""
-    latest: dict[bytes, int] = {}
-    for data in segment_bytes:
-        for pos, header in records.iter_batches(data):
-            if header.is_control or header.next_offset <= start or header.base_offset >= end:
-                continue
-            for rec in records.decode_records(data, pos, header):
-                if start <= rec.offset < end and rec.key is not None:
-                    if rec.offset > latest.get(rec.key, -1):
-                        latest[rec.key] = rec.offset
-    return latest
-
-
-def clean_batch(data: bytes, pos: int, header: records.BatchHeader, offset_map: dict[bytes, int],
-                now_ms: int, delete_retention_ms: int, keep_empty: bool = False) -> bytes | None:
-    """The batch as the cleaner rewrites it, or None when nothing of it remains.
-
-    The original bytes come back unchanged when every record is kept and no delete horizon
-    needs stamping (Kafka writes such batches as they were).
-    """
-    original = bytes(memoryview(data)[pos:pos + header.size])
-    if header.is_control:
-        return original  # no transactions on pk: markers are never written, keep any found
-    recs = records.decode_records(data, pos, header)
-    horizon = header.base_timestamp if header.has_delete_horizon else None
-    kept = []
-    has_tombstone = False
-    for rec in recs:
-        if rec.key is None or rec.offset < offset_map.get(rec.key, -1):
-            continue  # keyless, or superseded by a later record of the same key
-        if rec.value is None:
-            if horizon is not None and now_ms >= horizon:
-                continue  # a tombstone past its delete horizon
-            has_tombstone = True
-        kept.append(rec)
-    stamp = has_tombstone and horizon is None
-    if len(kept) == len(recs) and not stamp:
-        return original
-    if not kept and not keep_empty:
-        return None
-    if stamp:
-        horizon = now_ms + delete_retention_ms
-    return records.encode_batch(
-        [(r.key, r.value, r.headers, r.timestamp) for r in kept],
-        base_offset=header.base_offset,
-        compression_type=header.compression,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        partition_leader_epoch=header.partition_leader_epoch,
-        transactional=header.is_transactional,
-        timestamp_type=header.timestamp_type,
-        offset_deltas=[r.offset - header.base_offset for r in kept],
-        last_offset_delta=header.last_offset_delta,
-        base_timestamp=horizon if horizon is not None else None,
-        max_timestamp=header.max_timestamp,
-        delete_horizon=horizon is not None,
-    )
-
-
-def clean_segments(segment_bytes: list[tuple[int, bytes]], offset_map: dict[bytes, int], now_ms: int,
-                   delete_retention_ms: int, segment_bytes_limit: int) -> list[tuple[int, bytes]]:
-    """Clean consecutive segments [(base offset, bytes)] into new [(base offset, bytes)].
-
-    Cleaned output is grouped so that each new segment stays within segment.bytes and its
-    offsets within an int32 of its base, as Kafka's groupSegmentsBySize does.
-    """
-    cleaned: list[tuple[int, bytes]] = []  # per input segment
-    last_by_producer: dict[int, tuple[int, int]] = {}  # producer id -> (segment index, position)
-    per_segment: list[list[bytes]] = []
-    for index, (base, data) in enumerate(segment_bytes):
-        out = []
-        for pos, header in records.iter_batches(data):
-            batch = clean_batch(data, pos, header, offset_map, now_ms, delete_retention_ms)
-            if batch is None and header.producer_id >= 0:
-                # Kafka keeps an empty batch where it is the producer's last: it carries the
-                # producer's state (epoch, sequence) that idempotence checks need.
-                batch = clean_batch(data, pos, header, offset_map, now_ms, delete_retention_ms, keep_empty=True)
-                last_by_producer[header.producer_id] = (index, len(out))
-            elif header.producer_id >= 0:
-                last_by_producer[header.producer_id] = (index, -1)
-            out.append(batch)
-        per_segment.append(out)
-    # Drop the empty batches kept for a producer that wrote again later.
-    keep_empty = {v for v in last_by_producer.values() if v[1] >= 0}
-    for index, out in enumerate(per_segment):
-        batches = [b for i, b in enumerate(out) if b is not None and
-                   (records.read_header(b).records_count > 0 or (index, i) in keep_empty)]
-        cleaned.append((segment_bytes[index][0], b"".join(batches)))
-    # Group consecutive cleaned segments into new ones of at most segment.bytes.
-    groups: list[tuple[int, bytes]] = []
-    current_base, current = None, []
-    size = 0
-    for base, data in cleaned:
-        next_span_ok = current_base is None or _last_offset(data, base) - current_base <= _INT32_MAX
-        if current_base is not None and (size + len(data) > segment_bytes_limit or not next_span_ok):
-            groups.append((current_base, b"".join(current)))
-            current_base, current, size = None, [], 0
-        if current_base is None:
-            current_base = base
-        current.append(data)
-        size += len(data)
-    if current_base is not None:
-        groups.append((current_base, b"".join(current)))
-    return groups
-
-
-def _last_offset(data: bytes, base: int) -> int:
-    last = base
-    for _, header in records.iter_batches(data):
-        last = header.last_offset
-    return last
 
 
 # --------------------------------------------------------------------------- planning
@@ -295,4 +180,4 @@ def _swap_end(directory: str, swap_name: str) -> int:
     with open(os.path.join(directory, swap_name), "rb") as f:
         data = f.read()
     base = int(swap_name[:20])
-    return _last_offset(data, base) + 1
+    return last_offset(data, base) + 1

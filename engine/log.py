@@ -475,10 +475,13 @@ class PartitionLog:
                 and not cleaner.has_expired_tombstones(plan, now_ms):
             return None
         inputs = [(seg.base_offset, seg.pread(seg.file_size(), 0)) for seg in plan.segments]
-        offset_map = cleaner.build_offset_map([data for _, data in inputs], plan.first_dirty,
-                                              plan.first_uncleanable)
-        groups = cleaner.clean_segments(inputs, offset_map, now_ms, self.config["delete.retention.ms"],
-                                        self.config["segment.bytes"])
+        from . import compaction  # NumPy and Arrow: only when a pass runs
+
+        scans: dict = {}  # the map's record scans, reused by the rewrite
+        offset_map = compaction.build_offset_map([data for _, data in inputs], plan.first_dirty,
+                                              plan.first_uncleanable, scans)
+        groups = compaction.clean_segments(inputs, offset_map, now_ms, self.config["delete.retention.ms"],
+                                        self.config["segment.bytes"], scans)
         return self.swap_cleaned(plan, groups)
 
     def swap_cleaned(self, plan, groups, expected: list[tuple[int, int, int]] | None = None) -> int | None:

@@ -280,6 +280,19 @@ def encode_batch(
     return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
 
 
+def pack_batch(like: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int, count: int,
+               payload: bytes) -> bytes:
+    """A batch of `payload` (records, already compressed as `attributes` says) with the offsets,
+    leader epoch and producer fields of the batch `like` -- as the log cleaner rebuilds one."""
+    header = _HEADER.pack(
+        like.base_offset, HEADER_SIZE - LOG_OVERHEAD + len(payload), like.partition_leader_epoch, MAGIC, 0,
+        attributes, like.last_offset_delta, base_timestamp, max_timestamp, like.producer_id,
+        like.producer_epoch, like.base_sequence, count,
+    )
+    crc = crc32c(payload, crc32c(memoryview(header)[_CRC_START:]))
+    return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
+
+
 def offset_prefix(base_offset: int, batch_size: int, partition_leader_epoch: int = 0) -> bytes:
     """The first 16 bytes of a batch: baseOffset, batchLength, partitionLeaderEpoch."""
     return _PREFIX.pack(base_offset, batch_size - LOG_OVERHEAD, partition_leader_epoch)
@@ -349,6 +362,14 @@ def iter_batches(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[in
             return
         yield pos, header
         pos += header.size
+
+
+def last_offset(buf, default: int) -> int:
+    """The last offset of the batches in `buf` (`default` when it holds none)."""
+    last = default
+    for _, header in iter_batches(buf):
+        last = header.last_offset
+    return last
 
 
 def records_payload(buf, pos: int, header: BatchHeader) -> bytes:

@@ -6,10 +6,9 @@ first uncleanable offset: the active segment, or younger than min.compaction.lag
 below min.cleanable.dirty.ratio unless forced). Spark then does the heavy work:
 
 1. one task per dirty segment builds that segment's key -> latest offset map with
-   `cleaner.build_offset_map` (the decode of every record);
-2. the maps are shuffled to one task per partition (the maps of a partition's segments,
-   merged in offset order: a later segment's offsets are always higher, so the merge is a
-   dict update), which rewrites the partition's closed segments with `cleaner.clean_segments`
+   `compaction.build_offset_map` (a scan of every record);
+2. the maps (small Arrow tables, one row per key) are shuffled to one task per partition,
+   merged (highest offset per key), which rewrites the partition's closed segments with `compaction.clean_segments`
    (the same pure functions the engine's cleaner calls, hence the same bytes) and stages the
    new segments with `cleaner.write_cleaned` under `<data dir>/.pk/compact/<job>/`;
 3. the driver takes the partition lock, checks that the planned segments are still exactly
@@ -208,29 +207,30 @@ def _read_segment(path: str, size: int) -> bytes | None:
 def _segment_map(item):
     """Task 1: (partition index, (segment base, key -> latest offset in the dirty range, or
     None when the segment changed since planning))."""
-    from pk.engine import cleaner
+    from pk.engine import compaction
 
     index, base, path, size, start, end = item
     data = _read_segment(path, size)
-    return index, (base, None if data is None else cleaner.build_offset_map([data], start, end))
+    return index, (base, None if data is None else compaction.build_offset_map([data], start, end))
 
 
 def _rewrite(tasks: dict, now_ms: int, staging: str):
     """Task 2 (one per partition): merge the segment maps, clean the segments, stage them.
     Yields (partition index, [(base, staged .log.cleaned path, size)] or None when stale)."""
-    from pk.engine import cleaner
+    from pk.engine import cleaner, compaction
 
     def run(index, items):
         maps = sorted(((base, m) for _, (base, m) in items), key=lambda bm: bm[0])
         if index not in tasks:
             return
         task = tasks[index]
-        if any(m is None for _, m in maps):
+        if any(m is None for base, m in maps if base >= 0):
             yield index, None
             return
-        offset_map: dict = {}
+        offset_map = compaction.OffsetMap(task.first_dirty, task.first_uncleanable)
         for _, m in maps:  # in offset order: later segments win
-            offset_map.update(m)
+            if m is not None and len(m):
+                offset_map.update(m)
         inputs = []
         for base, path, size in task.segments:
             data = _read_segment(path, size)
@@ -238,7 +238,7 @@ def _rewrite(tasks: dict, now_ms: int, staging: str):
                 yield index, None
                 return
             inputs.append((base, data))
-        groups = cleaner.clean_segments(inputs, offset_map, now_ms, task.delete_retention_ms, task.segment_bytes)
+        groups = compaction.clean_segments(inputs, offset_map, now_ms, task.delete_retention_ms, task.segment_bytes)
         directory = os.path.join(staging, f"{task.topic}-{task.partition}")
         os.makedirs(directory, exist_ok=True)
         out = []
@@ -276,7 +276,7 @@ def run(spark, plan: CompactPlan) -> list[PartitionResult]:
             maps = sc.parallelize([], 1)
         # One task per planned partition, even those with no dirty segment: a keyed dummy
         # record per partition makes sure its Spark partition is not empty of work.
-        seeds = sc.parallelize([(t.index, (-1, {})) for t in plan.tasks], n)
+        seeds = sc.parallelize([(t.index, (-1, None)) for t in plan.tasks], n)
         staged = (maps.union(seeds).partitionBy(n, lambda k: k)
                   .mapPartitionsWithIndex(_rewrite(tasks, plan.now_ms, staging)).collect())
         by_index = dict(staged)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("pyspark", "confluent_kafka", "kazoo", "kafka", "pyarrow", "cramjam", "tabulate")
+HEAVY = ("pyspark", "confluent_kafka", "kazoo", "kafka", "pyarrow", "numpy", "cramjam", "tabulate")
 
 PROBE = """
 import sys

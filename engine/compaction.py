@@ -1,0 +1,319 @@
+"""What log compaction keeps, and the batches it rewrites (kafka-protocol.md §5.3).
+
+Pure functions on segment bytes, shared by the engine's cleaner (cleaner.py, PartitionLog)
+and the Spark job (spark_ops/compact.py), so both write the same bytes for the same input:
+
+- `build_offset_map`: each key's highest offset in the dirty range;
+- `clean_segments`: consecutive segments rewritten as Kafka's `MemoryRecords.filterTo` does:
+  a record stays when no later record of its key exists (keyless records go; a tombstone
+  also goes once its batch's delete horizon has passed); a batch whose records all stay is
+  copied as it was; otherwise its kept records are re-packed under the original base offset,
+  last offset delta, producer fields, leader epoch and codec, the base timestamp being the
+  first kept record's (or the delete horizon, stamped `delete.retention.ms` after the first
+  cleaning that keeps a tombstone: KIP-534) and the max timestamp the kept records' (the
+  append time for LogAppendTime batches); a batch left empty is kept as an empty header only
+  where it is its producer's last (its sequence numbers carry idempotence).
+
+Speed: records are never turned into Python objects. record_scan gives their fields as
+NumPy columns, and the map is grouped by Arrow from keys read as 64-bit words; for the dirty
+range a record stays exactly when its offset is one of the map's values (offsets are
+unique, so that offset's key is the record's own key), a sorted search with no per-record
+Python; only records of the already clean part, below the dirty range, look their key up. Kept records are copied as bytes: offset deltas stay
+relative to the unchanged base offset, and timestamp deltas are rewritten only when the
+base timestamp moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import compression, records
+from .record_scan import RecordColumns, scan
+
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class OffsetMap:
+    """Key -> highest offset at which it appears in the dirty range [start, end).
+
+    Held as an Arrow table (key: binary, offset: int64), one row per key: built, merged and
+    looked up by Arrow's hash grouping in C++ (a Python dict of bytes costs ~0.5 µs a record
+    once it outgrows the CPU caches). Plain data, so Spark ships it between tasks.
+    """
+
+    start: int
+    end: int
+    table: object = None  # pyarrow.Table; None: empty
+    _retained: np.ndarray | None = None
+
+    def update(self, other: "OffsetMap") -> None:
+        """Merge the map of another part of the same dirty range (the higher offset wins)."""
+        if other.table is not None:
+            self.table = other.table if self.table is None else _max_per_key([self.table, other.table])
+        self.start, self.end = min(self.start, other.start), max(self.end, other.end)
+        self._retained = None
+
+    def retained(self) -> np.ndarray:
+        """The dirty range's surviving offsets, sorted."""
+        if self._retained is None:
+            self._retained = np.sort(self.table["offset"].to_numpy()) if self.table is not None \
+                else np.zeros(0, dtype=np.int64)
+        return self._retained
+
+    def lookup(self, keys: list[bytes]) -> np.ndarray:
+        """Each key's offset in the map, -1 where it has none."""
+        if self.table is None or not keys:
+            return np.full(len(keys), -1, dtype=np.int64)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        at = pc.index_in(pa.array(keys, pa.binary()), value_set=self.table["key"]).fill_null(-1).to_numpy()
+        offsets = self.table["offset"].to_numpy()
+        return np.where(at >= 0, offsets[np.maximum(at, 0)], -1)
+
+    @property
+    def latest(self) -> dict[bytes, int]:
+        """The map as a dict (for inspection and tests)."""
+        if self.table is None:
+            return {}
+        return dict(zip(self.table["key"].to_pylist(), self.table["offset"].to_pylist()))
+
+    def __len__(self) -> int:
+        return 0 if self.table is None else self.table.num_rows
+
+
+def data_batches(data: bytes) -> tuple[list, list]:
+    """(all batches, the non-control ones) of a segment, as [(pos, header)]."""
+    every = list(records.iter_batches(data))
+    return every, [b for b in every if not b[1].attributes & records.CONTROL_MASK]
+
+
+def build_offset_map(segment_bytes: list[bytes], start: int, end: int, scans: dict | None = None) -> OffsetMap:
+    """The map over [start, end) of consecutive segments. With `scans` (a dict), each
+    segment's RecordColumns are left in it by index for clean_segments to reuse."""
+    offset_map = OffsetMap(start, end)
+    parts = []
+    for index, data in enumerate(segment_bytes):
+        _, batches = data_batches(data)
+        batches = [(p, h) for p, h in batches if h.next_offset > start and h.base_offset < end]
+        if not batches:
+            continue
+        cols = scan(data, batches)
+        if scans is not None:
+            scans[index] = cols
+        which = np.flatnonzero((cols.key_len >= 0) & (cols.offset >= start) & (cols.offset < end))
+        if len(which):
+            parts.append(_latest_per_key(cols, which))
+    if parts:
+        offset_map.table = parts[0] if len(parts) == 1 else _max_per_key(parts)
+    return offset_map
+
+
+_MAX_WORD_KEY = 128  # keys up to this many bytes are grouped as 64-bit words
+
+
+def _latest_per_key(cols: RecordColumns, which: np.ndarray):
+    """Arrow table (key, offset): the highest offset of each key among records `which`.
+
+    Keys are grouped as columns of little-endian 64-bit words (bytes past a key's end
+    zeroed) plus the length: equal exactly when the keys are equal, and read from the
+    buffer with one vectorised gather per word instead of a Python bytes object per record.
+    """
+    import pyarrow as pa
+
+    lengths = cols.key_len[which]
+    offsets = cols.offset[which]
+    longest = int(lengths.max())
+    if longest > _MAX_WORD_KEY:
+        table = pa.table({"key": pa.array(cols.keys(which), pa.binary()), "offset": offsets})
+        return _max_per_key([table])
+    n_words = max(1, -(-longest // 8))
+    columns = {f"w{j}": _key_word(cols.buf, cols.key_start[which], lengths, j) for j in range(n_words)}
+    columns["len"] = lengths
+    columns["offset"] = offsets
+    grouped = pa.table(columns).group_by(list(columns)[:-1], use_threads=False).aggregate([("offset", "max")])
+    # Back to bytes, for the (far fewer) distinct keys: row j of the word matrix, cut to its length.
+    words = np.column_stack([grouped[f"w{j}"].to_numpy().astype("<u8") for j in range(n_words)])
+    matrix = words.view(np.uint8).reshape(len(words), n_words * 8)
+    key_len = grouped["len"].to_numpy()
+    data = matrix[np.arange(n_words * 8)[None, :] < key_len[:, None]]
+    bounds = np.zeros(len(key_len) + 1, dtype=np.int64)
+    np.cumsum(key_len, out=bounds[1:])
+    keys = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(key_len),
+                                            [None, pa.py_buffer(bounds), pa.py_buffer(data.tobytes())])
+    return pa.table({"key": keys.cast(pa.binary()), "offset": grouped["offset_max"]})
+
+
+def _key_word(buf: bytes, starts: np.ndarray, lengths: np.ndarray, j: int) -> np.ndarray:
+    """Bytes 8j..8j+7 of each key as a little-endian uint64, bytes past the key zeroed."""
+    words = np.ndarray(shape=(max(len(buf) - 7, 0),), dtype="<u8", buffer=buf, strides=(1,))  # unaligned reads
+    at = starts + 8 * j
+    near_end = at > len(buf) - 8
+    word = words[np.where(near_end, 0, at)]
+    for i in np.flatnonzero(near_end).tolist():  # the last bytes of an unpadded buffer
+        word[i] = int.from_bytes(buf[at[i]:at[i] + 8].ljust(8, b"\0"), "little")
+    keep = np.clip(lengths - 8 * j, 0, 8)  # how many of the 8 bytes belong to the key
+    mask = np.where(keep >= 8, np.uint64(2**64 - 1),
+                    (np.uint64(1) << (keep.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
+    return word & mask
+
+
+def _max_per_key(tables: list):
+    """One Arrow (key, offset) table of the highest offset per key across `tables`."""
+    import pyarrow as pa
+
+    merged = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    grouped = merged.group_by("key", use_threads=False).aggregate([("offset", "max")])
+    return pa.table({"key": grouped["key"], "offset": grouped["offset_max"]})
+
+
+def clean_segments(segment_bytes: list[tuple[int, bytes]], offset_map: OffsetMap, now_ms: int,
+                   delete_retention_ms: int, segment_bytes_limit: int, scans: dict | None = None,
+                   ) -> list[tuple[int, bytes]]:
+    """Clean consecutive segments [(base offset, bytes)] into new [(base offset, bytes)].
+
+    Neighbouring segments are merged as Kafka's groupSegmentsBySize merges them (see _group).
+    `scans`:
+    RecordColumns by segment index that build_offset_map left for these same bytes.
+    """
+    per_segment: list[list] = []
+    last_by_producer: dict[int, tuple[int, int]] = {}  # producer id -> (segment, batch) if left empty
+    for index, (_, data) in enumerate(segment_bytes):
+        cleaned = _clean_segment(data, offset_map, now_ms, delete_retention_ms,
+                                 None if scans is None else scans.get(index))
+        out = []
+        for batch, header, empty in cleaned:
+            if header.producer_id >= 0:
+                last_by_producer[header.producer_id] = (index, len(out)) if empty else (index, -1)
+            out.append((batch, empty))
+        per_segment.append(out)
+    # An empty batch stays only where it is its producer's last.
+    keep_empty = {v for v in last_by_producer.values() if v[1] >= 0}
+    cleaned = [b"".join(b for i, (b, empty) in enumerate(out) if not empty or (index, i) in keep_empty)
+               for index, out in enumerate(per_segment)]
+    return _group(segment_bytes, cleaned, segment_bytes_limit)
+
+
+def _clean_segment(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
+                   cols: RecordColumns | None) -> list[tuple[bytes | None, records.BatchHeader, bool]]:
+    """[(new batch bytes or None, original header, left empty)] for each batch of a segment."""
+    every, batches = data_batches(data)
+    if cols is None or [p for p, _ in cols.batches] != [p for p, _ in batches]:
+        cols = scan(data, batches)
+    keep = _kept(cols, offset_map)
+    tombstone = cols.value_len < 0
+    # Per batch: its delete horizon (if stamped) and whether it has passed.
+    horizon = np.fromiter((h.base_timestamp if h.attributes & records.DELETE_HORIZON_MASK else -1
+                           for _, h in batches), dtype=np.int64, count=len(batches))
+    counts = np.diff(cols.first)
+    batch_of = np.repeat(np.arange(len(batches)), counts)
+    expired = (horizon >= 0) & (now_ms >= horizon)
+    keep &= ~(tombstone & expired[batch_of])
+    kept_per_batch = _per_batch(keep, cols.first)
+    tombstones_kept = _per_batch(keep & tombstone, cols.first) > 0
+
+    out = []
+    by_pos = {p: i for i, (p, _) in enumerate(batches)}
+    kept_list, stamp_list, horizons, first = (kept_per_batch.tolist(), tombstones_kept.tolist(),
+                                              horizon.tolist(), cols.first.tolist())
+    for pos, header in every:
+        i = by_pos.get(pos)
+        original = data[pos:pos + header.size]
+        if i is None:  # a control batch: pk writes no transactions, keep any found as it is
+            out.append((original, header, False))
+            continue
+        n = kept_list[i]
+        stamp = stamp_list[i] and horizons[i] < 0
+        if n == 0:
+            out.append((original if header.records_count == 0 else _empty_batch(header), header, True))
+        elif n == header.records_count and not stamp:
+            out.append((original, header, False))
+        else:
+            new_horizon = now_ms + delete_retention_ms if stamp else horizons[i]
+            which = np.flatnonzero(keep[first[i]:first[i + 1]]) + first[i]
+            out.append((_rebuild(cols, header, which, new_horizon), header, False))
+    return out
+
+
+def _kept(cols: RecordColumns, offset_map: OffsetMap) -> np.ndarray:
+    """Whether each record survives its key's later records (tombstone expiry aside)."""
+    offsets = cols.offset
+    keyed = cols.key_len >= 0
+    keep = np.zeros(len(offsets), dtype=bool)
+    retained = offset_map.retained()
+    in_map = (offsets >= offset_map.start) & (offsets < offset_map.end)
+    if len(retained):
+        at = np.minimum(np.searchsorted(retained, offsets), len(retained) - 1)
+        keep = retained[at] == offsets
+    keep &= keyed & in_map
+    # Records outside the mapped range (the clean part): kept unless the map has their key.
+    outside = np.flatnonzero(keyed & ~in_map)
+    if len(outside):
+        keep[outside] = offsets[outside] >= offset_map.lookup(cols.keys(outside))
+    return keep
+
+
+def _per_batch(flags: np.ndarray, first: np.ndarray) -> np.ndarray:
+    sums = np.zeros(len(flags) + 1, dtype=np.int64)
+    np.cumsum(flags, out=sums[1:])
+    return sums[first[1:]] - sums[first[:-1]]
+
+
+def _rebuild(cols: RecordColumns, header: records.BatchHeader, which: np.ndarray, horizon: int) -> bytes:
+    """The batch of `header` with only the records at `which`, as Kafka's builder writes it."""
+    buf = cols.buf
+    log_append = bool(header.attributes & records.TIMESTAMP_TYPE_MASK)
+    if log_append:
+        stamps = np.full(len(which), header.max_timestamp, dtype=np.int64)
+    else:
+        stamps = cols.ts_delta[which] + header.base_timestamp
+    base_ts = horizon if horizon >= 0 else int(stamps[0])
+    max_ts = header.max_timestamp if log_append else int(stamps.max())
+    starts, ends = cols.start[which].tolist(), cols.end[which].tolist()
+    if not log_append and base_ts == header.base_timestamp:
+        payload = b"".join([buf[s:e] for s, e in zip(starts, ends)])  # deltas unchanged
+    else:
+        varint = records.encode_varint
+        parts = []
+        deltas = (stamps - base_ts).tolist()
+        for body, od, end, delta in zip(cols.body[which].tolist(), cols.od_pos[which].tolist(), ends, deltas):
+            td = varint(delta)
+            rest = buf[od:end]
+            parts += (varint(1 + len(td) + len(rest)), buf[body:body + 1], td, rest)
+        payload = b"".join(parts)
+    codec = header.attributes & records.CODEC_MASK
+    if codec:
+        payload = compression.compress(codec, payload)
+    attributes = header.attributes & (records.CODEC_MASK | records.TIMESTAMP_TYPE_MASK | records.TRANSACTIONAL_MASK)
+    if horizon >= 0:
+        attributes |= records.DELETE_HORIZON_MASK
+    return records.pack_batch(header, attributes, base_ts, max_ts, len(which), payload)
+
+
+def _empty_batch(header: records.BatchHeader) -> bytes:
+    """Kafka's empty batch (DefaultRecordBatch.writeEmptyHeader): no records, no codec, no base
+    timestamp; the original offsets, producer fields and max timestamp."""
+    attributes = header.attributes & (records.TIMESTAMP_TYPE_MASK | records.TRANSACTIONAL_MASK | records.CONTROL_MASK)
+    return records.pack_batch(header, attributes, records.NO_TIMESTAMP, header.max_timestamp, 0, b"")
+
+
+def _group(inputs: list[tuple[int, bytes]], cleaned: list[bytes], limit: int) -> list[tuple[int, bytes]]:
+    """The cleaned segments merged into new ones, grouped as Kafka's groupSegmentsBySize
+    groups the input segments: by their sizes before cleaning (at most segment.bytes), and
+    offsets within an int32 of the group's base (an empty segment joins regardless)."""
+    groups: list[tuple[int, bytes]] = []
+    i = 0
+    while i < len(inputs):
+        base, data = inputs[i]
+        size, parts = len(data), [cleaned[i]]
+        i += 1
+        while i < len(inputs) and size + len(inputs[i][1]) <= limit and (
+                not inputs[i][1] or records.last_offset(inputs[i][1], inputs[i][0]) - base <= _INT32_MAX):
+            size += len(inputs[i][1])
+            parts.append(cleaned[i])
+            i += 1
+        groups.append((base, b"".join(parts)))
+    return groups
