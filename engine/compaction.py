@@ -74,6 +74,33 @@ class OffsetMap:
         offsets = self.table["offset"].to_numpy()
         return np.where(at >= 0, offsets[np.maximum(at, 0)], -1)
 
+    @classmethod
+    def merged(cls, maps: list["OffsetMap"], start: int, end: int) -> "OffsetMap":
+        """One map of several parts of the dirty range [start, end) (the highest offset wins)."""
+        tables = [m.table for m in maps if m.table is not None]
+        if len(tables) < 2:
+            return cls(start, end, tables[0] if tables else None)
+        return cls(start, end, _max_per_key(tables))
+
+    def save(self, path: str) -> None:
+        """Write the map as an Arrow IPC file (Spark tasks hand maps on through files)."""
+        import pyarrow as pa
+
+        table = self.table if self.table is not None else pa.table(
+            {"key": pa.array([], pa.binary()), "offset": pa.array([], pa.int64())})
+        table = table.replace_schema_metadata({"start": str(self.start), "end": str(self.end)})
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+
+    @classmethod
+    def load(cls, path: str) -> "OffsetMap":
+        import pyarrow as pa
+
+        with pa.memory_map(path) as source:
+            table = pa.ipc.open_file(source).read_all()
+        meta = table.schema.metadata
+        return cls(int(meta[b"start"]), int(meta[b"end"]), table if table.num_rows else None)
+
     @property
     def latest(self) -> dict[bytes, int]:
         """The map as a dict (for inspection and tests)."""
@@ -173,33 +200,85 @@ def _max_per_key(tables: list):
 def clean_segments(segment_bytes: list[tuple[int, bytes]], offset_map: OffsetMap, now_ms: int,
                    delete_retention_ms: int, segment_bytes_limit: int, scans: dict | None = None,
                    ) -> list[tuple[int, bytes]]:
-    """Clean consecutive segments [(base offset, bytes)] into new [(base offset, bytes)].
+    """Clean consecutive segments [(base offset, bytes)] into new [(base offset, bytes)]:
+    clean_segment on each, then finish. `scans`: RecordColumns by segment index that
+    build_offset_map left for these same bytes."""
+    cleaned = [clean_segment(data, offset_map, now_ms, delete_retention_ms,
+                             None if scans is None else scans.get(index))
+               for index, (_, data) in enumerate(segment_bytes)]
+    return finish(cleaned, [(base, len(data)) for base, data in segment_bytes], offset_map.end,
+                  segment_bytes_limit)
 
-    Neighbouring segments are merged as Kafka's groupSegmentsBySize merges them (see _group).
-    `scans`:
-    RecordColumns by segment index that build_offset_map left for these same bytes.
+
+@dataclass
+class CleanedSegment:
+    """One segment's batches after cleaning, before the partition-wide steps of `finish`.
+
+    data: every batch, the empty ones included; empties: the byte ranges of the empty
+    batches; last: producer id -> index into empties of the producer's last batch in this
+    segment when that batch is empty, -1 when it has records.
     """
-    per_segment: list[list] = []
-    last_by_producer: dict[int, tuple[int, int]] = {}  # producer id -> (segment, batch) if left empty
-    for index, (_, data) in enumerate(segment_bytes):
-        cleaned = _clean_segment(data, offset_map, now_ms, delete_retention_ms,
-                                 None if scans is None else scans.get(index))
-        out = []
-        for batch, header, empty in cleaned:
-            if header.producer_id >= 0:
-                last_by_producer[header.producer_id] = (index, len(out)) if empty else (index, -1)
-            out.append((batch, empty))
-        per_segment.append(out)
-    # An empty batch stays only where it is its producer's last.
-    keep_empty = {v for v in last_by_producer.values() if v[1] >= 0}
-    cleaned = [b"".join(b for i, (b, empty) in enumerate(out) if not empty or (index, i) in keep_empty)
-               for index, out in enumerate(per_segment)]
-    return _group(segment_bytes, cleaned, segment_bytes_limit)
+
+    data: bytes
+    empties: list = field(default_factory=list)
+    last: dict = field(default_factory=dict)
 
 
-def _clean_segment(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
-                   cols: RecordColumns | None) -> list[tuple[bytes | None, records.BatchHeader, bool]]:
-    """[(new batch bytes or None, original header, left empty)] for each batch of a segment."""
+def clean_segment(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
+                  cols: RecordColumns | None = None) -> CleanedSegment:
+    """One segment cleaned with the partition's map (the part Spark runs per segment)."""
+    parts, empties, last, size = [], [], {}, 0
+    for batch, header, empty in _clean_batches(data, offset_map, now_ms, delete_retention_ms, cols):
+        if empty:
+            empties.append((size, size + len(batch)))
+        if header.producer_id >= 0:
+            last[header.producer_id] = len(empties) - 1 if empty else -1
+        parts.append(batch)
+        size += len(batch)
+    return CleanedSegment(b"".join(parts), empties, last)
+
+
+def finish(cleaned: list[CleanedSegment], inputs: list[tuple[int, int]], end: int,
+           limit: int) -> list[tuple[int, bytes]]:
+    """The new segments [(base, bytes)] of a partition from its cleaned segments in order.
+
+    An empty batch stays only where it is its producer's last (the sequence numbers it
+    carries keep idempotence working). Neighbouring segments are merged as Kafka's
+    groupSegmentsBySize merges them: by their sizes before cleaning (`inputs`: [(base,
+    size)]), at most `limit` (segment.bytes) together, and offsets within an int32 of the
+    group's base (a segment's last offset taken as the next base - 1, or `end` - 1).
+    """
+    last: dict[int, tuple[int, int]] = {}
+    for index, segment in enumerate(cleaned):
+        for producer, empty in segment.last.items():
+            last[producer] = (index, empty)
+    keep = {v for v in last.values() if v[1] >= 0}
+    out = []
+    for index, segment in enumerate(cleaned):
+        data, at, parts = segment.data, 0, []
+        for i, (lo, hi) in enumerate(segment.empties):
+            if (index, i) not in keep:
+                parts.append(data[at:lo])
+                at = hi
+        out.append(b"".join(parts) + data[at:] if parts else data)
+    groups: list[tuple[int, bytes]] = []
+    i = 0
+    while i < len(inputs):
+        base, size = inputs[i]
+        members = [out[i]]
+        i += 1
+        while i < len(inputs) and size + inputs[i][1] <= limit and (
+                inputs[i][1] == 0 or (inputs[i + 1][0] if i + 1 < len(inputs) else end) - 1 - base <= _INT32_MAX):
+            size += inputs[i][1]
+            members.append(out[i])
+            i += 1
+        groups.append((base, b"".join(members)))
+    return groups
+
+
+def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
+                   cols: RecordColumns | None) -> list[tuple[bytes, records.BatchHeader, bool]]:
+    """[(new batch bytes, original header, left empty)] for each batch of a segment."""
     every, batches = data_batches(data)
     if cols is None or [p for p, _ in cols.batches] != [p for p, _ in batches]:
         cols = scan(data, batches)
@@ -298,22 +377,3 @@ def _empty_batch(header: records.BatchHeader) -> bytes:
     timestamp; the original offsets, producer fields and max timestamp."""
     attributes = header.attributes & (records.TIMESTAMP_TYPE_MASK | records.TRANSACTIONAL_MASK | records.CONTROL_MASK)
     return records.pack_batch(header, attributes, records.NO_TIMESTAMP, header.max_timestamp, 0, b"")
-
-
-def _group(inputs: list[tuple[int, bytes]], cleaned: list[bytes], limit: int) -> list[tuple[int, bytes]]:
-    """The cleaned segments merged into new ones, grouped as Kafka's groupSegmentsBySize
-    groups the input segments: by their sizes before cleaning (at most segment.bytes), and
-    offsets within an int32 of the group's base (an empty segment joins regardless)."""
-    groups: list[tuple[int, bytes]] = []
-    i = 0
-    while i < len(inputs):
-        base, data = inputs[i]
-        size, parts = len(data), [cleaned[i]]
-        i += 1
-        while i < len(inputs) and size + len(inputs[i][1]) <= limit and (
-                not inputs[i][1] or records.last_offset(inputs[i][1], inputs[i][0]) - base <= _INT32_MAX):
-            size += len(inputs[i][1])
-            parts.append(cleaned[i])
-            i += 1
-        groups.append((base, b"".join(parts)))
-    return groups

@@ -14,7 +14,7 @@ from functools import partial
 from typing import NamedTuple
 
 from . import records, topic_names
-from .errors import KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+from .errors import KafkaError, OffsetOutOfRangeError
 from .groups import GroupCoordinator, UnknownMemberIdError
 
 _IDLE_SLEEP = 0.01  # seconds between empty polls: new records show up within ~10 ms

@@ -10,7 +10,7 @@ touching the payload.
 from __future__ import annotations
 
 import struct
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from . import compression
 from .errors import CorruptRecordError

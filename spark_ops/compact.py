@@ -5,12 +5,15 @@ driver with the engine's own `cleaner.plan` (dirty range from the cleaner checkp
 first uncleanable offset: the active segment, or younger than min.compaction.lag.ms; skipped
 below min.cleanable.dirty.ratio unless forced). Spark then does the heavy work:
 
-1. one task per dirty segment builds that segment's key -> latest offset map with
-   `compaction.build_offset_map` (a scan of every record);
-2. the maps (small Arrow tables, one row per key) are shuffled to one task per partition,
-   merged (highest offset per key), which rewrites the partition's closed segments with `compaction.clean_segments`
-   (the same pure functions the engine's cleaner calls, hence the same bytes) and stages the
-   new segments with `cleaner.write_cleaned` under `<data dir>/.pk/compact/<job>/`;
+1. tasks over runs of dirty segments build their key -> latest offset maps with
+   `compaction.build_offset_map` (a scan of every record); a task per partition merges
+   them (highest offset per key); maps pass between stages as Arrow files in the staging
+   directory `<data dir>/.pk/compact/<job>/`;
+2. tasks over runs of the segments to rewrite clean each with its partition's map
+   (`compaction.clean_segment`, the same pure functions the engine's cleaner calls, hence
+   the same bytes) into a part file in the staging directory; the driver
+   finishes each partition (`compaction.finish`: producers' empty batches, Kafka's segment
+   grouping) and stages the new segments with `cleaner.write_cleaned`;
 3. the driver takes the partition lock, checks that the planned segments are still exactly
    the files it planned from (same inode and size: no roll into them, no engine cleaning,
    truncation or retention meanwhile; otherwise that partition is skipped, never swapped
@@ -204,50 +207,96 @@ def _read_segment(path: str, size: int) -> bytes | None:
     return data if len(data) == size else None
 
 
-def _segment_map(item):
-    """Task 1: (partition index, (segment base, key -> latest offset in the dirty range, or
-    None when the segment changed since planning))."""
-    from pk.engine import compaction
-
-    index, base, path, size, start, end = item
-    data = _read_segment(path, size)
-    return index, (base, None if data is None else compaction.build_offset_map([data], start, end))
+def _chunks(segments: list, size: int) -> list:
+    return [segments[i:i + size] for i in range(0, len(segments), size)]
 
 
-def _rewrite(tasks: dict, now_ms: int, staging: str):
-    """Task 2 (one per partition): merge the segment maps, clean the segments, stage them.
-    Yields (partition index, [(base, staged .log.cleaned path, size)] or None when stale)."""
-    from pk.engine import cleaner, compaction
+def _map_task(staging: str):
+    """Stage 1 (a run of dirty segments of one partition per task): their key -> latest
+    offset map, saved as an Arrow file in the staging directory (maps of millions of keys
+    are too big to pass through the driver or a shuffle cheaply). Returns (partition index,
+    map path, or False when a segment changed since planning)."""
 
-    def run(index, items):
-        maps = sorted(((base, m) for _, (base, m) in items), key=lambda bm: bm[0])
-        if index not in tasks:
-            return
-        task = tasks[index]
-        if any(m is None for base, m in maps if base >= 0):
-            yield index, None
-            return
-        offset_map = compaction.OffsetMap(task.first_dirty, task.first_uncleanable)
-        for _, m in maps:  # in offset order: later segments win
-            if m is not None and len(m):
-                offset_map.update(m)
-        inputs = []
-        for base, path, size in task.segments:
+    def run(item):
+        from pk.engine import compaction
+
+        index, chunk, segments, start, end = item
+        datas = []
+        for _, path, size in segments:
             data = _read_segment(path, size)
             if data is None:
-                yield index, None
-                return
-            inputs.append((base, data))
-        groups = compaction.clean_segments(inputs, offset_map, now_ms, task.delete_retention_ms, task.segment_bytes)
-        directory = os.path.join(staging, f"{task.topic}-{task.partition}")
-        os.makedirs(directory, exist_ok=True)
-        out = []
-        for base, data in groups:
-            cleaner.write_cleaned(directory, base, data, task.index_interval_bytes)
-            out.append((base, os.path.join(directory, f"{base:020d}.log{cleaner.CLEANED}"), len(data)))
-        yield index, out
+                return index, False
+            datas.append(data)
+        path = os.path.join(staging, f"{index}-{chunk}.segmap")
+        compaction.build_offset_map(datas, start, end).save(path)
+        return index, path
 
     return run
+
+
+def _merge_task(staging: str):
+    """Stage 2 (one per partition): its segment maps merged (highest offset per key)."""
+
+    def run(item):
+        from pk.engine import compaction
+
+        index, paths, start, end = item
+        merged = compaction.OffsetMap.merged([compaction.OffsetMap.load(p) for p in paths], start, end)
+        path = os.path.join(staging, f"{index}.map")
+        merged.save(path)
+        for p in paths:
+            os.unlink(p)
+        return index, path
+
+    return run
+
+
+def _clean_task(now_ms: int, staging: str):
+    """Stage 3 (a run of segments of one partition per task): each cleaned with the
+    partition's merged map and staged as a part file. Returns [(partition index, segment
+    number, (part path, empty-batch ranges, producers' last batches) or None when stale)]."""
+
+    def run(item):
+        from pk.engine import compaction
+
+        index, segments, delete_retention_ms, map_path, start, end = item
+        offset_map = compaction.OffsetMap.load(map_path) if map_path else compaction.OffsetMap(start, end)
+        out = []
+        for number, _, path, size in segments:
+            data = _read_segment(path, size)
+            if data is None:
+                out.append((index, number, None))
+                continue
+            cleaned = compaction.clean_segment(data, offset_map, now_ms, delete_retention_ms)
+            part = os.path.join(staging, f"{index}-{number}.part")
+            with open(part, "wb") as f:
+                f.write(cleaned.data)
+            out.append((index, number, (part, cleaned.empties, cleaned.last)))
+        return out
+
+    return run
+
+
+def _stage_partition(task: PartitionTask, parts: list, staging: str) -> list:
+    """On the driver: the partition's cleaned segments finished (producers' empty batches,
+    Kafka's grouping) and written as `.cleaned` segments with their indexes. Returns
+    [(base, staged .log.cleaned path, size)]."""
+    from pk.engine import cleaner, compaction
+
+    cleaned = []
+    for part, empties, last in parts:
+        with open(part, "rb") as f:
+            cleaned.append(compaction.CleanedSegment(f.read(), empties, last))
+        os.unlink(part)
+    groups = compaction.finish(cleaned, [(base, size) for base, _, size in task.segments],
+                               task.first_uncleanable, task.segment_bytes)
+    directory = os.path.join(staging, f"{task.topic}-{task.partition}")
+    os.makedirs(directory, exist_ok=True)
+    out = []
+    for base, data in groups:
+        cleaner.write_cleaned(directory, base, data, task.index_interval_bytes)
+        out.append((base, os.path.join(directory, f"{base:020d}.log{cleaner.CLEANED}"), len(data)))
+    return out
 
 
 def staging_root(data_dir: str) -> str:
@@ -265,22 +314,39 @@ def run(spark, plan: CompactPlan) -> list[PartitionResult]:
     staging = os.path.join(staging_root(plan.data_dir), f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
     os.makedirs(staging, exist_ok=True)
     try:
-        seg_items = [(t.index, base, path, size, t.first_dirty, t.first_uncleanable)
-                     for t in plan.tasks for base, path, size in t.segments
-                     if base < t.first_uncleanable and _segment_end(t, base) > t.first_dirty]
-        tasks = {t.index: t for t in plan.tasks}
-        n = len(plan.tasks)
-        if seg_items:
-            maps = sc.parallelize(seg_items, len(seg_items)).map(_segment_map)
-        else:  # nothing dirty: a pass that only expires tombstones
-            maps = sc.parallelize([], 1)
-        # One task per planned partition, even those with no dirty segment: a keyed dummy
-        # record per partition makes sure its Spark partition is not empty of work.
-        seeds = sc.parallelize([(t.index, (-1, None)) for t in plan.tasks], n)
-        staged = (maps.union(seeds).partitionBy(n, lambda k: k)
-                  .mapPartitionsWithIndex(_rewrite(tasks, plan.now_ms, staging)).collect())
-        by_index = dict(staged)
-        with_engine(plan, lambda engine: _swap_all(engine, plan, by_index, results))
+        # Tasks take runs of a partition's segments: about four per core in all, so that
+        # Spark's per-task cost stays small beside the work and the cores stay balanced.
+        total = sum(len(t.segments) for t in plan.tasks)
+        per_task = max(1, -(-total // (4 * sc.defaultParallelism)))
+        map_items = []
+        for t in plan.tasks:
+            dirty = [s for s in t.segments if s[0] < t.first_uncleanable and _segment_end(t, s[0]) > t.first_dirty]
+            map_items += [(t.index, i, chunk, t.first_dirty, t.first_uncleanable)
+                          for i, chunk in enumerate(_chunks(dirty, per_task))]
+        seg_maps: dict = {}
+        if map_items:  # (none: a pass that only expires tombstones)
+            for index, path in sc.parallelize(map_items, len(map_items)).map(_map_task(staging)).collect():
+                if seg_maps.get(index, []) is not False:
+                    seg_maps[index] = False if path is False else seg_maps.get(index, []) + [path]
+        live = [t for t in plan.tasks if seg_maps.get(t.index) is not False]
+        merge_items = [(t.index, seg_maps[t.index], t.first_dirty, t.first_uncleanable)
+                       for t in live if seg_maps.get(t.index)]
+        maps = dict(sc.parallelize(merge_items, len(merge_items)).map(_merge_task(staging)).collect()) \
+            if merge_items else {}
+        clean_items = [(t.index, chunk, t.delete_retention_ms, maps.get(t.index), t.first_dirty, t.first_uncleanable)
+                       for t in live
+                       for chunk in _chunks([(n, *seg) for n, seg in enumerate(t.segments)], per_task)]
+        cleaned = sc.parallelize(clean_items, len(clean_items)).flatMap(_clean_task(plan.now_ms, staging)).collect() \
+            if clean_items else []
+        by_task: dict = {}
+        for index, number, part in sorted(cleaned, key=lambda c: (c[0], c[1])):
+            by_task.setdefault(index, []).append(part)
+        staged = {}
+        for task in live:
+            parts = by_task.get(task.index, [])
+            if all(p is not None for p in parts) and len(parts) == len(task.segments):
+                staged[task.index] = _stage_partition(task, parts, staging)
+        with_engine(plan, lambda engine: _swap_all(engine, plan, staged, results))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         try:

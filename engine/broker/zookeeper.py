@@ -611,7 +611,6 @@ class ZooKeeperSync:
         except KafkaError as exc:
             log.warning("Ignoring topic %s found in ZooKeeper: %s", name, exc)
             return False
-        from ..log import create_partition_dir
 
         meta = TopicMetadata(name=name, topic_id=zt.topic_id or new_kafka_uuid(),
                              assignment={p: list(r) for p, r in sorted(zt.assignment.items())}, configs=configs)
