@@ -106,6 +106,8 @@ class CompactPlan:
     source_options: dict[str, str] = field(default_factory=dict)  # snapshot mode: pklog options
     format: str | None = None
     clean_plans: dict = field(default_factory=dict)  # (topic, partition) -> cleaner.CleanPlan
+    output_partitions: int = 0  # --output-topic: its partition count
+    keep_partitions: bool = False  # --output-topic: records go to their source partition number
 
 
 # --------------------------------------------------------------------------- planning
@@ -192,7 +194,48 @@ def _prepare_snapshot(request: CompactRequest, base: dict, now_ms: int) -> Compa
                "startingOffsets": offsets_json({(r.topic, r.partition): r.start for r in ranges}),
                "endingOffsets": offsets_json({(r.topic, r.partition): r.end for r in ranges}),
                "includeHeaders": "true"}
-    return CompactPlan(request, topics, now_ms=now_ms, source_options=options, format=fmt)
+    plan = CompactPlan(request, topics, now_ms=now_ms, source_options=options, format=fmt)
+    if request.output_topic:
+        if request.output_topic in topics:
+            raise PkLogError(f"The output topic '{request.output_topic}' is also a topic being compacted")
+        source_partitions = max(r.partition for r in ranges) + 1 if ranges else 1
+        plan.output_partitions = _ensure_output_topic(request, source_partitions)
+        plan.keep_partitions = plan.output_partitions >= source_partitions
+    return plan
+
+
+def _ensure_output_topic(request: CompactRequest, partitions: int) -> int:
+    """The output topic's partition count, creating it when missing: as many partitions as
+    the source, the cluster's default replication, cleanup.policy=compact (it holds one
+    record per key, and stays compacted as it is written to)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = request.output_topic
+    admin = AdminClient({"bootstrap.servers": request.bootstrap_server, **_client_properties(request)})
+    try:
+        meta = admin.list_topics(timeout=30)
+        found = meta.topics.get(topic)
+        if found is not None and found.error is None:
+            return len(found.partitions)
+        replicas = max((len(p.replicas) for t in meta.topics.values() for p in t.partitions.values()), default=1)
+        replicas = min(replicas, len(meta.brokers)) or 1
+        future = admin.create_topics([NewTopic(topic, partitions, replicas, config={"cleanup.policy": "compact"})],
+                                     operation_timeout=30)[topic]
+        try:
+            future.result(60)
+        except KafkaException as exc:
+            if exc.args[0].code() != exc.args[0].TOPIC_ALREADY_EXISTS:
+                raise
+        return partitions
+    except KafkaException as exc:
+        raise PkLogError(f"Cannot create the output topic '{topic}': {exc.args[0].str()}") from None
+
+
+def _client_properties(request: CompactRequest) -> dict[str, str]:
+    """The connection settings (security.*, sasl.*, ssl.*) of the producer properties."""
+    return {k: v for k, v in request.producer_properties.items()
+            if k.split(".")[0] in ("security", "sasl", "ssl", "client")}
 
 
 # --------------------------------------------------------------------------- Spark tasks
@@ -454,8 +497,9 @@ def run_snapshot(spark, plan: CompactPlan) -> list[PartitionResult]:
 
     request = plan.request
     df = spark.read.format("pklog").options(**plan.source_options).load()
-    snap = latest_per_key(df, request.keep_tombstones).orderBy("topic", "partition", "offset")
+    latest = latest_per_key(df, request.keep_tombstones)
     if request.output:
+        snap = latest.orderBy("topic", "partition", "offset")
         if plan.format == "jsonl":
             out = dump.json_columns(snap, True)
             out.write.mode("overwrite" if request.overwrite else "errorifexists") \
@@ -468,21 +512,30 @@ def run_snapshot(spark, plan: CompactPlan) -> list[PartitionResult]:
         counts = spark.read.parquet(request.output) if plan.format == "parquet" else \
             spark.read.schema("topic string, partition int").json(request.output)
     else:
+        # Each source partition's snapshot in one task, in offset order.
+        snap = latest.repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
         conf = {"bootstrap.servers": request.bootstrap_server, "partitioner": "murmur2_random",
-                **request.producer_properties}
-        topic = request.output_topic
-        snap.foreachPartition(_producer_task(conf, topic))
-        counts = snap
+                "acks": "all", "enable.idempotence": "true", "linger.ms": "5", **request.producer_properties}
+        produced = snap.rdd.mapPartitions(_producer_task(conf, request.output_topic, plan.keep_partitions)).collect()
+        totals: dict = {}
+        for topic, partition, n in produced:
+            totals[(topic, partition)] = totals.get((topic, partition), 0) + n
+        return _sorted([PartitionResult(t, p, f"{n} records in snapshot") for (t, p), n in totals.items()])
     rows = counts.groupBy("topic", "partition").agg(F.count(F.lit(1)).alias("n")).collect()
     return _sorted([PartitionResult(r["topic"], r["partition"], f"{r['n']} records in snapshot") for r in rows])
 
 
-def _producer_task(conf: dict, topic: str):
+def _producer_task(conf: dict, topic: str, keep_partitions: bool):
+    """Produce a task's snapshot rows to `topic` (to the record's own partition number
+    when the output topic has as many partitions as the source, else by key as Kafka's
+    default partitioner places it); yields (source topic, partition, records produced)."""
+
     def produce(rows):
         from confluent_kafka import KafkaException, Producer
 
         producer = Producer(conf)
         errors = []
+        counts: dict = {}
 
         def delivered(err, msg):
             if err is not None:
@@ -490,19 +543,23 @@ def _producer_task(conf: dict, topic: str):
 
         for row in rows:
             headers = [(h["key"], h["value"]) for h in (row["headers"] or [])]
-            ts = int(row["timestamp"].timestamp() * 1000) if row["timestamp"] is not None else 0
+            ts = round(row["timestamp"].timestamp() * 1000) if row["timestamp"] is not None else 0
+            extra = {"partition": row["partition"]} if keep_partitions else {}
             while True:
                 try:
                     producer.produce(topic, value=row["value"], key=row["key"], headers=headers or None,
-                                     timestamp=ts, on_delivery=delivered)
+                                     timestamp=ts, on_delivery=delivered, **extra)
                     break
                 except BufferError:
                     producer.poll(0.1)
             producer.poll(0)
+            counts[(row["topic"], row["partition"])] = counts.get((row["topic"], row["partition"]), 0) + 1
         if producer.flush(60) > 0:
             raise KafkaException("timed out delivering the snapshot")
         if errors:
             raise KafkaException(errors[0])
+        for (t, p), n in counts.items():
+            yield t, p, n
 
     return produce
 
