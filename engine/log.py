@@ -39,6 +39,9 @@ _COUNTERS = struct.Struct(">qq")
 PARTITION_METADATA = "partition.metadata"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 _INT32_MAX = 2**31 - 1
+# A cleaning pass holds a partition's closed segments in memory up to this size; beyond it
+# it reads them one at a time, twice (once for the key map, once to rewrite them).
+_CLEAN_IN_MEMORY = 512 * 1024 * 1024
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -474,14 +477,28 @@ class PartitionLog:
         if not force and plan.dirty_ratio < self.config["min.cleanable.dirty.ratio"] \
                 and not cleaner.has_expired_tombstones(plan, now_ms):
             return None
-        inputs = [(seg.base_offset, seg.pread(seg.file_size(), 0)) for seg in plan.segments]
         from . import compaction  # NumPy and Arrow: only when a pass runs
 
-        scans: dict = {}  # the map's record scans, reused by the rewrite
-        offset_map = compaction.build_offset_map([data for _, data in inputs], plan.first_dirty,
-                                              plan.first_uncleanable, scans)
-        groups = compaction.clean_segments(inputs, offset_map, now_ms, self.config["delete.retention.ms"],
-                                        self.config["segment.bytes"], scans)
+        segments = [(seg.base_offset, seg.file_size()) for seg in plan.segments]
+        start, end = plan.first_dirty, plan.first_uncleanable
+        delete_retention = self.config["delete.retention.ms"]
+        if sum(size for _, size in segments) <= _CLEAN_IN_MEMORY:
+            # Small enough to hold: read once, and the rewrite reuses the map's record scans.
+            inputs = [(seg.base_offset, seg.pread(seg.file_size(), 0)) for seg in plan.segments]
+            scans: dict = {}
+            offset_map = compaction.build_offset_map([data for _, data in inputs], start, end, scans)
+            groups = compaction.clean_segments(inputs, offset_map, now_ms, delete_retention,
+                                               self.config["segment.bytes"], scans)
+        else:
+            # One segment in memory at a time (plus the map and what the cleaning keeps).
+            nexts = [seg.base_offset for seg in plan.segments[1:]] + [end]
+            maps = [compaction.build_offset_map([seg.pread(seg.file_size(), 0)], start, end)
+                    for seg, nxt in zip(plan.segments, nexts) if seg.base_offset < end and nxt > start]
+            offset_map = compaction.OffsetMap.merged(maps, start, end)
+            del maps
+            cleaned = [compaction.clean_segment(seg.pread(seg.file_size(), 0), offset_map, now_ms, delete_retention)
+                       for seg in plan.segments]
+            groups = compaction.finish(cleaned, segments, end, self.config["segment.bytes"])
         return self.swap_cleaned(plan, groups)
 
     def swap_cleaned(self, plan, groups, expected: list[tuple[int, int, int]] | None = None) -> int | None:
