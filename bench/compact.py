@@ -4,8 +4,11 @@ engine's own cleaner (`Engine.clean(force=True)`) on two copies of the same data
 Default: 10 M records of 100-byte values over 1 M distinct keys on 3 partitions (goals on a
 2-core machine: >= 0.5 M records/s for Spark, >= 1 M records/s for the engine's cleaner).
 Records/s counts the records of the compacted (closed) segments. The two results are checked
-byte for byte. Run:
+byte for byte. Equal-size records let the cleaner's record scan skip ahead in runs; `--spread
+0.5` (value sizes vary) and `--per-batch 130` (16 KB batches, as Java producers send) show
+the other cases. Run:
     python bench/compact.py [--records N] [--keys K] [--partitions P] [--master local[2]]
+                            [--spread S] [--per-batch B]
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from pk.engine import records
 from pk.engine.engine import Engine
 
 
-def fill(data_dir: str, topic: str, partitions: int, count: int, keys: int, size: int, segment_bytes: int) -> None:
-    per_batch = 5000
+def fill(data_dir: str, topic: str, partitions: int, count: int, keys: int, size: int, segment_bytes: int,
+         spread: float = 0.0, per_batch: int = 5000) -> None:
     rng = random.Random(42)
     now = int(time.time() * 1000) - 3_600_000
-    value = b"x" * size
+    # Values of one size, or sizes spread evenly over size * (1 +- spread).
+    low, high = int(size * (1 - spread)), int(size * (1 + spread))
+    values = [b"x" * rng.randint(low, high) for _ in range(1009)]
     with Engine(data_dir) as engine:
         engine.create_topic(topic, partitions, configs={"cleanup.policy": "compact",
                                                         "segment.bytes": str(segment_bytes)})
@@ -35,8 +40,8 @@ def fill(data_dir: str, topic: str, partitions: int, count: int, keys: int, size
             n = min(per_batch, count - start)
             p = (start // per_batch) % partitions
             # key k lives in partition k % partitions, as a keyed producer would place it
-            items = [(b"key-%08d" % (rng.randrange(keys // partitions) * partitions + p), value, (), now)
-                     for _ in range(n)]
+            items = [(b"key-%08d" % (rng.randrange(keys // partitions) * partitions + p),
+                      values[rng.randrange(len(values))], (), now) for _ in range(n)]
             logs[p].append_batches([records.encode_batch(items)], now_ms=now)
 
 
@@ -63,6 +68,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--spread", type=float, default=0.0,
+                        help="Vary value sizes over size * (1 +- spread), e.g. 0.5 (default: one size).")
+    parser.add_argument("--per-batch", type=int, default=5000, help="Records per batch (default 5000).")
     parser.add_argument("--segment-bytes", type=int, default=32 * 1024 * 1024)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", help="Where to put the data dirs (default: a temporary directory).")
@@ -74,7 +82,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         engine_dir, spark_dir = os.path.join(tmp, "engine"), os.path.join(tmp, "spark")
         t = time.perf_counter()
-        fill(engine_dir, "bench", args.partitions, args.records, args.keys, args.size, args.segment_bytes)
+        fill(engine_dir, "bench", args.partitions, args.records, args.keys, args.size, args.segment_bytes,
+             args.spread, args.per_batch)
         print(f"generated {args.records} records ({args.keys} keys, {args.partitions} partitions) "
               f"in {time.perf_counter() - t:.1f} s")
         shutil.copytree(engine_dir, spark_dir)

@@ -82,13 +82,13 @@ def ref_clean(segments, latest, now_ms):
 
 
 # --------------------------------------------------------------------------- random logs
-def random_segments(rng, n_segments=3, keys=40):
+def random_segments(rng, n_segments=3, keys=40, batches=(1, 25), per_batch=(1, 60)):
     segments, bases, offset = [], [], 0
     for _ in range(n_segments):
         bases.append(offset)
         data = b""
-        for _ in range(rng.randrange(1, 25)):
-            n = rng.randrange(1, 60)
+        for _ in range(rng.randrange(*batches)):
+            n = rng.randrange(*per_batch)
             items = []
             for _ in range(n):
                 key = None if rng.random() < 0.03 else b"k%d" % rng.randrange(keys)
@@ -139,6 +139,22 @@ def test_cleaning_matches_the_reference_byte_for_byte(seed):
         list(batch)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_cleaning_segments_of_many_small_batches_matches_the_reference(seed, monkeypatch):
+    """Hundreds of batches of a few records: the scan steps through all batches at once."""
+    steps = []
+    lockstep = record_scan._lockstep_starts
+    monkeypatch.setattr(record_scan, "_lockstep_starts", lambda *a: steps.append(1) or lockstep(*a))
+    rng = random.Random(100 + seed)
+    segments, bases, end = random_segments(rng, n_segments=2, batches=(250, 400), per_batch=(1, 8))
+    ref_map = ref_offset_map(segments, 0, end)
+    offset_map = compaction.build_offset_map(segments, 0, end)
+    assert offset_map.latest == ref_map
+    got = compaction.clean_segments(list(zip(bases, segments)), offset_map, NOW, RETENTION, 1 << 30)
+    assert got == [(bases[0], b"".join(ref_clean(segments, ref_map, NOW)))]
+    assert steps
+
+
 def test_segments_are_grouped_by_their_sizes_before_cleaning():
     """As Kafka's groupSegmentsBySize: neighbours merge while their original sizes fit
     segment.bytes."""
@@ -175,6 +191,34 @@ def test_scan_gives_every_field_the_decoder_gives():
     assert keys == [r.key for r in decoded]
     assert [(vl < 0) for vl in cols.value_len.tolist()] == [r.value is None for r in decoded]
     assert [vl for vl in cols.value_len.tolist() if vl >= 0] == [len(r.value) for r in decoded if r.value is not None]
+
+
+@pytest.mark.parametrize("codec", [0, 3])
+def test_scan_of_many_small_batches_gives_what_the_decoder_gives(codec, monkeypatch):
+    steps = []
+    lockstep = record_scan._lockstep_starts
+    monkeypatch.setattr(record_scan, "_lockstep_starts", lambda *a: steps.append(1) or lockstep(*a))
+    rng = random.Random(codec)
+    data, offset = b"", 0
+    for _ in range(300):
+        n = rng.randrange(1, 6)
+        items = [(rng.randbytes(rng.randrange(0, 12)), rng.randbytes(rng.choice([0, 10, 70, 9000])), (), NOW)
+                 for _ in range(n)]
+        data += records.encode_batch(items, base_offset=offset, compression_type=codec)
+        offset += n
+    batches = list(records.iter_batches(data))
+    cols = record_scan.scan(data, batches)
+    decoded = [r for pos, h in batches for r in records.decode_records(data, pos, h)]
+    assert cols.offset.tolist() == [r.offset for r in decoded]
+    assert cols.keys() == [r.key for r in decoded]
+    assert cols.value_len.tolist() == [len(r.value) for r in decoded]
+    assert steps  # the batches were stepped through together
+    # a record claiming one byte more than it has, in the middle of the segment
+    pos, h = batches[150]
+    broken = bytearray(data)
+    broken[pos + records.HEADER_SIZE] += 2  # zig-zag: length + 1
+    with pytest.raises(CorruptRecordError):
+        record_scan.scan(bytes(broken), list(records.iter_batches(bytes(broken))))
 
 
 def test_scan_handles_long_varints():
