@@ -244,6 +244,17 @@ class Engine:
                 self._logs.pop((name, p), None)
                 self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
+            if name != topic_names.GROUP_METADATA_TOPIC:
+                self._forget_committed_offsets(name)
+
+    def _forget_committed_offsets(self, topic: str) -> None:
+        """Tombstone every group's committed offsets of a deleted topic, as a broker's group
+        coordinator does (a group left with neither offsets nor members then ceases to exist)."""
+        from .offsets import OffsetStore
+
+        store = OffsetStore(self)
+        for group, partitions in sorted(store.committed_to(topic).items()):
+            store.delete(group, partitions)
 
     def create_partitions(self, name: str, total: int, assignment: list[list[int]] | None = None,
                           *, validate_only: bool = False) -> TopicMetadata:

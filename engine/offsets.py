@@ -94,6 +94,15 @@ class OffsetStore:
         table = self._scan(self.partition_for(group))
         return {(t, p): v[0] for (g, t, p), v in table.items() if g == group}
 
+    def committed_to(self, topic: str) -> dict[str, list[TopicPartition]]:
+        """{group: [(topic, partition)]} of every group's commits to `topic`."""
+        found: dict[str, list[TopicPartition]] = {}
+        for partition in range(self.num_partitions):
+            for g, t, p in self._scan(partition):
+                if t == topic:
+                    found.setdefault(g, []).append((t, p))
+        return found
+
     def groups(self) -> set[str]:
         """Every group id with at least one committed offset."""
         found = set()

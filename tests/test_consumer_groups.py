@@ -404,10 +404,7 @@ def test_describe_members_and_state_of_empty_group(pk, backend):
     assert proc.out == _state_table(g, group_state(backend, g).coordinator, "", "Empty", 0)
 
 
-def test_offsets_of_a_deleted_topic_are_gone(pk, backend, request):
-    if backend.remote and not TEST_BOOTSTRAP:
-        request.applymarker(pytest.mark.xfail(reason="pk-server-start keeps the committed offsets of a deleted topic "
-                                                     "(a Kafka broker drops them)"))
+def test_offsets_of_a_deleted_topic_are_gone(pk, backend):
     kept, gone, g, only_gone = (backend.topic(n) for n in ("kept", "gone", "g", "only-gone"))
     create(backend, kept)
     create(backend, gone)
