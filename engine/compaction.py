@@ -4,7 +4,9 @@ Pure functions on segment bytes, shared by the engine's cleaner (cleaner.py, Par
 and the Spark job (spark_ops/compact.py), so both write the same bytes for the same input:
 
 - `build_offset_map`: each key's highest offset in the dirty range;
-- `clean_segments`: consecutive segments rewritten as Kafka's `MemoryRecords.filterTo` does:
+- `clean_segments` (= `clean_segment` on each, then `finish` for the partition-wide steps;
+  Spark runs the first per segment): consecutive segments rewritten as Kafka's
+  `MemoryRecords.filterTo` does:
   a record stays when no later record of its key exists (keyless records go; a tombstone
   also goes once its batch's delete horizon has passed); a batch whose records all stay is
   copied as it was; otherwise its kept records are re-packed under the original base offset,
@@ -18,9 +20,9 @@ Speed: records are never turned into Python objects. record_scan gives their fie
 NumPy columns, and the map is grouped by Arrow from keys read as 64-bit words; for the dirty
 range a record stays exactly when its offset is one of the map's values (offsets are
 unique, so that offset's key is the record's own key), a sorted search with no per-record
-Python; only records of the already clean part, below the dirty range, look their key up. Kept records are copied as bytes: offset deltas stay
-relative to the unchanged base offset, and timestamp deltas are rewritten only when the
-base timestamp moves.
+Python; only records of the already clean part, below the dirty range, look their key up.
+Kept records are copied as bytes: offset deltas stay relative to the unchanged base offset,
+and timestamp deltas are rewritten only when the base timestamp moves.
 """
 
 from __future__ import annotations
