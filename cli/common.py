@@ -15,6 +15,7 @@ class JavaInt(click.ParamType):
     """An Integer option as jopt-simple parses it, with its error text."""
 
     name = "integer"
+    bits = 32
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
@@ -24,7 +25,8 @@ class JavaInt(click.ParamType):
             number = int(text)
         except ValueError:
             number = None
-        if number is None or not -2**31 <= number < 2**31 or text.strip() != text or "_" in text:
+        limit = 2 ** (self.bits - 1)
+        if number is None or not -limit <= number < limit or text.strip() != text or "_" in text:
             opt = param.opts[0].lstrip("-") if param is not None else "value"
             self.fail(f"Cannot parse argument '{text}' of option {opt}", param, ctx)
         return number
@@ -37,19 +39,7 @@ class JavaLong(JavaInt):
     """A Long option as jopt-simple parses it (64-bit), with its error text."""
 
     name = "long"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value)
-        try:
-            number = int(text)
-        except ValueError:
-            number = None
-        if number is None or not -2**63 <= number < 2**63 or text.strip() != text or "_" in text:
-            opt = param.opts[0].lstrip("-") if param is not None else "value"
-            self.fail(f"Cannot parse argument '{text}' of option {opt}", param, ctx)
-        return number
+    bits = 64
 
 
 JAVA_LONG = JavaLong()

@@ -248,17 +248,6 @@ def _metadata(client, topic: str | None, timeout: float, errors: _Errors, on_tim
 
 
 # --------------------------------------------------------------------------- producer
-def _size_upper_bound(key: bytes | None, value: bytes | None, headers: Sequence) -> int:
-    """AbstractRecords.estimateSizeInBytesUpperBound, as KafkaProducer.ensureValidRecordSize
-    checks it (the same estimate as the engine producer's)."""
-    from pk.engine.producer import HEADER_SIZE, MAX_RECORD_OVERHEAD, _encode_headers, _varint_size
-
-    size = HEADER_SIZE + MAX_RECORD_OVERHEAD + len(_encode_headers(headers) if headers else b"\x00")
-    size += 1 if key is None else _varint_size(len(key)) + len(key)
-    size += 1 if value is None else _varint_size(len(value)) + len(value)
-    return size
-
-
 # How long a topic the cluster does not know (and does not create) is waited for before
 # the producer gives up with Kafka's max.block.ms text: a topic being created meanwhile
 # shows up within this; the engine knows at once.
@@ -341,15 +330,11 @@ class RemoteProducer:
             raise self._failure
 
     def check_size(self, key, value, headers) -> None:
-        size = _size_upper_bound(key, value, headers)
-        if size > self.max_request_size:
-            raise RecordTooLargeError(
-                f"The message is {size} bytes when serialized which is larger than {self.max_request_size}, "
-                f"which is the value of the max.request.size configuration.")
-        if size > self.buffer_memory:
-            raise RecordTooLargeError(
-                f"The message is {size} bytes when serialized which is larger than the total memory buffer "
-                f"you have configured with the buffer.memory configuration.")
+        """As the engine producer checks it (the same estimate and texts)."""
+        from pk.engine.producer import check_record_size, headers_size, record_size_upper_bound
+
+        check_record_size(record_size_upper_bound(key, value, headers_size(headers)), self.max_request_size,
+                          self.buffer_memory)
 
     def send(self, key: bytes | None, value: bytes | None, headers: Sequence = ()) -> None:
         if self._closed:

@@ -43,20 +43,13 @@ class OffsetMap:
 
     Held as an Arrow table (key: binary, offset: int64), one row per key: built, merged and
     looked up by Arrow's hash grouping in C++ (a Python dict of bytes costs ~0.5 µs a record
-    once it outgrows the CPU caches). Plain data, so Spark ships it between tasks.
+    once it outgrows the CPU caches). Spark's stages hand it on as an Arrow file (save/load).
     """
 
     start: int
     end: int
     table: object = None  # pyarrow.Table; None: empty
     _retained: np.ndarray | None = None
-
-    def update(self, other: "OffsetMap") -> None:
-        """Merge the map of another part of the same dirty range (the higher offset wins)."""
-        if other.table is not None:
-            self.table = other.table if self.table is None else _max_per_key([self.table, other.table])
-        self.start, self.end = min(self.start, other.start), max(self.end, other.end)
-        self._retained = None
 
     def retained(self) -> np.ndarray:
         """The dirty range's surviving offsets, sorted."""

@@ -109,6 +109,32 @@ def _varint_size(n: int) -> int:
     return len(records.encode_varint(n))
 
 
+def headers_size(headers: Sequence) -> int:
+    """Bytes of a record's encoded headers (the count varint included)."""
+    return len(_encode_headers(headers) if headers else _NO_HEADERS)
+
+
+def record_size_upper_bound(key: bytes | None, value: bytes | None, header_bytes: int) -> int:
+    """AbstractRecords.estimateSizeInBytesUpperBound for one record (`header_bytes`: its
+    encoded headers)."""
+    size = HEADER_SIZE + MAX_RECORD_OVERHEAD + header_bytes
+    size += 1 if key is None else _varint_size(len(key)) + len(key)
+    size += 1 if value is None else _varint_size(len(value)) + len(value)
+    return size
+
+
+def check_record_size(size: int, max_request_size: int, buffer_memory: int) -> None:
+    """KafkaProducer.ensureValidRecordSize: RecordTooLargeError with Kafka's texts."""
+    if size > max_request_size:
+        raise RecordTooLargeError(
+            f"The message is {size} bytes when serialized which is larger than {max_request_size}, "
+            f"which is the value of the max.request.size configuration.")
+    if size > buffer_memory:
+        raise RecordTooLargeError(
+            f"The message is {size} bytes when serialized which is larger than the total memory buffer "
+            f"you have configured with the buffer.memory configuration.")
+
+
 class ProducerTimeoutError(KafkaError):
     """org.apache.kafka.common.errors.TimeoutException."""
 
@@ -243,18 +269,8 @@ class EngineProducer:
         return max(limit, 0)
 
     def _check_size(self, key, value, header_bytes: int) -> None:
-        """KafkaProducer.ensureValidRecordSize with AbstractRecords.estimateSizeInBytesUpperBound."""
-        size = HEADER_SIZE + MAX_RECORD_OVERHEAD + header_bytes
-        size += 1 if key is None else _varint_size(len(key)) + len(key)
-        size += 1 if value is None else _varint_size(len(value)) + len(value)
-        if size > self.max_request_size:
-            raise RecordTooLargeError(
-                f"The message is {size} bytes when serialized which is larger than {self.max_request_size}, "
-                f"which is the value of the max.request.size configuration.")
-        if size > self.buffer_memory:
-            raise RecordTooLargeError(
-                f"The message is {size} bytes when serialized which is larger than the total memory buffer "
-                f"you have configured with the buffer.memory configuration.")
+        check_record_size(record_size_upper_bound(key, value, header_bytes), self.max_request_size,
+                          self.buffer_memory)
 
     # ------------------------------------------------------------------ send
     def send(self, key: bytes | None, value: bytes | None, headers: Sequence = (),

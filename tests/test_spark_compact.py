@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from test_cleaner import read_all  # the same reader of a whole partition
 from test_spark_datasource import spark  # noqa: F401  (the shared session fixture)
 
 pytest.importorskip("pyspark")
@@ -27,17 +28,6 @@ from pk.spark_ops import compact as job  # noqa: E402
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def read_all(log) -> list[tuple[int, bytes | None, bytes | None]]:
-    out, offset = [], log.log_start_offset
-    while True:
-        data = log.read(offset, 1 << 20)
-        if not data:
-            return out
-        for pos, header in records.iter_batches(data):
-            out += [(r.offset, r.key, r.value) for r in records.decode_records(data, pos, header)]
-            offset = header.next_offset
 
 
 def produce(log, items, ts=None, codec=0, per_batch=7):
