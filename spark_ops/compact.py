@@ -41,7 +41,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from .datasource import PkLogError, ReadOptions, offsets_json, resolve_ranges, source_catalog
+from .datasource import PkLogError, ReadOptions, offsets_json, quiet, resolve_ranges, source_catalog
 from .offsets import select_topics, source_options
 
 
@@ -212,7 +212,7 @@ def _ensure_output_topic(request: CompactRequest, partitions: int) -> int:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic = request.output_topic
-    admin = AdminClient({"bootstrap.servers": request.bootstrap_server, **_client_properties(request)})
+    admin = AdminClient(quiet({"bootstrap.servers": request.bootstrap_server, **_client_properties(request)}))
     try:
         meta = admin.list_topics(timeout=30)
         found = meta.topics.get(topic)
@@ -533,7 +533,7 @@ def _producer_task(conf: dict, topic: str, keep_partitions: bool):
     def produce(rows):
         from confluent_kafka import KafkaException, Producer
 
-        producer = Producer(conf)
+        producer = Producer(quiet(conf))
         errors = []
         counts: dict = {}
 

@@ -295,8 +295,17 @@ class EngineCatalog:
         self.engine.close()
 
 
-def _consumer_conf(conf: dict[str, str]) -> dict[str, str]:
+def quiet(conf: dict) -> dict:
+    """A librdkafka client config without its log lines (they would break pk's one-line
+    errors), unless the user asked for a log level or debug output."""
     out = dict(conf)
+    if "log_level" not in out and "debug" not in out:
+        out["log_level"] = "0"
+    return out
+
+
+def _consumer_conf(conf: dict[str, str]) -> dict[str, str]:
+    out = quiet(conf)
     out.setdefault("group.id", f"pk-spark-{uuid.uuid4()}")
     out["enable.auto.commit"] = "false"
     out.setdefault("enable.auto.offset.store", "false")

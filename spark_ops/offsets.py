@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .datasource import OffsetRange, PkLogError, ReadOptions, offsets_json, resolve_ranges, source_catalog
+from .datasource import OffsetRange, PkLogError, ReadOptions, offsets_json, quiet, resolve_ranges, source_catalog
 
 COLUMNS = ["topic", "partition", "earliest_offset", "latest_offset", "records", "first_timestamp",
            "last_timestamp", "group", "committed_offset", "lag"]
@@ -125,7 +125,7 @@ def _remote_committed(request: OffsetsRequest, topics: set[str]) -> list[tuple[s
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({**request.consumer_properties, "bootstrap.servers": request.bootstrap_server})
+    admin = AdminClient(quiet({**request.consumer_properties, "bootstrap.servers": request.bootstrap_server}))
     try:
         groups = request.groups or sorted(
             g.group_id for g in admin.list_consumer_groups(request_timeout=30).result().valid)

@@ -151,3 +151,13 @@ def test_bad_output_topics_are_refused(cluster):
     with pytest.raises(PkLogError, match="needs --bootstrap-server"):
         job.prepare(job.CompactRequest(topic="src", data_dir="/nonexistent", output_topic="x"))
 
+
+
+def test_an_unreachable_cluster_is_one_line_on_stderr(pk):
+    """librdkafka's own log lines are silenced: the user sees pk's one-line error."""
+    from conftest import free_port
+
+    proc = pk("pk-spark", "compact", "--bootstrap-server", f"127.0.0.1:{free_port()}", "--topic", "x",
+              "--output-topic", "y", timeout=120)
+    assert proc.returncode == 1
+    assert proc.err.count("\n") == 1 and proc.err.startswith("Error: Cannot reach 127.0.0.1:"), proc.err
