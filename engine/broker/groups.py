@@ -385,13 +385,17 @@ class GroupHandlers:
         that had members does; a simple (commit-only) group only while it has offsets."""
         return group.protocol_type is not None or bool(self._offset_table(group.group_id))
 
-    def _drop(self, group: Group) -> None:
+    @staticmethod
+    def _cancel_timers(group: Group) -> None:
         for timer in (group.join_timer, group.sync_timer, *group.pending_members.values()):
             if timer is not None:
                 timer.cancel()
         for m in group.members.values():
             if m.heartbeat_timer is not None:
                 m.heartbeat_timer.cancel()
+
+    def _drop(self, group: Group) -> None:
+        self._cancel_timers(group)
         group.transition(DEAD)
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
@@ -1086,9 +1090,4 @@ class GroupHandlers:
     # ================================================================== lifecycle
     def close(self) -> None:
         for group in list(self.groups.values()):
-            for timer in (group.join_timer, group.sync_timer, *group.pending_members.values()):
-                if timer is not None:
-                    timer.cancel()
-            for m in group.members.values():
-                if m.heartbeat_timer is not None:
-                    m.heartbeat_timer.cancel()
+            self._cancel_timers(group)

@@ -285,10 +285,14 @@ class ZooKeeperSync:
                 self._dirty.set()
             if not self.zk.connected:
                 return
-            if not self.is_controller and self._dirty.is_set():
+            # Take the flag before acting on it: a watch firing from here on (say /controller
+            # deleted while _elect still saw it) sets it again for the next tick, never lost.
+            dirty = self._dirty.is_set()
+            self._dirty.clear()
+            if not self.is_controller and dirty:
                 await self._run(self._elect)
             sig = self._local_signature()
-            if self._dirty.is_set() or sig != self._local_sig or time.monotonic() >= self._next_resync:
+            if dirty or sig != self._local_sig or time.monotonic() >= self._next_resync:
                 await self._reconcile()
         except KazooException as exc:
             log.warning("ZooKeeper sync failed (%s: %s); retrying", type(exc).__name__, exc)
@@ -508,7 +512,6 @@ class ZooKeeperSync:
         return sig
 
     async def _reconcile(self) -> None:
-        self._dirty.clear()
         self._next_resync = time.monotonic() + RESYNC_S
         topics, markers, live, epoch = await self._run(self._read_cluster)
         if self.is_controller:
