@@ -391,3 +391,61 @@ def zookeeper(tmp_path_factory):
             proc.wait()
         log.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- Apache Kafka, the oracle
+# Kafka's own broker and tools from the jars scripts/kafka-jars fetched (tests/kafka_oracle.py).
+# One broker of each kind per test session, shared by every test (topic names made unique with
+# `backend.topic`-style suffixes); Kafka's tools run in one shared JVM. Without the jars the
+# tests that need them skip with one line saying what is missing, except where
+# PK_REQUIRE_KAFKA=1 (CI): there they fail.
+import kafka_oracle  # noqa: E402
+
+
+def _kafka_unavailable(what: str):
+    if os.environ.get("PK_REQUIRE_KAFKA") == "1":
+        pytest.fail(f"Kafka oracle unavailable: {what}", pytrace=False)
+    pytest.skip(f"Kafka oracle unavailable: {what}")
+
+
+def _dist(line: str) -> "kafka_oracle.KafkaDist":
+    try:
+        return kafka_oracle.find_dist(line)
+    except kafka_oracle.KafkaMissing as e:
+        _kafka_unavailable(str(e))
+
+
+@pytest.fixture(scope="session")
+def kafka_tools():
+    """Kafka 4.x's tools: kafka_tools("kafka-topics", "--bootstrap-server", b, "--list")."""
+    tools = kafka_oracle.KafkaTools(_dist("4"))
+    yield tools
+    tools.close()
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """A real Apache Kafka 4.x broker (KRaft, node id 0) on loopback for the whole session."""
+    broker = kafka_oracle.KafkaBroker(_dist("4"), str(tmp_path_factory.mktemp("kafka4")))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka28_tools():
+    """Kafka 2.8.2's tools (the ZooKeeper era)."""
+    tools = kafka_oracle.KafkaTools(_dist("2.8"))
+    yield tools
+    tools.close()
+
+
+@pytest.fixture(scope="session")
+def kafka28(tmp_path_factory, zookeeper):
+    """A real Apache Kafka 2.8.2 broker (id 0) registered in ZooKeeper under the chroot
+    /kafka28; `kafka28.zookeeper` is the connect string its tools take."""
+    broker = kafka_oracle.KafkaBroker(_dist("2.8"), str(tmp_path_factory.mktemp("kafka28")),
+                                      zookeeper=f"{zookeeper}/kafka28")
+    broker.start()
+    yield broker
+    broker.stop()

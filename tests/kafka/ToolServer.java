@@ -1,0 +1,134 @@
+// Runs Kafka's command-line tool classes one after another in one JVM, so the test suite pays
+// for a JVM start once per session instead of once per tool call (two cores, ~1.5 s each).
+//
+// Protocol, on stdin/stdout, one line per call: space-separated base64 fields
+//   request:  <stdin bytes> <main class> <arg> ...      (an empty field is written "-")
+//   response: <exit status> <stdout bytes> <stderr bytes>
+// A tool ends either by returning from main (status 0), by Kafka's Exit.exit (Kafka's tools
+// all exit through it; 2.8 has it in org.apache.kafka.common.utils, 4.x in .internals), by
+// System.exit (caught by a security manager), or by an uncaught exception (printed the way
+// the JVM prints it, status 1). An exiting tool's thread is parked, never resumed: what a
+// tool does after it asked to exit must not reach the output, as in a real JVM.
+import java.io.*;
+import java.lang.reflect.*;
+import java.nio.charset.StandardCharsets;
+import java.util.*;
+import java.util.concurrent.*;
+
+public final class ToolServer {
+    static final class Call {
+        final CompletableFuture<Integer> status = new CompletableFuture<>();
+    }
+
+    static final ThreadLocal<Call> CURRENT = new InheritableThreadLocal<>();
+    static volatile boolean serverExiting = false;
+
+    static void exitTool(int code) {
+        Call call = CURRENT.get();
+        if (call == null) {
+            if (serverExiting) return;
+            throw new SecurityException("exit outside a tool call");
+        }
+        System.out.flush();
+        System.err.flush();
+        call.status.complete(code);
+        while (true) {  // park this thread for good: the JVM would be gone by now
+            try { Thread.sleep(Long.MAX_VALUE); } catch (InterruptedException ignored) { }
+        }
+    }
+
+    @SuppressWarnings("removal")
+    static void guardSystemExit() {
+        try {
+            System.setSecurityManager(new SecurityManager() {
+                @Override public void checkPermission(java.security.Permission perm) { }
+                @Override public void checkPermission(java.security.Permission perm, Object ctx) { }
+                @Override public void checkExit(int status) { exitTool(status); }
+            });
+        } catch (UnsupportedOperationException e) {
+            // Java 18+ without -Djava.security.manager=allow: Kafka's tools use Exit anyway.
+        }
+    }
+
+    static void hookKafkaExit() {
+        for (String name : new String[]{"org.apache.kafka.common.utils.internals.Exit", "org.apache.kafka.common.utils.Exit"}) {
+            try {
+                Class<?> exit = Class.forName(name);
+                Class<?> procedure = Class.forName(name + "$Procedure");
+                Object proc = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[]{procedure},
+                    (proxy, method, args) -> {
+                        if (method.getDeclaringClass() == Object.class) return method.invoke(proxy, args);
+                        exitTool((Integer) args[0]);
+                        return null;
+                    });
+                exit.getMethod("setExitProcedure", procedure).invoke(null, proc);
+                exit.getMethod("setHaltProcedure", procedure).invoke(null, proc);
+            } catch (ClassNotFoundException e) {
+                // not this Kafka's package
+            } catch (ReflectiveOperationException e) {
+                throw new RuntimeException(e);
+            }
+        }
+    }
+
+    static byte[] field(String s) {
+        return s.equals("-") ? new byte[0] : Base64.getDecoder().decode(s);
+    }
+
+    static String encode(byte[] b) {
+        return b.length == 0 ? "-" : Base64.getEncoder().encodeToString(b);
+    }
+
+    public static void main(String[] argv) throws Exception {
+        PrintStream realOut = System.out;
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        hookKafkaExit();
+        guardSystemExit();
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] parts = line.split(" ", -1);
+            byte[] stdin = field(parts[0]);
+            String cls = new String(field(parts[1]), StandardCharsets.UTF_8);
+            String[] args = new String[parts.length - 2];
+            for (int i = 2; i < parts.length; i++) args[i - 2] = new String(field(parts[i]), StandardCharsets.UTF_8);
+
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            PrintStream toolOut = new PrintStream(out, true, StandardCharsets.UTF_8);
+            PrintStream toolErr = new PrintStream(err, true, StandardCharsets.UTF_8);
+            System.setIn(new ByteArrayInputStream(stdin));
+            System.setOut(toolOut);
+            System.setErr(toolErr);
+            Call call = new Call();
+            Thread tool = new Thread(() -> {
+                CURRENT.set(call);
+                try {
+                    Method main = Class.forName(cls).getMethod("main", String[].class);
+                    main.invoke(null, (Object) args);
+                    call.status.complete(0);
+                } catch (InvocationTargetException e) {
+                    System.err.print("Exception in thread \"main\" ");
+                    e.getCause().printStackTrace();
+                    call.status.complete(1);
+                } catch (ClassNotFoundException | NoSuchMethodException e) {
+                    System.err.println("Error: Could not find or load main class " + cls);
+                    call.status.complete(1);
+                } catch (Throwable t) {
+                    t.printStackTrace();
+                    call.status.complete(1);
+                }
+            }, "main");
+            tool.setDaemon(true);
+            tool.start();
+            int status = call.status.get();
+            toolOut.flush();
+            toolErr.flush();
+            System.setOut(realOut);
+            System.setErr(realOut);
+            realOut.println(status + " " + encode(out.toByteArray()) + " " + encode(err.toByteArray()));
+            realOut.flush();
+        }
+        serverExiting = true;
+        Runtime.getRuntime().halt(0);
+    }
+}
