@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from pk.engine.version import KAFKA_VERSION, PK_VERSION
+from pk.engine.version import KAFKA_VERSION
 
 
 class JavaInt(click.ParamType):
@@ -46,7 +46,9 @@ JAVA_LONG = JavaLong()
 
 
 def version_line() -> str:
-    return f"pk {PK_VERSION} (Kafka {KAFKA_VERSION} tools)"
+    """What `--version` prints: the Kafka release pk mirrors, exactly as Kafka's tools print
+    their own (scripts that check the version keep working); pk's own is in `pip show pk`."""
+    return KAFKA_VERSION
 
 
 def print_version(ctx: click.Context, _param, value) -> None:

@@ -354,7 +354,7 @@ def test_no_arguments_help_and_version(pk, backend):
     assert "--bootstrap-server" in proc.err and "--create" in proc.err and "--command-config" in proc.err
     out = ok(pk("pk-topics", "--help"))
     assert "This tool helps to create, delete, describe, or change a topic." in out
-    assert re.fullmatch(r"pk \d+\.\d+\.\d+ \(Kafka 3\.7\.0 tools\)\n", ok(pk("pk-topics", "--version")))
+    assert ok(pk("pk-topics", "--version")) == "4.4.0\n"
 
 
 # --------------------------------------------------------------------------- the bundled engine only
