@@ -1,10 +1,11 @@
-"""ConsumerGroupCommand (kafka-consumer-groups.sh, kafka.admin.ConsumerGroupCommand, Kafka 3.7).
+"""ConsumerGroupCommand (kafka-consumer-groups.sh, org.apache.kafka.tools.consumer.group.ConsumerGroupCommand,
+Kafka 4.4; kafka.admin.ConsumerGroupCommand before 3.8).
 
     pk-run-class kafka.admin.ConsumerGroupCommand --describe --group my-group
     pk-run-class kafka.admin.ConsumerGroupCommand --reset-offsets --group g --topic t --to-earliest --execute
 
 Works on the bundled engine, or with --bootstrap-server on a cluster through confluent-kafka's
-AdminClient (commands/kafka_admin.py). Output follows Kafka 3.7 byte for byte; where Kafka
+AdminClient (commands/kafka_admin.py). Output follows Kafka 4.4 byte for byte; where Kafka
 prints `Error: ...` on stdout and exits 0, pk prints that line on stderr and exits 1.
 Option-parse failures, which 3.7 leaves to the JVM, print the JVM's first line:
 `Exception in thread "main" joptsimple.<Exception>: <message>`.
@@ -20,8 +21,7 @@ from .completion import complete_groups, complete_topics
 from .common import data_dir_option, fail, version_option
 from .run_class import JoptCommand
 
-HELP_LINE = ("This tool helps to list all consumer groups, describe a consumer group, delete consumer "
-             "group info, or reset consumer group offsets.")
+HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of consumer groups."
 
 
 class ConsumerGroupCommandCli(JoptCommand):
@@ -75,6 +75,11 @@ class ConsumerGroupCommandCli(JoptCommand):
 @click.option("--state", multiple=True, is_flag=False, flag_value="", metavar="[STATES]",
               help="With --describe: the state of the group. With --list: the state of all groups, or only "
                    "groups in the given comma-separated states, e.g. --list --state Stable,Empty.")
+@click.option("--type", multiple=True, is_flag=False, flag_value="", metavar="[TYPES]",
+              help="When specified with --list, it displays the types of the groups. It can also be used to "
+                   "list groups with specific types, e.g. --list --type classic,consumer.")
+@click.option("--validate-regex", multiple=True, metavar="REGEX",
+              help="Validate the syntax of the regular expression according to the RE2 format.")
 @click.option("--verbose", is_flag=True,
               help="Provide additional information, if any, when describing the group (with --members: "
                    "the assignment).")
@@ -99,12 +104,13 @@ class ConsumerGroupCommandCli(JoptCommand):
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, list_, state, bootstrap_server, command_config, x, **opts):
+def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, **opts):
     from pk.commands import consumer_groups as cmd
     from pk.engine.errors import DataDirError, KafkaError
 
     options = cmd.GroupOptions(
         list=list_, state=[s for s in state if s != ""] if state else None,
+        type=[t for t in type if t != ""] if type else None,
         **{k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()})
 
     def out(text: str) -> None:
@@ -125,6 +131,10 @@ def cli(data_dir, ignored, list_, state, bootstrap_server, command_config, x, **
 
     backend = None
     try:
+        if options.validate_regex:  # needs no cluster
+            cmd.run(None, options, console)
+            sys.stdout.flush()
+            sys.exit(0)
         backend = _open_backend(data_dir, bootstrap_server, command_config, x, options)
         cmd.run(backend, options, console)
     except cmd.UsageError as exc:

@@ -35,16 +35,22 @@ HELP_LINE = ("This tool helps to list all consumer groups, describe a consumer g
              "group info, or reset consumer group offsets.")
 MISSING = "-"
 FAILED_PREFIX = "Executing consumer group command failed due to "
-LOGGER = "kafka.admin.ConsumerGroupCommand$"
+LOGGER = "org.apache.kafka.tools.GroupOffsetsResetter"
 EXECUTION_EXCEPTION = "java.util.concurrent.ExecutionException"
 RESET_WARNING = (
-    "WARN: No action will be performed as the --execute option is missing."
-    "In a future major release, the default behavior of this command will be to prompt the user before "
-    "executing the reset rather than doing a dry run. You should add the --dry-run option explicitly "
-    "if you are scripting this command and want to keep the current default behavior without prompting.")
-# ConsumerGroupState in 3.7, enum order, without UNKNOWN. 3.7 matches the names exactly
-# (case-sensitive); 3.8 made the match case-insensitive.
-VALID_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
+    "WARN: No action will be performed as the --execute option is missing. In version 5.0, this command "
+    "will require either --dry-run or --execute to be specified. You should add the --dry-run option "
+    "explicitly if you are scripting this command and want to keep the current default behavior without "
+    "prompting.")
+# The consumer group states of Kafka 4.4's GroupState (classic and consumer groups), in the order
+# its "Valid states are" message lists them; names match case-insensitively.
+VALID_STATES = ("CompletingRebalance", "Dead", "PreparingRebalance", "Empty", "Assigning", "Reconciling",
+                "Stable")
+# GroupType: what --list --type accepts (case-insensitive), in the order its message lists them.
+VALID_TYPES = ("Consumer", "Classic")
+# The reset scenarios as 4.4's "requires one of the following scenarios" message lists them.
+SCENARIO_LIST_ORDER = ("from_file", "to_datetime", "by_duration", "to_latest", "to_current", "to_earliest",
+                       "to_offset", "shift_by")
 # The reset scenarios in the order 3.7 checks them, and in the iteration order of the Scala
 # immutable.HashSet `allResetOffsetScenarioOpts` (computed with scala-library 2.13 and
 # jopt-simple 5.0.4's OptionSpec hash codes; removing an element keeps the others' order).
@@ -52,7 +58,7 @@ SCENARIO_CHECK_ORDER = ("to_offset", "to_datetime", "by_duration", "to_earliest"
                         "to_current", "shift_by", "from_file")
 SCENARIO_HASH_ORDER = ("by_duration", "to_offset", "from_file", "to_datetime", "to_earliest",
                        "to_current", "shift_by", "to_latest")
-ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
+ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets", "validate_regex")
 
 
 # --------------------------------------------------------------------------- errors
@@ -97,6 +103,13 @@ class ApiError(Exception):
 
 
 _ERRORS = "org.apache.kafka.common.errors."
+# Errors.message() of the group-level errors 4.4's --delete-offsets reports as `Error: <message>`
+GROUP_ERROR_MESSAGES = {
+    "INVALID_GROUP_ID": "The configured groupId is invalid.",
+    "GROUP_ID_NOT_FOUND": "The group id does not exist.",
+    "GROUP_AUTHORIZATION_FAILED": "Group authorization failed.",
+    "NON_EMPTY_GROUP": "The group is not empty.",
+}
 
 
 def group_not_empty() -> ApiError:
@@ -130,9 +143,9 @@ class Coordinator:
     node_id: int
 
     def __str__(self) -> str:
-        # 3.7: `${host}:${port} (${idString})`
+        # 4.4: `${host}:${port}  (${idString})` (two spaces)
         where = f"{self.host}:{self.port}" if self.host is not None else MISSING
-        return f"{where} ({self.node_id})"
+        return f"{where}  ({self.node_id})"
 
 
 @dataclass
@@ -203,6 +216,8 @@ class GroupOptions:
     offsets: bool = False
     verbose: bool = False
     state: list[str] | None = None  # None: not given; else the values given (may be empty)
+    type: list[str] | None = None  # likewise (--list --type)
+    validate_regex: list[str] = field(default_factory=list)
     dry_run: bool = False
     execute: bool = False
     export: bool = False
@@ -218,7 +233,7 @@ class GroupOptions:
 
     def has(self, name: str) -> bool:
         value = getattr(self, name)
-        if name == "state":
+        if name in ("state", "type"):
             return value is not None
         return bool(value)
 
@@ -263,7 +278,8 @@ def check_args(o: GroupOptions, console: Console) -> None:
     """jopt's availableIf checks, then ConsumerGroupCommandOptions.checkArgs, then the action
     count, in 3.7's order (no --bootstrap-server check: the bundled engine needs none)."""
     unavailable = [name for name, ok in (("members", o.describe), ("offsets", o.describe),
-                                         ("state", o.describe or o.list), ("verbose", o.describe))
+                                         ("state", o.describe or o.list), ("type", o.list),
+                                         ("verbose", o.describe))
                    if o.has(name) and not ok]
     if unavailable:
         raise JoptError("joptsimple.UnavailableOptionException",
@@ -305,7 +321,7 @@ def check_args(o: GroupOptions, console: Console) -> None:
     _invalid(o, "topic", "list", "describe")
     if sum(o.has(a) for a in ACTIONS) != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --delete, "
-                         "--reset-offsets, --delete-offsets")
+                         "--reset-offsets, --delete-offsets, --validate-regex")
 
 
 def _invalid(o: GroupOptions, used: str, *others: str) -> None:
@@ -363,16 +379,95 @@ def java_order(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def assignment_string(partitions: list[TopicPartition]) -> str:
+    """4.4's members --verbose assignment: `topic:0,1,2;other:0` (topics sorted), or `-`."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        by_topic.setdefault(topic, []).append(p)
+    text = ";".join(sorted((t + ":" + ",".join(map(str, sorted(ps))) for t, ps in by_topic.items()),
+                           key=java_order))
+    return text or MISSING
+
+
 def tp_str(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
 def parse_states(text: str) -> set[str]:
-    """consumerGroupStatesFromString, 3.7 (exact, case-sensitive names)."""
-    parsed = {s.strip() for s in java_split(text, ",")}  # "," gives no states: no filter
-    if any(s not in VALID_STATES for s in parsed):
+    """groupStatesFromString, 4.4: case-insensitive names ("," gives no states: no filter)."""
+    by_lower = {s.lower(): s for s in VALID_STATES}
+    parsed = {by_lower.get(s.strip().lower()) for s in java_split(text, ",")}
+    if None in parsed:
         raise UsageError(f"Invalid state list '{text}'. Valid states are: {', '.join(VALID_STATES)}")
     return parsed
+
+
+def parse_types(text: str) -> set[str]:
+    """consumerGroupTypesFromString, 4.4: case-insensitive names."""
+    by_lower = {t.lower(): t for t in VALID_TYPES}
+    parsed = {by_lower.get(t.strip()) for t in java_split(text.lower(), ",")}
+    if None in parsed:
+        raise UsageError(f"Invalid types list '{text}'. Valid types are: {', '.join(VALID_TYPES)}")
+    return parsed
+
+
+def java_hash(text: str) -> int:
+    """java.lang.String.hashCode()."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def tp_hash(tp: TopicPartition) -> int:
+    """org.apache.kafka.common.TopicPartition.hashCode()."""
+    return (31 * (31 + tp[1]) + java_hash(tp[0])) & 0xFFFFFFFF
+
+
+def hash_order(keys, hash_of=None) -> list:
+    """The iteration order of a java.util.HashMap into which `keys` were put in this order
+    (Kafka prints several tables by iterating HashMaps)."""
+    keys = list(keys)
+    hash_of = hash_of or (lambda k: tp_hash(k) if isinstance(k, tuple) else java_hash(k))
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    def bucket(k):
+        h = hash_of(k)
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return sorted(keys, key=bucket)  # stable: a bucket keeps the insertion order
+
+
+def validate_regex(regex: str) -> str:
+    """--validate-regex: the line 4.4 prints for an RE2 expression (RE2's messages for the
+    common mistakes; other failures say what Python's parser said)."""
+    import re as _re
+
+    try:
+        _re.compile(regex)
+    except _re.error as exc:
+        msg = str(exc.msg)
+        if "unterminated character set" in msg:
+            reason = "missing closing ]"
+        elif "missing )" in msg:
+            reason = "missing closing )"
+        elif "unbalanced parenthesis" in msg:
+            reason = "unexpected )"
+        elif "nothing to repeat" in msg:
+            reason = "missing argument to repetition operator"
+        elif "multiple repeat" in msg:
+            reason = "invalid nested repetition operator"
+        elif "bad escape (end of pattern)" in msg:
+            reason = "trailing backslash at end of expression"
+        elif "bad escape" in msg:
+            reason = "invalid escape sequence"
+        elif "bad character range" in msg:
+            reason = "invalid character class range"
+        else:
+            reason = msg
+        return f"The regular expression `{regex}` is invalid: {reason}."
+    return f"The regular expression `{regex}` is valid."
 
 
 def parse_topic_with_partitions(arg: str) -> list[TopicPartition]:
@@ -558,14 +653,19 @@ class ConsumerGroupService:
     def run(self) -> None:
         o = self.o
         try:
-            if o.list:
+            if o.validate_regex:
+                self.console.println(validate_regex(single(o.validate_regex, "validate-regex")))
+            elif o.list:
                 self.list_groups()
             elif o.describe:
                 self.describe_groups()
             elif o.delete:
                 self.delete_groups()
             elif o.reset_offsets:
-                result = self.reset_offsets()
+                try:
+                    result = self.reset_offsets()
+                except ApiError as exc:  # 4.4's resetter throws the cause itself: its message alone
+                    raise CommandFailure(exc.message) from None
                 if o.export:
                     self.console.println(self.export_offsets_to_csv(result))
                 else:
@@ -577,14 +677,28 @@ class ConsumerGroupService:
 
     # ------------------------------------------------------------------ list
     def list_groups(self) -> None:
-        if self.o.has("state"):
-            value = single(self.o.state, "state")
+        with_type, with_state = self.o.has("type"), self.o.has("state")
+        if with_type or with_state:
+            type_value = single(self.o.type, "type") if with_type else None
+            types = parse_types(type_value) if type_value else set()
+            value = single(self.o.state, "state") if with_state else None
             states = parse_states(value) if value else set()
-            listings = [(g, s) for g, s in self.admin().list_groups() if not states or s in states]
-            width = max([15] + [jlen(g) for g, _ in listings])
-            self.console.println(f"{pad('GROUP', width)} STATE")
-            for group, state in sorted(listings, key=lambda gs: java_order(gs[0])):
-                self.console.println(f"{pad(group, width)} {state}")
+            backend = self.admin()
+            listed = backend.list_groups()
+            group_types = getattr(backend, "group_types", None) or {}
+            listings = [(g, group_types.get(g, "Classic"), s) for g, s in listed]
+            listings = [(g, t, s) for g, t, s in listings
+                        if (not states or s in states) and (not types or t in types)]
+            width = max([15] + [jlen(g) for g, _, _ in listings]) + 10
+
+            def line(group, group_type, state) -> str:
+                cells = [pad(group, width)] + ([pad(group_type, 20)] if with_type else []) + \
+                    ([pad(state, 20)] if with_state else [])
+                return " ".join(cells)
+
+            self.console.println(line("GROUP", "TYPE", "STATE"))
+            for group, group_type, state in sorted(listings, key=lambda gts: java_order(gts[0])):
+                self.console.println(line(group, group_type, state))
         else:
             for group in self.list_group_ids():
                 self.console.println(group)
@@ -595,8 +709,15 @@ class ConsumerGroupService:
     def _group_ids(self) -> list[str]:
         return self.list_group_ids() if self.o.all_groups else list(self.o.group)
 
-    def _describe(self, group_ids: list[str]) -> list[GroupDescription]:
-        described = self.admin().describe_groups(list(dict.fromkeys(group_ids)))
+    def _describe(self, group_ids: list[str], missing_fails: bool = True) -> list[GroupDescription]:
+        """The groups' descriptions, sorted by id. 4.4's describe actions fail as a whole on a group
+        that does not exist (the first one in its HashMap's order)."""
+        ids = list(dict.fromkeys(group_ids))
+        described = self.admin().describe_groups(ids)
+        if missing_fails:
+            for group in hash_order(ids):
+                if group in described and described[group].state == "Dead":
+                    raise CommandFailure(f"{_ERRORS}GroupIdNotFoundException: Group {group} not found.")
         return [described[g] for g in sorted(described, key=java_order)]
 
     # ------------------------------------------------------------------ describe
@@ -658,67 +779,85 @@ class ConsumerGroupService:
             cells = [[MISSING if v is None else str(v) for v in row] for row in rows]
             widths = [max([15] + [jlen(r[i]) for r in cells]) for i in (0, 1, 6, 7)]
             w = [widths[0], widths[1], 10, 15, 15, 15, widths[2], widths[3]]
+            verbose = self.o.verbose
+            epochs = getattr(self.backend, "leader_epochs", None) or {}
 
-            def line(values) -> str:
-                return " ".join(pad(v, w[i]) for i, v in enumerate(values[:8])) + " " + str(values[8])
+            def line(values, epoch="LEADER-EPOCH") -> str:
+                cols = [pad(v, w[i]) for i, v in enumerate(values[:8])]
+                if verbose:  # 4.4: the leader epoch of the committed offset after PARTITION
+                    cols.insert(3, pad(epoch, 15))
+                return " ".join(cols) + " " + str(values[8])
 
             self.console.println("\n" + line(("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET",
                                               "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")))
-            for row in cells:
-                self.console.println(line(row))
+            for row, raw in zip(cells, rows):
+                epoch = epochs.get((raw[0], raw[1], raw[2])) if raw[3] is not None else None
+                self.console.println(line(row, MISSING if epoch is None else str(epoch)))
 
     def print_members(self, group_ids: list[str], verbose: bool) -> None:
         for desc in self._describe(group_ids):
             members = sorted(desc.members, key=lambda m: java_order(m.member_id))
-            if not self._should_print_member_state(desc.group_id, desc.state, len(members)):
+            shown = self._should_print_member_state(desc.group_id, desc.state, len(members))
+            if desc.state == "Dead":
                 continue
+            if not shown:
+                members = []  # 4.4 still prints the header of a group without members
             instance_ids = [m.group_instance_id or "" for m in members]
             wide = any(instance_ids)
-            wg = max([15] + [jlen(desc.group_id)])
+            wg = max([15] + [jlen(desc.group_id) for _ in members])
             wc = max([15] + [jlen(m.member_id) for m in members])
             wi = max([17] + [jlen(i) for i in instance_ids])
             wh = max([15] + [jlen(m.host) for m in members])
             wl = max([15] + [jlen(m.client_id) for m in members])
+            assignments = [assignment_string(sorted(set(m.assignment))) for m in members]
+            wa = max([20] + [jlen(a) for a in assignments])
+            wt = 20  # target assignments: consumer-protocol groups only
 
             def line(group, consumer, instance, host, client, count) -> str:
                 cols = [pad(group, wg), pad(consumer, wc)] + ([pad(instance, wi)] if wide else [])
                 return " ".join(cols + [pad(host, wh), pad(client, wl), pad(count, 15)]) + " "
 
+            def extra(current_epoch, current, target_epoch, target) -> str:
+                return f"{pad(current_epoch, 15)} {pad(current, wa)} {pad(target_epoch, 15)} {pad(target, wt)}"
+
             header = line("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-            self.console.println("\n" + header + ("ASSIGNMENT" if verbose else ""))
-            for member, instance in zip(members, instance_ids):
-                partitions = sorted(set(member.assignment))
+            if verbose:
+                header += extra("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT")
+            self.console.println("\n" + header)
+            for member, instance, assignment in zip(members, instance_ids, assignments):
                 text = line(desc.group_id, member.member_id, instance, member.host, member.client_id,
-                            len(partitions))
+                            len(set(member.assignment)))
                 if verbose:
-                    by_topic: dict[str, list[int]] = {}
-                    for topic, p in partitions:
-                        by_topic.setdefault(topic, []).append(p)
-                    text += ", ".join(sorted((t + "(" + ",".join(map(str, sorted(ps))) + ")"
-                                              for t, ps in by_topic.items()), key=java_order)) or MISSING
+                    text += extra(MISSING, assignment, MISSING, MISSING)
                 self.console.println(text)
 
     def print_states(self, group_ids: list[str]) -> None:
+        verbose = self.o.verbose
         for desc in self._describe(group_ids):
             if not self._should_print_member_state(desc.group_id, desc.state, 1):
                 continue
             coordinator = str(desc.coordinator)
-            width = max(25, jlen(coordinator))
+            wg = max(15, jlen(desc.group_id))
+            wc = max(25, jlen(coordinator))
 
-            def line(*values) -> str:
-                return "\n" + pad(values[0], width) + " " + pad(values[1], 25) + " " + pad(values[2], 20) + \
-                    " " + pad(values[3], 15) + " " + str(values[4])
+            def line(group, coord, strategy, state, *rest) -> str:
+                cols = [pad(group, wg), pad(coord, wc), pad(strategy, 20), pad(state, 20)]
+                if verbose:  # GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH: consumer-protocol groups only
+                    cols += [pad(rest[0], 15), pad(rest[1], 25)]
+                return "\n" + " ".join(cols) + " " + str(rest[-1])
 
-            self.console.out(line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"))
-            self.console.out(line(desc.group_id, coordinator, desc.assignor, desc.state, len(desc.members)))
+            self.console.out(line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE",
+                                  "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"))
+            self.console.out(line(desc.group_id, coordinator, desc.assignor or MISSING, desc.state,
+                                  MISSING, MISSING, len(desc.members)))
             self.console.println()
 
     # ------------------------------------------------------------------ delete
     def delete_groups(self) -> None:
         group_ids = list(dict.fromkeys(self._group_ids()))
         results = self.admin().delete_groups(group_ids)
-        success = sorted((g for g, e in results.items() if e is None), key=java_order)
-        failed = sorted(((g, e) for g, e in results.items() if e is not None), key=lambda ge: java_order(ge[0]))
+        success = [g for g in hash_order(results) if results[g] is None]
+        failed = [(g, results[g]) for g in hash_order(results) if results[g] is not None]
 
         def quoted(groups) -> str:
             return "'" + "', '".join(groups) + "'"
@@ -728,7 +867,7 @@ class ConsumerGroupService:
             return
         self.console.error("Deletion of some consumer groups failed:")
         for group, error in failed:
-            self.console.info(f"* Group '{group}' could not be deleted due to: {EXECUTION_EXCEPTION}: {error}")
+            self.console.println(f"* Group '{group}' could not be deleted due to: {error}")
         if success:
             self.console.println(f"\nThese consumer groups were deleted successfully: {quoted(success)}")
 
@@ -757,36 +896,31 @@ class ConsumerGroupService:
             code = next((partition_errors[tp].code for tp in sorted(partitions)
                          if partition_errors.get(tp) is not None), "NONE")
         if code == "NONE":
-            self.console.println(f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}")
-        elif code == "INVALID_GROUP_ID":
-            self.console.error(f"'{group}' is not valid.")
-        elif code == "GROUP_ID_NOT_FOUND":
-            self.console.error(f"'{group}' does not exist.")
-        elif code == "GROUP_AUTHORIZATION_FAILED":
-            self.console.error(f"Access to '{group}' is not authorized.")
-        elif code == "NON_EMPTY_GROUP":
-            self.console.error(f"Deleting offsets of a consumer group '{group}' is forbidden if the group is not empty.")
+            self.console.println(f"Request succeeded for deleting offsets from group {group}.")
+        elif code in GROUP_ERROR_MESSAGES:
+            self.console.error(GROUP_ERROR_MESSAGES[code])
         elif code in ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION"):
-            self.console.error("Encounter some partition level error, see the follow-up details:")
+            self.console.error("Encountered some partition-level error, see the follow-up details.")
         else:
-            self.console.error(f"Encounter some unknown error: {code}")
+            self.console.error(f"Encountered some unknown error: {code}")
+        width = max([15] + [jlen(tp[0]) for tp in results])
 
         def line(a, b, c) -> str:
-            return f"{pad(a, 30)} {pad(b, 15)} {pad(c, 15)}"
+            return f"{pad(a, width)} {pad(b, 10)} {pad(c, 15)}"
 
         self.console.println("\n" + line("TOPIC", "PARTITION", "STATUS"))
         for tp in sorted(results, key=lambda tp: (java_order(tp[0] + str(tp[1])), java_order(tp[0]), tp[1])):
             error = results[tp]
             if error is not None:
                 self.console.failed = True  # a row reporting an error: pk exits 1
-            self.console.println(line(tp[0], tp[1] if tp[1] >= 0 else "Not Provided",
+            self.console.println(line(tp[0], tp[1] if tp[1] >= 0 else MISSING,
                                       f"Error: {error.execution_message()}" if error is not None else "Successful"))
 
     # ------------------------------------------------------------------ reset offsets
     def reset_offsets(self) -> dict[str, dict[TopicPartition, int]]:
         result: dict[str, dict[TopicPartition, int]] = {}
         dry_run = self.o.dry_run or not self.o.execute
-        for desc in self._describe(self._group_ids()):
+        for desc in self._describe(self._group_ids(), missing_fails=False):
             group = desc.group_id
             if desc.state in ("Empty", "Dead"):
                 partitions = self._partitions_to_reset(group)
@@ -812,6 +946,15 @@ class ConsumerGroupService:
             topics = list(dict.fromkeys(t for t in o.topic if ":" not in t))
             for topic in topics:
                 unspecified += [(topic, p) for p in self.admin().topic_partitions(topic)]
+            known: dict[str, list[int]] = {}
+            missing = []
+            for topic, p in specified:
+                if topic not in known:
+                    known[topic] = self.admin().topic_partitions(topic)
+                if p not in known[topic]:
+                    missing.append(tp_str((topic, p)))
+            if missing:
+                raise CommandFailure(f'The partitions "{",".join(missing)}" do not exist')
             return list(dict.fromkeys(specified + unspecified))
         if o.from_file:
             return []
@@ -837,7 +980,10 @@ class ConsumerGroupService:
                 requested[tp] = committed[tp] + shift
             return self._check_offsets_range(requested)
         if o.to_datetime:
-            timestamp = get_date_time(single(o.to_datetime, "to-datetime"))
+            try:
+                timestamp = get_date_time(single(o.to_datetime, "to-datetime"))
+            except CommandFailure as exc:  # 4.4 wraps the ParseException in a RuntimeException
+                raise CommandFailure(f"java.text.ParseException: {exc}") from None
             return self._timestamp_offsets(partitions, timestamp)
         if o.by_duration:
             duration_ns = parse_duration_ns(single(o.by_duration, "by-duration"))
@@ -846,7 +992,7 @@ class ConsumerGroupService:
         if o.from_file:
             plan = self._read_reset_plan().get(group)
             if plan is None:
-                self.console.error(f"No reset plan for group {group} found")
+                self.console.error(f"No reset plan for group {group} found.")
                 return {}
             return self._check_offsets_range(plan)
         if o.to_current:
@@ -856,14 +1002,14 @@ class ConsumerGroupService:
             if missing:
                 prepared.update(self.admin().log_end_offsets(missing))
             return prepared
-        scenarios = ", ".join(_spec(s) for s in SCENARIO_HASH_ORDER)
+        scenarios = ", ".join(_spec(s) for s in SCENARIO_LIST_ORDER)
         raise UsageError(f"Option '{_spec('reset-offsets')}' requires one of the following scenarios: "
-                         f"HashSet({scenarios})")
+                         f"[{scenarios}]")
 
     def _timestamp_offsets(self, partitions: list[TopicPartition], timestamp: int) -> dict[TopicPartition, int]:
         found = self.admin().offsets_for_timestamp(partitions, timestamp)
         prepared = {tp: off for tp, off in found.items() if off is not None}
-        empty = sorted(tp for tp, off in found.items() if off is None)
+        empty = hash_order(tp for tp, off in found.items() if off is None)
         for topic, p in empty:
             self.console.println(f"\nWarn: Partition {p} from topic {topic} is empty. Falling back to latest known offset.")
         if empty:
@@ -871,7 +1017,7 @@ class ConsumerGroupService:
         return prepared
 
     def _check_offsets_range(self, requested: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        partitions = sorted(requested)
+        partitions = hash_order(sorted(requested))
         starts = self.admin().log_start_offsets(partitions)
         ends = self.admin().log_end_offsets(partitions)
         checked = {}
@@ -880,11 +1026,11 @@ class ConsumerGroupService:
             end, start = ends[tp], starts[tp]
             if offset > end:
                 self.console.warn_log(f"New offset ({offset}) is higher than latest offset for topic partition "
-                                      f"{tp_str(tp)}. Value will be set to {end}")
+                                      f"{tp_str(tp)}. Value will be set to {end}.")
                 offset = end
             elif offset < start:
                 self.console.warn_log(f"New offset ({offset}) is lower than earliest offset for topic partition "
-                                      f"{tp_str(tp)}. Value will be set to {start}")
+                                      f"{tp_str(tp)}. Value will be set to {start}.")
                 offset = start
             checked[tp] = offset
         return checked
@@ -896,10 +1042,8 @@ class ConsumerGroupService:
         try:
             with open(path, "rb") as f:
                 text = f.read().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            raise CommandFailure(path) from None  # java.nio.file.NoSuchFileException's message
-        except OSError as exc:
-            raise CommandFailure(f"{path}: {exc.strerror}") from None
+        except OSError:
+            raise CommandFailure(f"java.io.IOException: Unable to read file {path}") from None
         lines = java_split(text, "\n")
 
         def fields(line: str) -> list[str]:
@@ -942,21 +1086,27 @@ class ConsumerGroupService:
     def export_offsets_to_csv(self, result: dict[str, dict[TopicPartition, int]]) -> str:
         single_group = len(self.o.group) == 1
         rows = []
-        for group, offsets in result.items():
-            for (topic, p), offset in sorted(offsets.items()):
+        for group in hash_order(result):
+            offsets = result[group]
+            for topic, p in hash_order(sorted(offsets)):
+                offset = offsets[(topic, p)]
                 cells = ([] if single_group else [_csv_field(group)]) + [_csv_field(topic), str(p), str(offset)]
                 rows.append(",".join(cells) + "\n")
         return "".join(rows)
 
     def print_offsets_to_reset(self, result: dict[str, dict[TopicPartition, int]]) -> None:
-        def line(a, b, c, d) -> str:
-            return f"{pad(a, 30)} {pad(b, 30)} {pad(c, 10)} {pad(d, 15)}"
+        wg = max([15] + [jlen(g) for g in result])
+        wt = max([15] + [jlen(tp[0]) for offsets in result.values() for tp in offsets])
 
-        if result:
-            self.console.println("\n" + line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"))
-        for group, offsets in result.items():
-            for (topic, p), offset in sorted(offsets.items()):
-                self.console.println(line(group, topic, p, offset))
+        def line(a, b, c, d) -> str:
+            return f"\n{pad(a, wg)} {pad(b, wt)} {pad(c, 10)} {d}"
+
+        text = line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") if result else ""
+        for group in hash_order(result):
+            offsets = result[group]
+            for topic, p in hash_order(sorted(offsets)):
+                text += line(group, topic, p, offsets[(topic, p)])
+        self.console.println(text)
 
 
 def run(backend: GroupBackend, o: GroupOptions, console: Console) -> None:

@@ -25,6 +25,8 @@ LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
+EARLIEST_PENDING_UPLOAD = -6
 UNKNOWN_OFFSET = -1
 _INT_MAX = 2**31 - 1
 
@@ -32,7 +34,12 @@ _INT_MAX = 2**31 - 1
 TOPIC_PARTITION_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
 
 MALFORMED_TIME = ("Malformed time argument {}. Please use -1 or latest / -2 or earliest / "
-                  "-3 or max-timestamp, or a specified long format timestamp")
+                  "-3 or max-timestamp / -4 or earliest-local / -5 or latest-tiered / "
+                  "-6 or earliest-pending-upload, or a specified long format timestamp")
+# Kafka 4.4's names for the special timestamps
+TIME_NAMES = {"latest": LATEST, "earliest": EARLIEST, "max-timestamp": MAX_TIMESTAMP,
+              "earliest-local": EARLIEST_LOCAL, "latest-tiered": LATEST_TIERED,
+              "earliest-pending-upload": EARLIEST_PENDING_UPLOAD}
 
 
 class ToolError(Exception):
@@ -104,12 +111,8 @@ def java_parse_int(text: str) -> int:
 
 
 def parse_offset_spec(text: str) -> int:
-    if text == "earliest":
-        return EARLIEST
-    if text == "latest":
-        return LATEST
-    if text == "max-timestamp":
-        return MAX_TIMESTAMP
+    if text in TIME_NAMES:
+        return TIME_NAMES[text]
     if re.fullmatch(r"[+-]?\d+", text) and -2**63 <= int(text) < 2**63:
         return int(text)
     raise ToolError(MALFORMED_TIME.format(text))
@@ -314,6 +317,8 @@ class EngineOffsets:
             return log.log_end_offset
         if spec in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: local start = log start
             return log.log_start_offset
+        if spec in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):  # no tiered storage: no such offset
+            return UNKNOWN_OFFSET
         end = log.log_end_offset
         if spec == MAX_TIMESTAMP:
             offset = max_timestamp_offset(log)

@@ -3,7 +3,7 @@
 Three implementations of interfaces the commands are written against, so that each tool
 has one copy of its logic and two backends (the bundled engine, and this):
 
-- `KafkaTopicsBackend`: commands/backend.py's Backend, for pk-topics (Kafka 3.7's TopicCommand
+- `KafkaTopicsBackend`: commands/backend.py's Backend, for pk-topics (Kafka 4.4's TopicCommand
   in --bootstrap-server mode: Metadata, DescribeConfigs, DescribeCluster, CreateTopics,
   CreatePartitions, DeleteTopics).
 - `KafkaOffsets`: get_offsets.OffsetsSource, for GetOffsetShell (Metadata, ListOffsets).
@@ -316,8 +316,12 @@ class KafkaAdmin:
                 return OffsetSpec.max_timestamp()
             return OffsetSpec.for_timestamp(ts)
 
+        # latest-tiered (-5) and earliest-pending-upload (-6): librdkafka has no such specs; a
+        # broker without tiered storage answers -1 (no offset), so pk answers that itself.
+        tiered = {tp: -1 for tp, ts in requests.items() if ts in (-5, -6)}
+        requests = {tp: ts for tp, ts in requests.items() if tp not in tiered}
         if not requests:
-            return {}
+            return tiered
         import confluent_kafka
 
         try:
@@ -325,9 +329,9 @@ class KafkaAdmin:
                                                request_timeout=self.timeout_s)
         except confluent_kafka.KafkaException as exc:
             error = admin_error(exc.args[0], call)
-            return {tp: error for tp in requests}
+            return {**tiered, **{tp: error for tp in requests}}
         self.wait(futures.values(), call)
-        out: dict[tuple[str, int], int | AdminError] = {}
+        out: dict[tuple[str, int], int | AdminError] = dict(tiered)
         for tp, future in futures.items():
             try:
                 out[(tp.topic, tp.partition)] = future.result().offset
@@ -358,11 +362,11 @@ def _node_id(node) -> int | None:
 
 
 class KafkaTopicsBackend:
-    """Backend (commands/backend.py) over a cluster, as Kafka 3.7's TopicCommand uses the
+    """Backend (commands/backend.py) over a cluster, as Kafka 4.4's TopicCommand uses the
     Admin API: the Configs: of a topic are its DescribeConfigs entries whose source is not
-    DEFAULT_CONFIG (static broker settings included), the live brokers those DescribeCluster
-    lists. Topic configs cannot be altered here (Kafka 3.7 refuses --alter --config with
-    --bootstrap-server; check_args reports it)."""
+    DEFAULT_CONFIG (static broker settings and cluster-wide dynamic defaults included), the
+    live brokers those DescribeCluster lists. Topic configs cannot be altered here (Kafka 4.4
+    refuses --alter --config with --bootstrap-server; check_args reports it)."""
 
     def __init__(self, admin: KafkaAdmin):
         self.admin = admin
@@ -392,16 +396,26 @@ class KafkaTopicsBackend:
             partitions = [PartitionInfo(p.id, _node_id(p.leader), [r.id for r in p.replicas], [r.id for r in p.isr])
                           for p in sorted(d.partitions, key=lambda p: p.id)]
             entries = configs.get(name, {})
+            # TopicCommand prints the entries of a Config, a java.util.HashMap filled in the
+            # response's order (librdkafka keeps it): the same iteration order here.
+            from .topics import java_hashmap_order
+
             overrides = {k: "null" if e.value is None else e.value for k, e in entries.items()
                          if e.source != ConfigSource.DEFAULT_CONFIG.value and not (
                              e.source == ConfigSource.UNKNOWN_CONFIG.value and e.is_default)}
+            overrides = {k: overrides[k] for k in java_hashmap_order(list(entries), default_capacity=True)
+                         if k in overrides}
             min_isr = entries.get("min.insync.replicas")
             try:
                 min_isr_value = int(min_isr.value) if min_isr is not None else 1
             except (TypeError, ValueError):
                 min_isr_value = 1
             topic_id = str(d.topic_id) if getattr(d, "topic_id", None) is not None else None
-            out.append(TopicInfo(name, topic_id, partitions, overrides, min_isr_value))
+            # librdkafka describes topics with Metadata, which has no ELR: a cluster with topic ids
+            # is taken to answer DescribeTopicPartitions with (empty) ELRs, as a healthy Kafka
+            # 3.8+ cluster does; one without (Metadata < v10, e.g. pk-server-start) gets "N/A".
+            out.append(TopicInfo(name, topic_id, partitions, overrides, min_isr_value,
+                                 elr_known=topic_id is not None and topic_id != "AAAAAAAAAAAAAAAAAAAAAA"))
         return out
 
     def live_brokers(self) -> set[int]:
@@ -461,16 +475,6 @@ class KafkaTopicsBackend:
         self.admin.close()
 
 
-def check_topic_args(o) -> None:
-    """What Kafka 3.7's TopicCommand checks in --bootstrap-server mode beyond
-    topics.check_args (which knows it through `configs_alterable=False`): --delete-config
-    can never be used with --bootstrap-server (it needed ZooKeeper)."""
-    from .topics import UsageError
-
-    if o.delete_config:
-        raise UsageError('Option "[delete-config]" can\'t be used with option "[bootstrap-server]"')
-
-
 # --------------------------------------------------------------------------- GetOffsetShell
 class KafkaOffsets:
     """get_offsets.OffsetsSource over a cluster (GetOffsetShell's listTopics + listOffsets).
@@ -517,7 +521,14 @@ class KafkaOffsets:
 
 # --------------------------------------------------------------------------- ConsumerGroupCommand
 _STATES = {"UNKNOWN": "Unknown", "PREPARING_REBALANCING": "PreparingRebalance",
-           "COMPLETING_REBALANCING": "CompletingRebalance", "STABLE": "Stable", "DEAD": "Dead", "EMPTY": "Empty"}
+           "COMPLETING_REBALANCING": "CompletingRebalance", "STABLE": "Stable", "DEAD": "Dead", "EMPTY": "Empty",
+           "ASSIGNING": "Assigning", "RECONCILING": "Reconciling"}
+
+
+def _group_type(group_type) -> str:
+    """ConsumerGroupType as Kafka's GroupType prints it (Classic, Consumer; Unknown when not said)."""
+    name = getattr(group_type, "name", None) or "UNKNOWN"
+    return {"CLASSIC": "Classic", "CONSUMER": "Consumer"}.get(name, "Unknown")
 
 
 def _state(state) -> str:
@@ -564,10 +575,12 @@ class KafkaGroupsBackend:
         if result.errors:
             raise self._api_error(admin_error(result.errors[0], "findAllBrokers"))
         listings = [(g.group_id, _state(g.state)) for g in result.valid]
+        types = {g.group_id: _group_type(getattr(g, "type", None)) for g in result.valid}
         # Brokers before ListGroups v4 do not say the state (Kafka's tool then prints Unknown):
         # ask DescribeGroups instead.
         unknown = [g for g, s in listings if s == "Unknown"]
         states = {g: d.state for g, d in self.describe_groups(unknown).items()} if unknown else {}
+        self.group_types = types  # ConsumerGroupCommand's --list --type column
         return [(g, states.get(g, s)) for g, s in listings]
 
     @_api_errors
@@ -607,8 +620,12 @@ class KafkaGroupsBackend:
         futures = self.admin.client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group_id)],
                                                                 request_timeout=self.admin.timeout_s)
         result = self._result(futures[group_id], "offsetFetch(api=FIND_COORDINATOR)")
-        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or []
-                if tp.error is None and tp.offset >= 0}
+        found = [tp for tp in result.topic_partitions or [] if tp.error is None and tp.offset >= 0]
+        # the leader epochs of the commits (--describe --offsets --verbose); None where unknown
+        epochs = self.__dict__.setdefault("leader_epochs", {})
+        epochs.update({(group_id, tp.topic, tp.partition): tp.leader_epoch for tp in found
+                       if tp.leader_epoch is not None and tp.leader_epoch >= 0})
+        return {(tp.topic, tp.partition): tp.offset for tp in found}
 
     @_api_errors
     def topic_partitions(self, topic: str) -> list[int]:
