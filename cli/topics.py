@@ -7,7 +7,7 @@ import sys
 import click
 
 from .completion import complete_topics
-from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, version_option
+from .common import KafkaCommand, data_dir_option, fail, version_option
 
 HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 
@@ -25,10 +25,10 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
               help="The topic to create, alter, describe or delete. A regular expression except with "
                    "--create; quote it and escape regex symbols with '\\', e.g. \"test\\.topic\".")
 @click.option("--topic-id", metavar="TOPIC-ID", help="The topic id to describe.")
-@click.option("--partitions", type=JAVA_INT, metavar="N",
+@click.option("--partitions", metavar="N",
               help="Partitions of the topic being created or altered (increasing them changes which "
                    "partition a key maps to). Default for create: the broker's num.partitions.")
-@click.option("--replication-factor", type=JAVA_INT, metavar="N",
+@click.option("--replication-factor", metavar="N",
               help="Replication factor of each partition of the new topic. Default: the broker's "
                    "default.replication.factor.")
 @click.option("--replica-assignment", metavar="B1:B2,B1:B2,...",
@@ -36,7 +36,11 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 @click.option("--config", multiple=True, metavar="NAME=VALUE",
               help="A topic config override for the topic being created (or, on the bundled engine, altered).")
 @click.option("--delete-config", multiple=True, metavar="NAME",
-              help="A topic config override to remove (bundled engine, with --alter).")
+              help="A topic config override to remove (bundled engine, with --alter; elsewhere ignored "
+                   "with Kafka 4.4's deprecation warning).")
+@click.option("--partition-size-limit-per-response", metavar="N",
+              help="With --describe: the most partitions in one DescribeTopicPartitions response (Kafka "
+                   "pages with it; pk checks the number and needs no paging).")
 @click.option("--if-exists", is_flag=True,
               help="With --alter, --delete or --describe: act only if the topic exists.")
 @click.option("--if-not-exists", is_flag=True, help="With --create: act only if the topic does not exist.")
@@ -78,10 +82,6 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
                                configs_alterable=not remote, **opts)
     try:
         cmd.check_args(options)
-        if remote:
-            from pk.commands.kafka_admin import check_topic_args
-
-            check_topic_args(options)
     except cmd.UsageError as exc:
         fail(str(exc))
     if zookeeper:
@@ -100,7 +100,7 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
 
 def _open_backend(data_dir, bootstrap, command_config, x):
     """The bundled engine, or with --bootstrap-server the cluster (commands/kafka_admin.py).
-    Kafka 3.7 creates its Admin client outside the command's error handling, so what stops
+    Kafka creates its Admin client outside the command's error handling, so what stops
     it (a bad address, an unreadable --command-config, a configuration librdkafka cannot
     take) is printed as the bare message."""
     from pk.commands import topics as cmd

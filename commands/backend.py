@@ -24,8 +24,9 @@ class TopicInfo:
     name: str
     topic_id: str | None  # None or all-zero: the cluster has no topic ids
     partitions: list[PartitionInfo]
-    overrides: dict[str, str] = field(default_factory=dict)  # configs not at their default
+    overrides: dict[str, str] = field(default_factory=dict)  # configs not at their default, in print order
     min_insync_replicas: int = 1
+    elr_known: bool = True  # Kafka 4.4 prints "Elr: N/A" where the cluster cannot say (no DescribeTopicPartitions)
 
 
 class Backend(Protocol):

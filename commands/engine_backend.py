@@ -35,8 +35,11 @@ class EngineBackend:
                 leader = isr[0] if isr else None
                 partitions.append(PartitionInfo(p, leader, list(replicas), isr))
             effective = topic_config.effective(meta.configs, self.engine.broker_config)
-            out.append(TopicInfo(name, meta.topic_id, partitions, dict(meta.configs),
-                                 int(effective["min.insync.replicas"])))
+            # What a Kafka 4.4 cluster reports as not default: the topic's overrides and the
+            # cluster-wide dynamic defaults, in the order kafka-topics prints them.
+            shown = {**topic_config.cluster_defaults(self.engine.broker_config), **meta.configs}
+            shown = {k: shown[k] for k in topic_config.describe_order(shown)}
+            out.append(TopicInfo(name, meta.topic_id, partitions, shown, int(effective["min.insync.replicas"])))
         return out
 
     def live_brokers(self) -> set[int]:

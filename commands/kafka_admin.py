@@ -410,7 +410,9 @@ class KafkaTopicsBackend:
                 min_isr_value = int(min_isr.value) if min_isr is not None else 1
             except (TypeError, ValueError):
                 min_isr_value = 1
-            topic_id = str(d.topic_id) if getattr(d, "topic_id", None) is not None else None
+            # librdkafka writes a Uuid in standard base64; Kafka's Uuid.toString is URL-safe.
+            topic_id = (str(d.topic_id).replace("+", "-").replace("/", "_")
+                        if getattr(d, "topic_id", None) is not None else None)
             # librdkafka describes topics with Metadata, which has no ELR: a cluster with topic ids
             # is taken to answer DescribeTopicPartitions with (empty) ELRs, as a healthy Kafka
             # 3.8+ cluster does; one without (Metadata < v10, e.g. pk-server-start) gets "N/A".

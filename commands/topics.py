@@ -47,8 +47,10 @@ class TopicOptions:
     delete: bool = False
     topic: str | None = None
     topic_id: str | None = None
-    partitions: int | None = None
-    replication_factor: int | None = None
+    # Integer options may arrive as the command line's text: jopt-simple converts them only when
+    # the action reads them (resolve_ints), so a bad number is an action error, not a usage error.
+    partitions: int | str | None = None
+    replication_factor: int | str | None = None
     replica_assignment: str | None = None
     config: list[str] = field(default_factory=lambda: [])  # (`list` is a field name here)
     delete_config: list[str] = field(default_factory=lambda: [])
@@ -69,9 +71,44 @@ class TopicOptions:
     bootstrap_server: str | None = None
     disable_rack_aware: bool = False  # ZooKeeper mode only
     force: bool = False  # ZooKeeper mode only; ignored, as Kafka 2.8 ignored it
+    # Kafka 4.4 (DescribeTopicPartitions paging): parsed and checked, nothing for pk to page.
+    partition_size_limit_per_response: int | str | None = None
+    warned: bool = False  # the --delete-config warning was printed (check_args runs twice)
+
+
+DELETE_CONFIG_WARNING = ("delete-config option is no longer supported and deprecated since version 4.0. "
+                         "The config will be fully removed in future releases.")
 
 
 # --------------------------------------------------------------------------- checks
+def warn(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr)
+
+
+def deletes_configs(o: TopicOptions) -> bool:
+    """--delete-config still removes overrides on the bundled engine (--alter, pk's own
+    extension); elsewhere Kafka 4.4 ignores it after a warning."""
+    return o.alter and o.configs_alterable
+
+
+def resolve_ints(o: TopicOptions) -> TopicOptions:
+    """The integer options as the action reads them (partitions, then replication factor):
+    jopt-simple's conversion error is an action error (`Error while executing topic command :`)."""
+    from dataclasses import replace
+
+    values = {}
+    for name in ("partitions", "replication_factor", "partition_size_limit_per_response"):
+        value = getattr(o, name)
+        if isinstance(value, str):
+            text = value
+            if not (re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31):
+                raise CommandError(f"Cannot parse argument '{text}' of option {name.replace('_', '-')}")
+            values[name] = int(text)
+    return replace(o, **values) if values else o
+
+
 def _opt(name: str) -> str:
     return f"[{name.replace('_', '-')}]"
 
@@ -79,12 +116,14 @@ def _opt(name: str) -> str:
 def check_args(o: TopicOptions) -> None:
     """TopicCommandOptions.checkArgs, in Kafka's order: 3.7's, or 2.8's with --zookeeper."""
     zk = o.zookeeper is not None
-    if not zk:  # options that only exist in Kafka 2.8's ZooKeeper mode: unknown to Kafka 3.7
+    if not zk:  # options that only exist in Kafka 2.8's ZooKeeper mode: unknown to Kafka 4.4
         for name in ("bootstrap_server", "disable_rack_aware", "force"):
             if getattr(o, name) not in (None, False):
                 raise UsageError(f"{name.replace('_', '-')} is not a recognized option")
     elif o.topic_id is not None:  # 2.8 has no --topic-id
         raise UsageError("topic-id is not a recognized option")
+    elif o.partition_size_limit_per_response is not None:
+        raise UsageError("partition-size-limit-per-response is not a recognized option")
     actions = sum(bool(getattr(o, a)) for a in ACTIONS)
     if actions != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
@@ -101,11 +140,14 @@ def check_args(o: TopicOptions) -> None:
         for name in ("partitions", "replication_factor"):
             if getattr(o, name) is None:
                 raise UsageError(f'Missing required argument "{_opt(name)}"')
+    if not zk and o.delete_config and not deletes_configs(o) and not o.warned:
+        # Kafka 4.4 only warns (on stderr, after the action check) and ignores the option.
+        o.warned = True
+        warn(DELETE_CONFIG_WARNING)
     if o.alter and not zk:
         if o.config and not o.configs_alterable:
-            raise UsageError('Option combination "[[bootstrap-server], [config]]" can\'t be used with option '
-                             '"[alter]" (the kafka-configs CLI supports altering topic configs with a '
-                             '--bootstrap-server option)')
+            raise UsageError('Option combination "[[config], [bootstrap-server]]" can\'t be used with option '
+                             '"[alter]" (To alter topic configurations, the kafka-configs tool can be used.)')
         if o.partitions is None and not (o.configs_alterable and (o.config or o.delete_config)):
             raise UsageError('Missing required argument "[partitions]"')
 
@@ -119,7 +161,8 @@ def check_args(o: TopicOptions) -> None:
         return tuple(a for a in ("alter", "create", "describe", "list", "delete") if a not in keep)
 
     invalid("config", *all_but("alter", "create"))
-    invalid("delete_config", *all_but("alter"))
+    if zk:
+        invalid("delete_config", *all_but("alter"))
     invalid("partitions", *all_but("alter", "create"))
     invalid("replication_factor", *all_but("create"))
     invalid("replica_assignment", *all_but("alter", "create"))
@@ -209,6 +252,7 @@ Out = Callable[[str], None]
 
 def run(backend: Backend, o: TopicOptions, out: Out) -> None:
     check_args(o)
+    o = resolve_ints(o)
     if o.create:
         create(backend, o, out)
     elif o.alter:
@@ -278,6 +322,10 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
         topics = select_topics(backend, o.topic, o.exclude_internal)
         ensure_found(topics, o.topic, not o.if_exists)
         infos = backend.describe_topics(topics) if topics else []
+        # Kafka prints the values of describeTopics' result map: a HashMap sized for the
+        # topics, filled in name order.
+        by_name = {info.name: info for info in infos}
+        infos = [by_name[n] for n in java_hashmap_order(topics) if n in by_name]
     live = backend.live_brokers()
     reporting = any(getattr(o, f) for f in REPORT_FLAGS)
     for info in infos:
@@ -287,7 +335,7 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
             continue
         for part in info.partitions:
             if not reporting or _matches_report(o, info, part, live):
-                out(partition_line(info.name, part))
+                out(partition_line(info.name, part) + elr_fields(info))
 
 
 def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> bool:
@@ -299,9 +347,22 @@ def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> b
             or (o.at_min_isr_partitions and len(part.isr) == info.min_insync_replicas))
 
 
+def java_hashmap_order(keys: list[str], default_capacity: bool = False) -> list[str]:
+    from pk.engine.topic_config import java_hashmap_order as order
+
+    return order(keys, default_capacity)
+
+
+def elr_fields(info: TopicInfo) -> str:
+    """Kafka 4.4's eligible leader replicas columns. pk's engine and pk-server-start never
+    shrink an ISR (one broker), so the lists are empty where the cluster can report them."""
+    return "\tElr: \tLastKnownElr: " if info.elr_known else "\tElr: N/A\tLastKnownElr: N/A"
+
+
 def topic_line(info: TopicInfo, marked_for_deletion: bool = False) -> str:
-    """marked_for_deletion: ZooKeeper mode only (2.8 appends the field; Admin-client paths never)."""
-    configs = ",".join(f"{k}={v}" for k, v in sorted(info.overrides.items()))
+    """`info.overrides` in the order Kafka prints them. marked_for_deletion: ZooKeeper mode
+    only (2.8 appends the field; Admin-client paths never)."""
+    configs = ",".join(f"{k}={v}" for k, v in info.overrides.items())
     rf = len(info.partitions[0].replicas) if info.partitions else 0
     tid = f"\tTopicId: {info.topic_id}" if info.topic_id and info.topic_id != "AAAAAAAAAAAAAAAAAAAAAA" else ""
     return (f"Topic: {info.name}{tid}\tPartitionCount: {len(info.partitions)}"

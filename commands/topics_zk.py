@@ -24,7 +24,7 @@ from pk.engine.errors import InvalidConfigurationError, InvalidTopicError, Kafka
 
 from .backend import PartitionInfo, TopicInfo
 from .topics import (COLLISION_WARNING, CommandError, Out, TopicOptions, check_args, ensure_found,
-                     parse_replica_assignment, partition_line, select_topics, topic_line)
+                     parse_replica_assignment, partition_line, resolve_ints, select_topics, topic_line)
 
 ALTER_CONFIG_WARNING = (
     "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.",
@@ -145,6 +145,7 @@ def parse_configs_to_delete(args: list[str]) -> list[str]:
 # --------------------------------------------------------------------------- actions
 def run(backend, o: TopicOptions, out: Out) -> None:
     check_args(o)
+    o = resolve_ints(o)
     if o.create:
         create(backend, o, out)
     elif o.alter:
@@ -225,6 +226,10 @@ def describe(backend, o: TopicOptions, out: Out) -> None:
         replicas = {p: a.replicas for p, a in sorted(assignment.partitions.items())}
         if describe_configs:
             configs = backend.topic_configs(name)
+            # 2.8 prints the java.util.Properties it read the znode into, in that map's order.
+            from pk.engine.topic_config import _properties_order
+
+            configs = {k: configs[k] for k in _properties_order(list(configs))}
             if not o.topics_with_overrides or configs:
                 partitions = [PartitionInfo(p, None, r, []) for p, r in replicas.items()]
                 out(topic_line(TopicInfo(name, assignment.topic_id, partitions, configs), marked))

@@ -184,7 +184,7 @@ class Engine:
             raise InvalidReplicationFactorError(
                 f"Unable to replicate the partition {replication_factor} time(s): The target "
                 f"replication factor of {replication_factor} cannot be reached because only "
-                f"{len(brokers)} broker(s) are registered.")
+                f"{len(brokers)} broker(s) are registered or some brokers have all their log directories cordoned.")
         return {p: brokers[:replication_factor] for p in range(num_partitions)}
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],

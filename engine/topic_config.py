@@ -532,6 +532,59 @@ def _validate_remote_storage(values: dict[str, Any], system_enabled: bool) -> No
                 raise _invalid(local_name, local, f"Value must not be more than {total_name} property value: {total}")
 
 
+# The order of a topic's entries in Kafka 4.4's DescribeConfigs response (as a KRaft broker
+# sends them, seen from the oracle); TopicCommand prints the non-default ones in the iteration
+# order of a default-sized java.util.HashMap filled in this order, which is this order again.
+DESCRIBE_ORDER = (
+    "compression.type", "errors.deadletterqueue.group.enable", "remote.copy.lag.bytes",
+    "remote.log.delete.on.disable", "leader.replication.throttled.replicas", "remote.storage.enable",
+    "min.insync.replicas", "segment.jitter.ms", "remote.log.copy.disable", "local.retention.ms",
+    "cleanup.policy", "flush.ms", "follower.replication.throttled.replicas", "compression.lz4.level",
+    "segment.bytes", "retention.ms", "compression.gzip.level", "remote.copy.lag.ms", "flush.messages",
+    "compression.zstd.level", "max.compaction.lag.ms", "file.delete.delay.ms", "max.message.bytes",
+    "min.compaction.lag.ms", "message.timestamp.type", "local.retention.bytes", "preallocate",
+    "index.interval.bytes", "min.cleanable.dirty.ratio", "unclean.leader.election.enable",
+    "retention.bytes", "delete.retention.ms", "message.timestamp.after.max.ms",
+    "max.decompressed.message.bytes", "message.timestamp.before.max.ms", "segment.ms", "segment.index.bytes",
+)
+
+
+def cluster_defaults(broker: dict[str, str] | None = None) -> dict[str, str]:
+    """Topic configs a freshly formatted Kafka 4.4 cluster holds as cluster-wide dynamic
+    defaults (DYNAMIC_DEFAULT_BROKER_CONFIG): with eligible leader replicas enabled (the 4.x
+    default) the controller records min.insync.replicas at the cluster level, so every topic
+    reports it as not default (`Configs: min.insync.replicas=1`)."""
+    return {"min.insync.replicas": (broker or {}).get("min.insync.replicas", "1")}
+
+
+def describe_order(names) -> list[str]:
+    """`names` in the order Kafka 4.4's kafka-topics --describe prints a topic's configs."""
+    names = set(names)  # the map holds every topic config (the printed ones are filtered from it)
+    every = list(DESCRIBE_ORDER) + sorted(names - set(DESCRIBE_ORDER))
+    return [n for n in java_hashmap_order(every, default_capacity=True) if n in names]
+
+
+def java_hashmap_order(keys, default_capacity: bool = False) -> list[str]:
+    """The iteration order of a java.util.HashMap<String, ?> after putting `keys` in this order:
+    by bucket (spread hash & (capacity - 1)), then insertion order within a bucket (resizing
+    keeps it). Capacity: `new HashMap<>(n)` (tableSizeFor(n)) or, with default_capacity, 16;
+    doubled while the size exceeds its 3/4. Kafka's tools print several maps this way."""
+    keys = list(dict.fromkeys(keys))
+    capacity = 16
+    if not default_capacity:
+        capacity = 1
+        while capacity < len(keys):
+            capacity *= 2
+    while len(keys) > capacity * 3 // 4:  # the resize threshold, (int) (capacity * 0.75)
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)
+
+
 def _java_string_hash(s: str) -> int:
     """String.hashCode over UTF-16 code units, as an unsigned 32-bit int."""
     h = 0
