@@ -1,4 +1,5 @@
-"""DumpLogSegments (kafka-dump-log.sh, kafka.tools.DumpLogSegments, Kafka 3.7).
+"""DumpLogSegments (kafka-dump-log.sh, org.apache.kafka.tools.DumpLogSegments, Kafka 4.4;
+kafka.tools.DumpLogSegments up to 3.x).
 
     pk-run-class kafka.tools.DumpLogSegments --files 00000000000000000000.log --print-data-log
 
@@ -15,12 +16,12 @@ import sys
 
 import click
 
-from .common import JAVA_INT, fail, version_option
+from .common import fail, version_option
 from .run_class import JoptCommand
 
 HELP_LINE = ("This tool helps to parse a log file and dump its contents to the console, useful for "
              "debugging a seemingly corrupt log segment.")
-DEFAULT_DECODER = "kafka.serializer.StringDecoder"
+DEFAULT_DECODER = "org.apache.kafka.tools.api.StringDecoder"
 
 
 class DumpLogSegmentsCommand(JoptCommand):
@@ -34,32 +35,38 @@ class DumpLogSegmentsCommand(JoptCommand):
 @click.option("--files", multiple=True, metavar="FILE1,FILE2,...",
               help="REQUIRED: The comma separated list of data and index log files to be dumped.")
 @click.option("--print-data-log", is_flag=True,
-              help="if set, printing the messages content when dumping data logs. Automatically set if any "
+              help="If set, printing the messages content when dumping data logs. Automatically set if any "
                    "decoder option is specified.")
-@click.option("--verify-index-only", is_flag=True, help="if set, just verify the index log without printing its content.")
+@click.option("--verify-index-only", is_flag=True, help="If set, just verify the index log without printing its content.")
 @click.option("--index-sanity-check", is_flag=True,
-              help="if set, just checks the index sanity without printing its content. This is the same check "
+              help="If set, just checks the index sanity without printing its content. This is the same check "
                    "that is executed on broker startup to determine if an index needs rebuilding or not.")
 @click.option("--deep-iteration", is_flag=True,
-              help="if set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
-@click.option("--max-message-size", type=JAVA_INT, multiple=True, metavar="SIZE",
+              help="If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
+# Integers stay text until the tool reads them (after "Dumping <file>"), as jopt-simple converts them.
+@click.option("--max-message-size", multiple=True, metavar="SIZE",
               help="Size of largest message. (default: 5242880)")
-@click.option("--max-bytes", type=JAVA_INT, multiple=True, metavar="SIZE",
+@click.option("--max-bytes", multiple=True, metavar="SIZE",
               help="Limit the amount of total batches read in bytes avoiding reading the whole .log file(s). "
                    "(default: 2147483647)")
 @click.option("--value-decoder-class", is_flag=False, flag_value=DEFAULT_DECODER, default=None, metavar="[CLASS]",
-              help="if set, used to deserialize the messages: kafka.serializer.StringDecoder (default), "
-                   "LongDecoder, IntegerDecoder or DefaultDecoder.")
+              help="If set, used to deserialize the messages: org.apache.kafka.tools.api.StringDecoder (default), "
+                   "LongDecoder, IntegerDecoder or DefaultDecoder of that package.")
 @click.option("--key-decoder-class", is_flag=False, flag_value=DEFAULT_DECODER, default=None, metavar="[CLASS]",
-              help="if set, used to deserialize the keys: kafka.serializer.StringDecoder (default), "
-                   "LongDecoder, IntegerDecoder or DefaultDecoder.")
+              help="If set, used to deserialize the keys: org.apache.kafka.tools.api.StringDecoder (default), "
+                   "LongDecoder, IntegerDecoder or DefaultDecoder of that package.")
 @click.option("--offsets-decoder", is_flag=True,
-              help="if set, log data will be parsed as offset data from the __consumer_offsets topic.")
+              help="If set, log data will be parsed as offset data from the __consumer_offsets topic.")
 @click.option("--transaction-log-decoder", is_flag=True,
-              help="Kafka: parse log data as transaction metadata from __transaction_state (not supported by pk).")
+              help="If set, log data will be parsed as transaction metadata from the __transaction_state topic.")
 @click.option("--cluster-metadata-decoder", is_flag=True,
               help="Kafka: parse log data as cluster metadata records (not supported by pk).")
-@click.option("--skip-record-metadata", is_flag=True, help="whether to skip printing metadata for each record.")
+@click.option("--remote-log-metadata-decoder", is_flag=True,
+              help="Kafka: parse log data as remote log metadata records (not supported by pk).")
+@click.option("--share-group-state-decoder", is_flag=True,
+              help="Kafka: parse log data as share group state from __share_group_state (not supported by pk).")
+@click.option("--skip-record-metadata", is_flag=True,
+              help="Skip metadata when printing records. This flag also skips control records.")
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")
 def cli(ignored, **opts):
@@ -79,6 +86,8 @@ def cli(ignored, **opts):
         skip_record_metadata=opts["skip_record_metadata"],
         transaction_log_decoder=opts["transaction_log_decoder"],
         cluster_metadata_decoder=opts["cluster_metadata_decoder"],
+        remote_log_metadata_decoder=opts["remote_log_metadata_decoder"],
+        share_group_state_decoder=opts["share_group_state_decoder"],
     )
     stdout = sys.stdout.buffer
     stderr = sys.stderr

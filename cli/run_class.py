@@ -31,8 +31,9 @@ CLASSES: dict[str, str] = {
     # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
     "org.apache.kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
     "kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
-    # DumpLogSegments has kept its name from 0.8 to 4.0.
+    # DumpLogSegments: kafka.tools (Scala) up to 3.x, org.apache.kafka.tools (Java) in 4.x.
     "kafka.tools.DumpLogSegments": "pk.cli.dump_log:cli",
+    "org.apache.kafka.tools.DumpLogSegments": "pk.cli.dump_log:cli",
     # ConsumerGroupCommand: kafka.admin (Scala) up to 3.7, org.apache.kafka.tools.consumer.group from 3.8.
     "kafka.admin.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",
     "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand": "pk.cli.consumer_groups:cli",

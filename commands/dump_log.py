@@ -36,9 +36,9 @@ RECORD_BATCH_OVERHEAD = 61
 LEGACY_RECORD_OVERHEAD_V0 = 14
 NO_TIMESTAMP = -1
 
-STRING_DECODER = "kafka.serializer.StringDecoder"
-DECODERS = ("kafka.serializer.StringDecoder", "kafka.serializer.DefaultDecoder",
-            "kafka.serializer.LongDecoder", "kafka.serializer.IntegerDecoder")
+STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"
+DECODERS = ("org.apache.kafka.tools.api.StringDecoder", "org.apache.kafka.tools.api.DefaultDecoder",
+            "org.apache.kafka.tools.api.LongDecoder", "org.apache.kafka.tools.api.IntegerDecoder")
 
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER"}
@@ -104,11 +104,14 @@ class DumpOptions:
     skip_record_metadata: bool = False
     transaction_log_decoder: bool = False
     cluster_metadata_decoder: bool = False
+    remote_log_metadata_decoder: bool = False
+    share_group_state_decoder: bool = False
 
     @property
     def should_print_data_log(self) -> bool:
         return (self.print_data_log or self.offsets_decoder or self.transaction_log_decoder
-                or self.cluster_metadata_decoder or self.value_decoder_class is not None
+                or self.cluster_metadata_decoder or self.remote_log_metadata_decoder
+                or self.share_group_state_decoder or self.value_decoder_class is not None
                 or self.key_decoder_class is not None)
 
     @property
@@ -124,6 +127,20 @@ def value_of(name: str, value, default=None):
                             f"Found multiple arguments for option {name}, but you asked for only one")
         value = value[0] if value else None
     return default if value is None else value
+
+
+def int_value_of(name: str, value, default: int) -> int:
+    """valueOf of an Integer option: jopt converts the text only when the tool reads it."""
+    value = value_of(name, value)
+    if value is None:
+        return default
+    if isinstance(value, int):
+        return value
+    text = str(value)
+    if re.fullmatch(r"[+-]?\d+", text) and -2**31 <= int(text) < 2**31:
+        return int(text)
+    raise JavaError("joptsimple.OptionArgumentConversionException",
+                    f"Cannot parse argument '{text}' of option {name}")
 
 
 class UsageError(Exception):
@@ -290,6 +307,25 @@ class ScalaHashMap:
             improved = h ^ (h >> 16)
             signed = improved - (1 << 32) if improved & 0x80000000 else improved
             return improved & (self.length - 1), signed, self._seq[key]
+
+        return [(k, self.values[k]) for k in sorted(self.values, key=order)]
+
+
+class JavaHashMap(ScalaHashMap):
+    """Iteration order of java.util.HashMap with String keys: bucket `(h ^ h >>> 16) & (n - 1)`,
+    insertion order inside a bucket; the table (16) doubles when a put makes size > 0.75 n."""
+
+    def put(self, key: str, value) -> None:
+        if key not in self.values:
+            self._seq[key] = len(self._seq)
+            if len(self.values) + 1 > int(self.length * 0.75):
+                self.length *= 2
+        self.values[key] = value
+
+    def items(self) -> list[tuple]:
+        def order(key):
+            h = java_string_hash(key) & 0xFFFFFFFF
+            return (h ^ (h >> 16)) & (self.length - 1), self._seq[key]
 
         return [(k, self.values[k]) for k in sorted(self.values, key=order)]
 
@@ -695,25 +731,25 @@ def iter_records(batch: Batch) -> Iterator[Rec]:
 
 # --------------------------------------------------------------------------- message parsers
 def make_decoder(class_name: str) -> Callable[[bytes], str]:
-    """CoreUtils.createObject of a kafka.serializer.Decoder."""
-    if class_name == "kafka.serializer.StringDecoder":
+    """Utils.newInstance of an org.apache.kafka.tools.api.Decoder."""
+    if class_name == "org.apache.kafka.tools.api.StringDecoder":
         return java_utf8
-    if class_name == "kafka.serializer.LongDecoder":
+    if class_name == "org.apache.kafka.tools.api.LongDecoder":
         def long_decoder(b: bytes) -> str:
             if len(b) < 8:
                 raise JavaError(BUFFER_UNDERFLOW)
             return str(_I64.unpack_from(b)[0])
         return long_decoder
-    if class_name == "kafka.serializer.IntegerDecoder":
+    if class_name == "org.apache.kafka.tools.api.IntegerDecoder":
         def int_decoder(b: bytes) -> str:
             if len(b) < 4:
                 raise JavaError(BUFFER_UNDERFLOW)
             return str(_I32.unpack_from(b)[0])
         return int_decoder
-    if class_name == "kafka.serializer.DefaultDecoder":
+    if class_name == "org.apache.kafka.tools.api.DefaultDecoder":
         # Java prints the byte array's identity ("[B@<hash>"); pk derives the hash from the bytes.
         return lambda b: f"[B@{zlib.crc32(b):x}"
-    raise JavaError(CLASS_NOT_FOUND, class_name)
+    raise JavaError("java.lang.RuntimeException", "Failed to load decoder class")
 
 
 class DecoderMessageParser:
@@ -752,70 +788,219 @@ def big_int_hex(data: bytes) -> str:
     return f"{int.from_bytes(data, 'big'):X}"
 
 
+def _json(value) -> str:
+    """Jackson's ObjectNode.toString() of a tree of dicts, lists, str, int, bool, bytes, None."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return jackson_string(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        import base64
+
+        return '"' + base64.b64encode(bytes(value)).decode() + '"'  # BinaryNode
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{jackson_string(k)}:{_json(v)}" for k, v in value.items()) + "}"
+    return "[" + ",".join(_json(v) for v in value) + "]"
+
+
 class OffsetsMessageParser:
-    """GroupMetadataManager.formatRecordKeyAndValue (Kafka 3.7; 3.8 switched to JSON)."""
+    """Kafka 4.x's coordinator-record parser for __consumer_offsets: the key as
+    {"type":"<record type>","data":{...}} and the value as {"version":"<v>","data":{...}}, the
+    records written by their generated JSON converters (fields of the record's version, in schema
+    order); a consumer group's member subscription and assignment decoded as well."""
 
     def parse(self, rec: Rec) -> tuple[str | None, str | None]:
         from pk.engine import consumer_offsets as co
 
         if rec.key is None:
-            raise JavaError(KAFKA_EXCEPTION, "Failed to decode message using offset topic decoder "
-                                             "(message had a missing key)")
+            raise JavaError("java.lang.RuntimeException", f"Failed to decode message at offset {rec.offset} "
+                                                          "using the specified decoder (message had a missing key)")
+        key_bytes = bytes(rec.key)
+        record_type = _I16.unpack_from(key_bytes)[0] if len(key_bytes) >= 2 else None
+        if record_type not in (0, 1, 2):
+            return f"Unknown record type {record_type} at offset {rec.offset}, skipping.", None
         try:
-            key = co.decode_key(rec.key)
+            key = co.decode_key(key_bytes)
             if isinstance(key, co.OffsetCommitKey):
-                return self._offsets(key, co.decode_offset_commit_value(rec.value))
-            if isinstance(key, co.GroupMetadataKey):
-                return self._group(key, co.decode_group_metadata_value(rec.value))
+                key_json = {"group": key.group, "topic": key.topic, "partition": key.partition}
+                value = None if rec.value is None else self._offset_commit(bytes(rec.value))
+            else:
+                key_json = {"group": key.group}
+                value = None if rec.value is None else self._group(bytes(rec.value))
         except co.SchemaError as exc:
-            text = str(exc)
-            java_class = ILLEGAL_STATE if text.startswith("Unknown ") else SCHEMA_EXCEPTION
-            raise JavaError(java_class, text) from None
-        return f"unknown::version={key.version}", None
-
-    @staticmethod
-    def _offsets(key, value) -> tuple[str, str]:
-        key_text = f"offset_commit::group={key.group},partition={key.topic}-{key.partition}"
+            return f"Error at offset {rec.offset}, skipping. {exc}", None
+        key_text = _json({"type": str(record_type), "data": key_json})
         if value is None:
             return key_text, "<DELETE>"
-        if value.metadata == "":
-            return key_text, f"offset={value.offset}"
-        return key_text, f"offset={value.offset},metadata={value.metadata}"
+        version, data = value
+        return key_text, _json({"version": str(version), "data": data})
 
     @staticmethod
-    def _group(key, value) -> tuple[str, str]:
+    def _offset_commit(data: bytes) -> tuple[int, dict]:
         from pk.engine import consumer_offsets as co
 
-        key_text = f"group_metadata::group={key.group}"
-        if value is None:
-            return key_text, "<DELETE>"
-        # GroupMetadata.loadGroup puts the members into a Scala mutable.HashMap by member id.
-        members = ScalaHashMap()
-        static = set()
+        r = co._Reader(data, what="offset commit value")
+        v = r.int16()
+        if v not in co.OFFSET_COMMIT_VALUE_VERSIONS:
+            raise co.SchemaError(f"Unknown offset message version: {v}")
+        r.flexible = v >= co.FLEXIBLE_VALUE_VERSION
+        out: dict = {"offset": r.int64()}
+        if v >= 3:
+            out["leaderEpoch"] = r.int32()
+        out["metadata"] = r.string("metadata")
+        out["commitTimestamp"] = r.int64()
+        if v == 1:
+            out["expireTimestamp"] = r.int64()
+        if r.flexible:
+            for _ in range(r.uvarint()):
+                tag, size = r.uvarint(), r.uvarint()
+                raw = r._take(size)
+                if tag == 0 and size == 16 and raw != bytes(16):  # topicId, written when not zero
+                    import base64
+
+                    out["topicId"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        return v, out
+
+    @staticmethod
+    def _group(data: bytes) -> tuple[int, dict]:
+        from pk.engine import consumer_offsets as co
+
+        value = co.decode_group_metadata_value(data)
+        v = value.version
+        out: dict = {"protocolType": value.protocol_type, "generation": value.generation,
+                     "protocol": value.protocol, "leader": value.leader}
+        if v >= 2:
+            out["currentStateTimestamp"] = value.current_state_timestamp
+        consumer = value.protocol_type == co.CONSUMER_PROTOCOL_TYPE
+        members = []
         for m in value.members:
-            if m.group_instance_id is not None:
-                if m.group_instance_id in static:
-                    raise JavaError(ILLEGAL_STATE, f"Static member with groupInstanceId={m.group_instance_id} "
-                                                   f"cannot be added to group {key.group} since it is already a member")
-                static.add(m.group_instance_id)
-            members.put(m.member_id, m)
-        protocol_type = value.protocol_type
-        parts = []
-        for member_id, m in members.items():
-            if protocol_type == co.CONSUMER_PROTOCOL_TYPE:
-                try:
-                    assignment = co.decode_assignment(m.assignment)
-                except co.SchemaError as exc:
-                    raise JavaError(SCHEMA_EXCEPTION, str(exc)) from None
-                partitions = "[" + ", ".join(f"{t}-{p}" for t, p in assignment.partitions()) + "]"
-                user_data = big_int_hex(assignment.user_data) if assignment.user_data is not None else ""
-                parts.append(f"{member_id}={partitions}" + (f":{user_data}" if user_data else ""))
-            else:
-                parts.append(f"{member_id}={big_int_hex(m.assignment)}")
-        assignment_text = "{" + ",".join(parts) + "}"
-        protocol = "null" if value.protocol is None else jackson_string(value.protocol)
-        return key_text, (f'{{"protocolType":{jackson_string(protocol_type)},"protocol":{protocol},'
-                          f'"generationId":{value.generation},"assignment":{jackson_string(assignment_text)}}}')
+            member: dict = {"memberId": m.member_id}
+            if v >= 3:
+                member["groupInstanceId"] = m.group_instance_id
+            member["clientId"] = m.client_id
+            member["clientHost"] = m.client_host
+            if v >= 1:
+                member["rebalanceTimeout"] = m.rebalance_timeout
+            member["sessionTimeout"] = m.session_timeout
+            member["subscription"] = _subscription_json(m.subscription) if consumer else m.subscription
+            member["assignment"] = _assignment_json(m.assignment) if consumer else m.assignment
+            members.append(member)
+        out["members"] = members
+        return v, out
+
+
+TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort",
+                      "Dead", "PrepareEpochFence")
+
+
+class TransactionLogMessageParser:
+    """Kafka 4.x's parser for __transaction_state: TransactionLogKey / TransactionLogValue as
+    JSON (tagged fields only when they differ from their default), the status by name."""
+
+    def parse(self, rec: Rec) -> tuple[str | None, str | None]:
+        from pk.engine import consumer_offsets as co
+
+        if rec.key is None:
+            raise JavaError("java.lang.RuntimeException", f"Failed to decode message at offset {rec.offset} "
+                                                          "using the specified decoder (message had a missing key)")
+        key_bytes = bytes(rec.key)
+        record_type = _I16.unpack_from(key_bytes)[0] if len(key_bytes) >= 2 else None
+        if record_type != 0:
+            return f"Unknown record type {record_type} at offset {rec.offset}, skipping.", None
+        try:
+            r = co._Reader(key_bytes, 2, what="transaction log key")
+            key_text = _json({"type": "0", "data": {"transactionalId": r.string("transactionalId")}})
+            if rec.value is None:
+                return key_text, "<DELETE>"
+            version, data = self._value(bytes(rec.value))
+        except co.SchemaError as exc:
+            return f"Error at offset {rec.offset}, skipping. {exc}", None
+        return key_text, _json({"version": str(version), "data": data})
+
+    @staticmethod
+    def _value(data: bytes) -> tuple[int, dict]:
+        from pk.engine import consumer_offsets as co
+
+        r = co._Reader(data, what="transaction log value")
+        v = r.int16()
+        r.flexible = v >= 1
+        producer_id = r.int64()
+        epoch = r.int16()
+        timeout = r.int32()
+        status = r._take(1)[0]
+        count = r.uvarint() - 1 if r.flexible else r.int32()
+        partitions = None
+        if count >= 0:
+            partitions = []
+            for _ in range(count):
+                topic = r.string("topic")
+                ids = [r.int32() for _ in range(r.uvarint() - 1 if r.flexible else r.int32())]
+                r.skip_tagged_fields()
+                partitions.append({"topic": topic, "partitionIds": ids})
+        last_update = r.int64()
+        start = r.int64()
+        tagged = {}
+        if r.flexible:
+            for _ in range(r.uvarint()):
+                tag, size = r.uvarint(), r.uvarint()
+                raw = r._take(size)
+                if tag in (0, 1) and size == 8:
+                    tagged[tag] = _I64.unpack(raw)[0]
+                elif tag in (2, 3) and size == 2:
+                    tagged[tag] = _I16.unpack(raw)[0]
+        out: dict = {"producerId": producer_id}
+        if tagged.get(0, -1) != -1:
+            out["previousProducerId"] = tagged[0]
+        if tagged.get(1, -1) != -1:
+            out["nextProducerId"] = tagged[1]
+        out["producerEpoch"] = epoch
+        if tagged.get(3, -1) != -1:
+            out["nextProducerEpoch"] = tagged[3]
+        out["transactionTimeoutMs"] = timeout
+        out["transactionStatus"] = TRANSACTION_STATES[status] if status < len(TRANSACTION_STATES) else status
+        out["transactionPartitions"] = partitions
+        out["transactionLastUpdateTimestampMs"] = last_update
+        out["transactionStartTimestampMs"] = start
+        if tagged.get(2, 0) != 0:
+            out["clientTransactionVersion"] = tagged[2]
+        return v, out
+
+
+def _topic_partitions(r) -> list[dict]:
+    out = []
+    for _ in range(r.array_len("topicPartitions")):
+        topic = r.string("topic")
+        out.append({"topic": topic, "partitions": [r.int32() for _ in range(r.array_len("partitions"))]})
+    return out
+
+
+def _subscription_json(data: bytes) -> dict:
+    """ConsumerProtocolSubscription at the version its first two bytes give."""
+    from pk.engine import consumer_offsets as co
+
+    r = co._Reader(data, what="subscription")
+    v = r.int16()
+    out: dict = {"topics": [r.string("topics") for _ in range(r.array_len("topics"))],
+                 "userData": r.bytes_("userData", nullable=True)}
+    if v >= 1:
+        out["ownedPartitions"] = _topic_partitions(r)
+    if v >= 2:
+        out["generationId"] = r.int32()
+    if v >= 3:
+        out["rackId"] = r.string("rackId", nullable=True)
+    return out
+
+
+def _assignment_json(data: bytes) -> dict:
+    from pk.engine import consumer_offsets as co
+
+    r = co._Reader(data, what="assignment")
+    r.int16()
+    return {"assignedPartitions": _topic_partitions(r), "userData": r.bytes_("userData", nullable=True)}
 
 
 def message_parser(o: DumpOptions):
@@ -823,9 +1008,13 @@ def message_parser(o: DumpOptions):
     if o.offsets_decoder:
         return OffsetsMessageParser()
     if o.transaction_log_decoder:
-        raise Unsupported("--transaction-log-decoder is not supported by pk")
+        return TransactionLogMessageParser()
     if o.cluster_metadata_decoder:
         raise Unsupported("--cluster-metadata-decoder is not supported by pk")
+    if o.remote_log_metadata_decoder:
+        raise Unsupported("--remote-log-metadata-decoder is not supported by pk")
+    if o.share_group_state_decoder:
+        raise Unsupported("--share-group-state-decoder is not supported by pk")
     value_decoder = make_decoder(value_of("value-decoder-class", o.value_decoder_class, STRING_DECODER))
     key_decoder = make_decoder(value_of("key-decoder-class", o.key_decoder_class, STRING_DECODER))
     return DecoderMessageParser(key_decoder, value_decoder)
@@ -836,18 +1025,19 @@ class Reports:
     """The per-file problem lists DumpLogSegments prints on stderr after the last file."""
 
     def __init__(self):
-        self.index_mismatches = ScalaHashMap()  # Scala List, prepended: printed newest first
-        self.time_mismatches = ScalaHashMap()  # ArrayBuffers: printed in order
-        self.time_out_of_order = ScalaHashMap()
-        self.time_not_found = ScalaHashMap()
-        self.non_consecutive = ScalaHashMap()  # prepended
+        # java.util.HashMaps by file; index mismatches are listed newest first, the rest in order
+        self.index_mismatches = JavaHashMap()
+        self.time_mismatches = JavaHashMap()
+        self.time_out_of_order = JavaHashMap()
+        self.time_not_found = JavaHashMap()
+        self.non_consecutive = JavaHashMap()
 
     @staticmethod
-    def prepend(m: ScalaHashMap, key: str, pair) -> None:
+    def prepend(m: "JavaHashMap", key: str, pair) -> None:
         m.put(key, [pair] + m.get(key, []))
 
     @staticmethod
-    def append(m: ScalaHashMap, key: str, pair) -> None:
+    def append(m: "JavaHashMap", key: str, pair) -> None:
         if key not in m:
             m.put(key, [])
         m.get(key).append(pair)
@@ -865,8 +1055,8 @@ class Reports:
             out.err(f"Found out of order timestamp in :{name}")
             for index_ts, prev_ts in pairs:
                 out.err(f"  Index timestamp: {index_ts}, Previously indexed timestamp: {prev_ts}")
-        for _, pairs in self.time_not_found.items():
-            out.err("The following indexed offsets are not found in the log.")
+        for name, pairs in self.time_not_found.items():
+            out.err(f"The following indexed offsets are not found in :{name}")
             for indexed, found in pairs:
                 out.err(f"Indexed offset: {indexed}, found log offset: {found}")
         for name, pairs in self.non_consecutive.items():
@@ -890,9 +1080,7 @@ def run(o: DumpOptions, out: Output) -> None:
         out.println(f"Dumping {path}")
         name = file_name(path)
         dot = name.rfind(".")
-        if dot < 0:
-            raise substring_error(-1, len(name), len(name))
-        suffix = name[dot:]
+        suffix = name[dot:] if dot >= 0 else None
         if suffix in (".log", ".checkpoint"):
             dump_log(path, o, out, reports)
         elif suffix == ".index":
@@ -913,7 +1101,7 @@ def dump_log(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
     name = file_name(path)
     # Kafka evaluates both before the body runs: the parser (always built) and --max-bytes.
     parser = message_parser(o)
-    max_bytes = value_of("max-bytes", o.max_bytes, INT_MAX)
+    max_bytes = int_value_of("max-bytes", o.max_bytes, INT_MAX)
     if not o.should_print_data_log:
         parser = None
     if name.endswith(".log"):
@@ -942,11 +1130,11 @@ def dump_log(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
                 control = batch.magic >= 2 and batch.header().is_control
                 ts_type = batch_timestamp_type(batch)
                 for rec in iter_records(batch):
-                    if last_offset == -1:
-                        last_offset = rec.offset
-                    elif rec.offset != last_offset + 1:
-                        Reports.prepend(reports.non_consecutive, absolute(path), (last_offset, rec.offset))
+                    if rec.offset != last_offset + 1:
+                        Reports.append(reports.non_consecutive, absolute(path), (last_offset, rec.offset))
                     last_offset = rec.offset
+                    if skip_meta and parser is None:
+                        continue  # nothing to print for this record, not even the line break
                     prefix = RECORD_INDENT + " "
                     line = ""
                     try:
@@ -957,15 +1145,16 @@ def dump_log(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
                             if batch.magic >= 2:
                                 line += f" sequence: {rec.sequence} headerKeys: [{','.join(rec.header_keys)}]"
                             else:
-                                line += f" isValid: {'true' if rec.legacy_valid else 'false'} crc: {rec.legacy_crc}}}"
+                                line += f" isValid: {'true' if rec.legacy_valid else 'false'} crc: {rec.legacy_crc}"
                             if control:
                                 line += control_record_text(rec)
                         if parser is not None and not control:
                             key, payload = parser.parse(rec)
                             if key is not None:
                                 line += f"{prefix}key: {key}"
+                                prefix = " "
                             if payload is not None:
-                                line += f" payload: {payload}"
+                                line += f"{prefix}payload: {payload}"
                     except JavaError:
                         out.print(line)  # the JVM leaves the started line unfinished
                         raise
@@ -1044,6 +1233,8 @@ def control_record_text(rec: Rec) -> str:
             raise _invalid(f"Invalid version found for end transaction marker: {marker_version}. "
                            "May indicate data corruption")
         return f" endTxnMarker: {name} coordinatorEpoch: {epoch}"
+    if name == "LEADER_CHANGE":
+        return f" LeaderChange: {_leader_change_json(rec.value or b'')}"
     if name == "SNAPSHOT_HEADER":
         value = rec.value or b""
         if len(value) < 10:
@@ -1056,6 +1247,26 @@ def control_record_text(rec: Rec) -> str:
             raise JavaError(BUFFER_UNDERFLOW)
         return f' SnapshotFooter {{"version":{_I16.unpack_from(value)[0]}}}'
     return f" controlType: {name}({type_id})"
+
+
+def _leader_change_json(value: bytes) -> str:
+    """LeaderChangeMessage (flexible: compact arrays of {voterId}, tagged fields) as JSON."""
+    from pk.engine import consumer_offsets as co
+
+    r = co._Reader(value, flexible=True, what="LeaderChangeMessage")
+    try:
+        version = r.int16()
+        leader = r.int32()
+        lists = []
+        for _ in range(2):
+            voters = []
+            for _ in range(r.uvarint() - 1):
+                voters.append({"voterId": r.int32()})
+                r.skip_tagged_fields()
+            lists.append(voters)
+    except co.SchemaError:
+        raise JavaError(BUFFER_UNDERFLOW) from None
+    return _json({"version": version, "leaderId": leader, "voters": lists[0], "grantingVoters": lists[1]})
 
 
 # ----------------------------------------------------------------- indexes
@@ -1171,7 +1382,7 @@ def _first_batch_last_offset(f: SegmentFile, start: int, end: int) -> int:
 
 
 def dump_index(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
-    max_message_size = value_of("max-message-size", o.max_message_size, DEFAULT_MAX_MESSAGE_SIZE)
+    max_message_size = int_value_of("max-message-size", o.max_message_size, DEFAULT_MAX_MESSAGE_SIZE)
     start, log_path, _ = _segment_paths(path)
     f = SegmentFile(log_path)
     try:
@@ -1281,9 +1492,9 @@ def dump_producer_snapshot(path: str, out: Output) -> None:
          txn_first) = _SNAPSHOT_ENTRY.unpack_from(data, 10 + i * _SNAPSHOT_ENTRY.size)
         line = (f"producerId: {pid} producerEpoch: {epoch} coordinatorEpoch: {coordinator_epoch} "
                 f"currentTxnFirstOffset: {optional_long(txn_first if txn_first >= 0 else None)} "
-                f"lastTimestamp: {timestamp} ")
+                f"lastTimestamp: {timestamp}")
         if last_offset >= 0:
-            line += (f"firstSequence: {decrement_sequence(last_seq, offset_delta)} lastSequence: {last_seq} "
+            line += (f" firstSequence: {decrement_sequence(last_seq, offset_delta)} lastSequence: {last_seq} "
                      f"lastOffset: {last_offset} offsetDelta: {offset_delta} timestamp: {timestamp}")
         out.println(line)
 

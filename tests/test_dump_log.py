@@ -1,9 +1,10 @@
-"""DumpLogSegments (pk-run-class kafka.tools.DumpLogSegments), Kafka 3.7 layouts.
+"""DumpLogSegments (pk-run-class kafka.tools.DumpLogSegments), Kafka 4.4 layouts.
 
 Data is written through the engine (or, for what the engine refuses to write, such as
 control batches, legacy messages and broken files, as raw bytes), then dumped by the installed
-tool. Batch and record lines are checked byte for byte against hand-written 3.7 texts and
-against kafka-python's independent reader (kafka.record.MemoryRecords) over the same file.
+tool. Batch and record lines are checked byte for byte against texts Kafka 4.4's own
+kafka-dump-log printed (`same_as_kafka` runs it on the same files where the `kafka_tools`
+oracle is available) and against kafka-python's independent reader (kafka.record.MemoryRecords).
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ def fails(proc, message):
     assert proc.returncode == 1, (proc.returncode, proc.out, proc.err)
     assert proc.err == message + "\n", proc.err
     return proc
+
+
+def same_as_kafka(kafka_tools, pk, *args):
+    """Kafka 4.4's kafka-dump-log and pk's DumpLogSegments on the same files: the same stdout and
+    exit status; the same stderr (its first line when the tool failed: Kafka adds a stack trace)."""
+    k = kafka_tools("kafka-dump-log", *args)
+    p = pk(*DUMP, *args)
+    assert "Traceback" not in p.err
+    assert (p.returncode, p.out) == (k.returncode, k.out), (args, p.err, k.err_first)
+    if k.returncode == 0:
+        assert p.err == k.err
+    else:
+        assert p.err == k.err_first + "\n"
+    return p
 
 
 def topic(data_dir, name, partitions=1, **configs) -> Engine:
@@ -87,7 +102,7 @@ def kafka_python_view(path):
 
 
 # --------------------------------------------------------------------------- exact texts
-def test_worked_example_exact_text(pk, data_dir):
+def test_worked_example_exact_text(pk, data_dir, kafka_tools):
     engine = topic(data_dir, "ex")
     engine.partition("ex", 0).append_batches([WORKED_EXAMPLE])
     engine.close()
@@ -109,12 +124,17 @@ def test_worked_example_exact_text(pk, data_dir):
         "key: k1 payload: hello\n"
         "| offset: 1 CreateTime: 1700000000005 keySize: -1 valueSize: 5 sequence: -1 headerKeys: [h] "
         "payload: world\n")
-    # --skip-record-metadata: "| key: .. payload: .." and, without a key, Kafka's lost "|"
+    # --skip-record-metadata: "| key: .. payload: ..", "| payload: .." without a key (4.4)
     assert ok(pk(*DUMP, "--files", log, "--print-data-log", "--skip-record-metadata")) == head + (
         "| key: k1 payload: hello\n"
-        " payload: world\n")
+        "| payload: world\n")
+    # ... and without --print-data-log no record line at all
+    assert ok(pk(*DUMP, "--files", log, "--skip-record-metadata")) == head
     # a decoder option implies --print-data-log; single-dash options work as in jopt-simple
     assert ok(pk(*DUMP, "-files", log, "--value-decoder-class")) == ok(pk(*DUMP, "--files", log, "--print-data-log"))
+    for args in (["--print-data-log"], ["--deep-iteration"], ["--print-data-log", "--skip-record-metadata"],
+                 ["--skip-record-metadata"], ["--value-decoder-class"]):
+        same_as_kafka(kafka_tools, pk, "--files", log, *args)
 
 
 def test_idempotent_batches_and_null_value(pk, data_dir):
@@ -163,16 +183,18 @@ def _as_control(batch: bytes) -> bytes:
     return bytes(b)
 
 
-def test_transactional_batch_and_commit_marker(pk, tmp_path):
+def test_transactional_batch_and_commit_marker(pk, tmp_path, kafka_tools):
     data = records.encode_batch([(b"k", b"v", (), TS)], producer_id=9, producer_epoch=1, base_sequence=0,
                                 transactional=True)
     marker = _as_control(records.with_base_offset(
         records.encode_batch([(struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 5), (), TS + 1)],
                              producer_id=9, producer_epoch=1), 1))
     unknown = _as_control(records.with_base_offset(
-        records.encode_batch([(struct.pack(">hh", 0, 2), b"", (), TS + 2)]), 2))
+        records.encode_batch([(struct.pack(">hh", 0, 9), b"", (), TS + 2)]), 2))
     log = tmp_path / f"{SEG}.log"
     log.write_bytes(data + marker + unknown)
+    for args in (["--print-data-log"], ["--deep-iteration"], ["--print-data-log", "--skip-record-metadata"]):
+        same_as_kafka(kafka_tools, pk, "--files", str(log), *args)
     out = ok(pk(*DUMP, "--files", str(log), "--print-data-log")).splitlines()
     assert "isTransactional: true isControl: false" in out[2]
     assert out[3].endswith("sequence: 0 headerKeys: [] key: k payload: v")
@@ -182,7 +204,7 @@ def test_transactional_batch_and_commit_marker(pk, tmp_path):
     assert out[5] == ("| offset: 1 CreateTime: 1700000000001 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
                       "endTxnMarker: COMMIT coordinatorEpoch: 5")
     assert out[7] == ("| offset: 2 CreateTime: 1700000000002 keySize: 4 valueSize: 0 sequence: -1 headerKeys: [] "
-                      "controlType: LEADER_CHANGE(2)")
+                      "controlType: UNKNOWN(9)")
 
 
 # --------------------------------------------------------------------------- cross-check
@@ -239,7 +261,7 @@ def test_big_segment_with_indexes_matches_kafka_python(pk, data_dir):
         f"Dumping {timeindex}\n{timeindex} passed sanity check.\n")
 
 
-def test_index_mismatches_reported_newest_first(pk, data_dir, tmp_path):
+def test_index_mismatches_reported_newest_first(pk, data_dir, tmp_path, kafka_tools):
     engine = topic(data_dir, "mm")
     log_ = engine.partition("mm", 0)
     for n in range(30):
@@ -263,14 +285,17 @@ def test_index_mismatches_reported_newest_first(pk, data_dir, tmp_path):
     assert proc.err == (f"Mismatches in :{index}\n"
                         f"  Index offset: {entries[1][0] + 200}, log offset: {entries[1][0]}\n"
                         f"  Index offset: {entries[0][0] + 100}, log offset: {entries[0][0]}\n")
+    same_as_kafka(kafka_tools, pk, "--files", index, "--verify-index-only")
+    same_as_kafka(kafka_tools, pk, "--files", index)
     # a trailing partial entry fails the sanity check
     (d / f"{SEG}.index").write_bytes(bytes(raw) + b"\x00\x00\x00")
+    same_as_kafka(kafka_tools, pk, "--files", index, "--index-sanity-check")
     fails(pk(*DUMP, "--files", index, "--index-sanity-check"),
           f'Exception in thread "main" org.apache.kafka.storage.internals.log.CorruptIndexException: '
           f"Index file {index} is corrupt, found {len(raw) + 3} bytes which is neither positive nor a multiple of 8")
 
 
-def test_time_index_mismatch_reports(pk, tmp_path):
+def test_time_index_mismatch_reports(pk, tmp_path, kafka_tools):
     # three one-record batches at 100-byte-ish positions; a hand-made time index with problems
     batches = [records.with_base_offset(records.encode_batch([(None, b"z", (), TS + 10 * i)]), i) for i in range(3)]
     (tmp_path / f"{SEG}.log").write_bytes(b"".join(batches))
@@ -284,8 +309,10 @@ def test_time_index_mismatch_reports(pk, tmp_path):
                         f"  Index timestamp: {TS + 5}, log timestamp: {TS + 20}\n"
                         f"Found out of order timestamp in :{ti}\n"
                         f"  Index timestamp: {TS + 5}, Previously indexed timestamp: {TS + 10}\n"
-                        "The following indexed offsets are not found in the log.\n"
+                        f"The following indexed offsets are not found in :{ti}\n"
                         "Indexed offset: 7, found log offset: -1\n")
+    same_as_kafka(kafka_tools, pk, "--files", ti)
+    same_as_kafka(kafka_tools, pk, "--files", ti, "--verify-index-only")
 
 
 def test_empty_index(pk, data_dir):
@@ -298,7 +325,7 @@ def test_empty_index(pk, data_dir):
 
 
 # --------------------------------------------------------------------------- log oddities
-def test_non_consecutive_offsets_and_trailing_bytes(pk, tmp_path):
+def test_non_consecutive_offsets_and_trailing_bytes(pk, tmp_path, kafka_tools):
     a = records.encode_batch([(None, b"a", (), TS)])
     b = records.with_base_offset(records.encode_batch([(None, b"b", (), TS), (None, b"c", (), TS)]), 5)
     c = records.with_base_offset(records.encode_batch([(None, b"d", (), TS)]), 9)
@@ -310,9 +337,11 @@ def test_non_consecutive_offsets_and_trailing_bytes(pk, tmp_path):
     assert [ln.split()[2] for ln in lines if ln.startswith("| offset:")] == ["0", "5", "6", "9"]
     assert lines[-1] == "Found 7 invalid bytes at the end of 00000000000000000042.log"
     assert proc.err == (f"Non-consecutive offsets in {log}\n"
-                        "  6 is followed by 9\n"
-                        "  0 is followed by 5\n")
+                        "  0 is followed by 5\n"
+                        "  6 is followed by 9\n")
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--deep-iteration")
     # --max-bytes stops after the batches that fit and never reports trailing bytes
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--max-bytes", str(len(a) + 10))
     lines = ok(pk(*DUMP, "--files", str(log), "--max-bytes", str(len(a) + 10))).splitlines()
     assert len(lines) == 3 and lines[2].startswith("baseOffset: 0 ")
 
@@ -336,7 +365,7 @@ def test_record_size_below_minimum_is_fatal(pk, tmp_path):
     assert proc.out.splitlines()[2].startswith("baseOffset: 0 ")
 
 
-def test_legacy_messages(pk, tmp_path):
+def test_legacy_messages(pk, tmp_path, kafka_tools):
     legacy = pytest.importorskip("kafka.record.legacy_records")
     builder = legacy.LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
     builder.append(0, timestamp=TS, key=b"k0", value=b"v0")
@@ -350,14 +379,15 @@ def test_legacy_messages(pk, tmp_path):
     out = ok(pk(*DUMP, "--files", str(log), "--print-data-log")).splitlines()
     crc0 = struct.unpack_from(">I", data, 12)[0]
     assert out[2] == f"offset: 0 position: 0 CreateTime: {TS} size: 38 magic: 1 compresscodec: none crc: {crc0} isvalid: true"
-    assert out[3] == (f"| offset: 0 CreateTime: {TS} keySize: 2 valueSize: 2 isValid: true crc: {crc0}}} "
+    assert out[3] == (f"| offset: 0 CreateTime: {TS} keySize: 2 valueSize: 2 isValid: true crc: {crc0} "
                       "key: k0 payload: v0")
     crc1 = struct.unpack_from(">I", data, 38 + 12)[0]
-    assert out[5] == f"| offset: 1 CreateTime: {TS + 1} keySize: -1 valueSize: 2 isValid: true crc: {crc1}}} payload: v1"
+    assert out[5] == f"| offset: 1 CreateTime: {TS + 1} keySize: -1 valueSize: 2 isValid: true crc: {crc1} payload: v1"
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--print-data-log")
 
 
 # --------------------------------------------------------------------------- decoders
-def test_offsets_decoder(pk, data_dir):
+def test_offsets_decoder(pk, data_dir, kafka_tools):
     group = "my-group"
     p = co.partition_for(group)
     engine = Engine(data_dir)
@@ -379,67 +409,108 @@ def test_offsets_decoder(pk, data_dir):
             "connect", 1, "sessioned", "w1", [co.MemberMetadata("w1", "c", "h", 1, b"", b"\x00\x01\x02", 2)]), (), TS),
         (co.offset_commit_key(group, "orders", 0), None, (), TS),
         (co.group_metadata_key(group), None, (), TS),
-        (struct.pack(">h", 5) + b"future", b"whatever", (), TS),
+        (struct.pack(">h", 99) + b"future", b"whatever", (), TS),
     ]
     engine.partition("__consumer_offsets", p).append_batches([records.encode_batch(items)])
     engine.close()
     log = path_of(data_dir, "__consumer_offsets", p)
     out = ok(pk(*DUMP, "--files", log, "--offsets-decoder")).splitlines()
     tails = [line.split("headerKeys: [] ", 1)[1] for line in out[3:]]
+    # Kafka 4.4's texts (same_as_kafka below runs it on this file)
     assert tails == [
-        "key: offset_commit::group=my-group,partition=orders-0 payload: offset=42",
-        "key: offset_commit::group=my-group,partition=orders-1 payload: offset=7,metadata=note",
-        'key: group_metadata::group=my-group payload: {"protocolType":"consumer","protocol":"range",'
-        '"generationId":3,"assignment":"{consumer-2-bbbb=[orders-2]:1AB,consumer-1-aaaa=[orders-0, orders-1, audit-3]}"}',
-        'key: group_metadata::group=my-group payload: {"protocolType":"","protocol":null,"generationId":0,'
-        '"assignment":"{}"}',
-        'key: group_metadata::group=connect payload: {"protocolType":"connect","protocol":"sessioned",'
-        '"generationId":1,"assignment":"{w1=102}"}',
-        "key: offset_commit::group=my-group,partition=orders-0 payload: <DELETE>",
-        "key: group_metadata::group=my-group payload: <DELETE>",
-        "key: unknown::version=5",
+        'key: {"type":"1","data":{"group":"my-group","topic":"orders","partition":0}} payload: {"version":"3",'
+        '"data":{"offset":42,"leaderEpoch":-1,"metadata":"","commitTimestamp":1700000000000}}',
+        'key: {"type":"1","data":{"group":"my-group","topic":"orders","partition":1}} payload: {"version":"3",'
+        '"data":{"offset":7,"leaderEpoch":-1,"metadata":"note","commitTimestamp":1700000000000}}',
+        'key: {"type":"2","data":{"group":"my-group"}} payload: {"version":"3","data":{"protocolType":"consumer",'
+        '"generation":3,"protocol":"range","leader":"consumer-1-aaaa","currentStateTimestamp":1700000000000,'
+        '"members":[{"memberId":"consumer-1-aaaa","groupInstanceId":null,"clientId":"consumer-1",'
+        '"clientHost":"/127.0.0.1","rebalanceTimeout":300000,"sessionTimeout":45000,"subscription":{"topics":'
+        '["orders"],"userData":null,"ownedPartitions":[],"generationId":-1,"rackId":null},"assignment":'
+        '{"assignedPartitions":[{"topic":"orders","partitions":[0,1]},{"topic":"audit","partitions":[3]}],'
+        '"userData":null}},{"memberId":"consumer-2-bbbb","groupInstanceId":null,"clientId":"consumer-2",'
+        '"clientHost":"/127.0.0.1","rebalanceTimeout":300000,"sessionTimeout":45000,"subscription":{"topics":'
+        '["orders"],"userData":null,"ownedPartitions":[],"generationId":-1,"rackId":null},"assignment":'
+        '{"assignedPartitions":[{"topic":"orders","partitions":[2]}],"userData":"AAGr"}}]}}',
+        'key: {"type":"2","data":{"group":"my-group"}} payload: {"version":"3","data":{"protocolType":"",'
+        '"generation":0,"protocol":null,"leader":null,"currentStateTimestamp":-1,"members":[]}}',
+        'key: {"type":"2","data":{"group":"connect"}} payload: {"version":"3","data":{"protocolType":"connect",'
+        '"generation":1,"protocol":"sessioned","leader":"w1","currentStateTimestamp":-1,"members":[{"memberId":'
+        '"w1","groupInstanceId":null,"clientId":"c","clientHost":"h","rebalanceTimeout":2,"sessionTimeout":1,'
+        '"subscription":"","assignment":"AAEC"}]}}',
+        'key: {"type":"1","data":{"group":"my-group","topic":"orders","partition":0}} payload: <DELETE>',
+        'key: {"type":"2","data":{"group":"my-group"}} payload: <DELETE>',
+        "key: Unknown record type 99 at offset 7, skipping.",
     ]
+    same_as_kafka(kafka_tools, pk, "--files", log, "--offsets-decoder")
+    same_as_kafka(kafka_tools, pk, "--files", log, "--offsets-decoder", "--skip-record-metadata")
 
 
-def test_offsets_decoder_member_order_follows_scala_hash_map(pk, tmp_path):
-    # Kafka prints members in scala.collection.mutable.HashMap order of their ids, not in
-    # the order they were written (13 members: the table has grown from 16 to 32 buckets).
+def test_offsets_decoder_members_in_written_order(pk, tmp_path, kafka_tools):
+    # Kafka 4.4 prints the members as the record lists them (3.7 used a Scala HashMap's order)
     ids = ["m-%02d" % i for i in range(13)]
-    members = [co.MemberMetadata(m, "c", "h", 1, b"", co.encode_assignment({"t": [i]}), 1) for i, m in enumerate(ids)]
+    members = [co.MemberMetadata(m, "c", "h", 1, co.encode_subscription(["t"]), co.encode_assignment({"t": [i]}), 1)
+               for i, m in enumerate(ids)]
     value = co.group_metadata_value("consumer", 1, "range", ids[0], members)
     batch = records.encode_batch([(co.group_metadata_key("g"), value, (), TS)])
     log = tmp_path / f"{SEG}.log"
     log.write_bytes(batch)
     out = ok(pk(*DUMP, "--files", str(log), "--offsets-decoder")).splitlines()
-    # Scala 2.13.18's mutable.HashMap, fed these ids in this order, iterates them so:
-    order = "m-10 m-02 m-03 m-00 m-11 m-01 m-12 m-06 m-07 m-04 m-05 m-08 m-09".split()
-    assignment = ",".join(f"{mid}=[t-{ids.index(mid)}]" for mid in order)
-    assert out[3].endswith(f'"assignment":"{{{assignment}}}"}}')
+    assert [m.split('"', 1)[0] for m in out[3].split('"memberId":"')[1:]] == ids
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--offsets-decoder")
 
 
-def test_offsets_decoder_without_key_is_fatal(pk, tmp_path):
+def test_offsets_decoder_without_key_is_fatal(pk, tmp_path, kafka_tools):
     log = tmp_path / f"{SEG}.log"
     log.write_bytes(records.encode_batch([(None, b"x", (), TS)]))
-    proc = fails(pk(*DUMP, "--files", str(log), "--offsets-decoder"),
-                 'Exception in thread "main" org.apache.kafka.common.KafkaException: Failed to decode message '
-                 "using offset topic decoder (message had a missing key)")
+    proc = same_as_kafka(kafka_tools, pk, "--files", str(log), "--offsets-decoder")
+    assert proc.returncode == 1
     # the record line was started when Kafka died: it is left unfinished, as the JVM leaves it
     assert proc.out.endswith("sequence: -1 headerKeys: []")
 
 
-def test_value_and_key_decoders(pk, tmp_path):
+def test_transaction_log_decoder(pk, tmp_path, kafka_tools):
+    def value(status, partitions, tagged=b"\x00"):
+        body = struct.pack(">hqhib", 1, 1000, 2, 60000, status)
+        if partitions is None:
+            body += b"\x00"
+        else:
+            body += bytes([len(partitions) + 1])
+            for t, ids in partitions:
+                body += bytes([len(t) + 1]) + t.encode() + bytes([len(ids) + 1])
+                body += b"".join(struct.pack(">i", i) for i in ids) + b"\x00"
+        return body + struct.pack(">qq", TS, TS - 5) + tagged
+
+    key = struct.pack(">hh", 0, 4) + b"tx-1"
+    prev = struct.pack(">q", 999)
+    tagged = b"\x02" + b"\x00\x08" + prev + b"\x02\x02" + struct.pack(">h", 2)
+    items = [(key, value(0, None), (), TS), (key, value(1, [("orders", [0, 2])], tagged), (), TS),
+             (key, None, (), TS), (struct.pack(">h", 7) + b"x", b"v", (), TS)]
+    log = tmp_path / f"{SEG}.log"
+    log.write_bytes(records.encode_batch(items))
+    proc = same_as_kafka(kafka_tools, pk, "--files", str(log), "--transaction-log-decoder")
+    assert '"transactionStatus":"Ongoing","transactionPartitions":[{"topic":"orders","partitionIds":[0,2]}]' in proc.out
+
+
+def test_value_and_key_decoders(pk, tmp_path, kafka_tools):
     log = tmp_path / f"{SEG}.log"
     log.write_bytes(records.encode_batch([(struct.pack(">i", -7), struct.pack(">q", 2**40), (), TS)]))
-    out = ok(pk(*DUMP, "--files", str(log), "--key-decoder-class", "kafka.serializer.IntegerDecoder",
-                "--value-decoder-class", "kafka.serializer.LongDecoder")).splitlines()
+    out = ok(pk(*DUMP, "--files", str(log), "--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder",
+                "--value-decoder-class", "org.apache.kafka.tools.api.LongDecoder")).splitlines()
     assert out[3].endswith("key: -7 payload: 1099511627776")
-    proc = fails(pk(*DUMP, "--files", str(log), "--value-decoder-class", "com.example.Nope"),
-                 'Exception in thread "main" java.lang.ClassNotFoundException: com.example.Nope')
-    assert proc.out == f"Dumping {log}\n"
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder",
+                  "--value-decoder-class", "org.apache.kafka.tools.api.LongDecoder")
+    # 3.x's kafka.serializer classes are gone from 4.x: Kafka fails after the "Dumping" line
+    for name in ("com.example.Nope", "kafka.serializer.StringDecoder"):
+        proc = same_as_kafka(kafka_tools, pk, "--files", str(log), "--value-decoder-class", name)
+        assert proc.err == 'Exception in thread "main" java.lang.RuntimeException: Failed to load decoder class\n'
+        assert proc.out == f"Dumping {log}\n"
+    # a too short value: the line is left unfinished
+    same_as_kafka(kafka_tools, pk, "--files", str(log), "--key-decoder-class", "org.apache.kafka.tools.api.LongDecoder")
 
 
 # --------------------------------------------------------------------------- other files
-def test_producer_snapshot_and_txn_index(pk, tmp_path):
+def test_producer_snapshot_and_txn_index(pk, tmp_path, kafka_tools):
     entries = struct.pack(">qhiqiqiq", 1000, 2, 9, 41, 3, TS, 4, -1) + struct.pack(">qhiqiqiq", 1001, 0, -1, -1, 0, TS, -1, 17)
     body = struct.pack(">i", 2) + entries
     snap = tmp_path / "00000000000000000050.snapshot"
@@ -452,18 +523,20 @@ def test_producer_snapshot_and_txn_index(pk, tmp_path):
         f"producerId: 1000 producerEpoch: 2 coordinatorEpoch: 4 currentTxnFirstOffset: OptionalLong.empty "
         f"lastTimestamp: {TS} firstSequence: 6 lastSequence: 9 lastOffset: 41 offsetDelta: 3 timestamp: {TS}\n"
         f"producerId: 1001 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[17] "
-        f"lastTimestamp: {TS} \n"
+        f"lastTimestamp: {TS}\n"
         f"Dumping {txn}\n"
         "version: 0 producerId: 1000 firstOffset: 5 lastOffset: 9 lastStableOffset: 3\n"
         "version: 0 producerId: 1001 firstOffset: 10 lastOffset: 12 lastStableOffset: 10\n")
+    same_as_kafka(kafka_tools, pk, "--files", f"{snap},{txn}")
     snap.write_bytes(struct.pack(">hI", 1, 12345) + body)
+    same_as_kafka(kafka_tools, pk, "--files", str(snap))
     proc = pk(*DUMP, "--files", str(snap))
     assert ok(proc) == f"Dumping {snap}\n"
     assert proc.err == (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: 12345. "
                         f"Computed crc: {records.crc32c(body)}\n")
 
 
-def test_several_files_in_order_and_unknown_suffix(pk, data_dir, tmp_path):
+def test_several_files_in_order_and_unknown_suffix(pk, data_dir, tmp_path, kafka_tools):
     Engine(data_dir).create_topic("s", 1, 1)
     log = path_of(data_dir, "s")
     other = tmp_path / "notes.txt"
@@ -471,17 +544,19 @@ def test_several_files_in_order_and_unknown_suffix(pk, data_dir, tmp_path):
     proc = pk(*DUMP, "--files", f"{other},{log},")
     assert ok(proc) == f"Dumping {other}\nDumping {log}\nLog starting offset: 0\n"
     assert proc.err == f"Ignoring unknown file {other}\n"
+    same_as_kafka(kafka_tools, pk, "--files", f"{other},{log},")
 
 
 # --------------------------------------------------------------------------- errors
-def test_errors(pk, tmp_path):
+def test_errors(pk, tmp_path, kafka_tools):
     missing = str(tmp_path / f"{SEG}.log")
     proc = fails(pk(*DUMP, "--files", missing), f'Exception in thread "main" java.nio.file.NoSuchFileException: {missing}')
     assert proc.out == f"Dumping {missing}\nLog starting offset: 0\n"
     fails(pk(*DUMP, "--files", str(tmp_path / "x.log")),
           'Exception in thread "main" java.lang.NumberFormatException: For input string: "x"')
-    fails(pk(*DUMP, "--files", str(tmp_path / "noext")),
-          'Exception in thread "main" java.lang.StringIndexOutOfBoundsException: begin -1, end 5, length 5')
+    noext = str(tmp_path / "noext")
+    proc = pk(*DUMP, "--files", noext)  # 4.4: a name without a dot is an unknown file
+    assert (proc.returncode, proc.out, proc.err) == (0, f"Dumping {noext}\n", f"Ignoring unknown file {noext}\n")
     missing_index = str(tmp_path / f"{SEG}.index")
     fails(pk(*DUMP, "--files", missing_index),
           f'Exception in thread "main" java.nio.file.NoSuchFileException: {tmp_path}/{SEG}.log')
@@ -490,14 +565,19 @@ def test_errors(pk, tmp_path):
                                 "bogus is not a recognized option")
     fails(pk(*DUMP, "--files"), 'Exception in thread "main" joptsimple.OptionMissingRequiredArgumentException: '
                                 "Option files requires an argument")
-    fails(pk(*DUMP, "--files", missing, "--max-message-size", "big"),
+    fails(pk(*DUMP, "--files", missing_index, "--max-message-size", "big"),
           'Exception in thread "main" joptsimple.OptionArgumentConversionException: '
           "Cannot parse argument 'big' of option max-message-size")
     fails(pk(*DUMP, "--files", "a", "--files", "b"),
           'Exception in thread "main" joptsimple.MultipleArgumentsForOptionException: '
           "Found multiple arguments for option files, but you asked for only one")
-    fails(pk(*DUMP, "--files", missing, "--transaction-log-decoder"),
-          "--transaction-log-decoder is not supported by pk")
+    fails(pk(*DUMP, "--files", missing, "--cluster-metadata-decoder"),
+          "--cluster-metadata-decoder is not supported by pk")
+    for args in (["--files", missing], ["--files", str(tmp_path / "x.log")], ["--files", noext],
+                 ["--files", missing_index], ["--print-data-log"], ["--bogus"], ["--files"],
+                 ["--files", missing, "--max-message-size", "big"], ["--files", missing_index, "--max-message-size", "big"],
+                 ["--files", missing, "--max-bytes", "big"], ["--files", "a", "--files", "b"]):
+        same_as_kafka(kafka_tools, pk, *args)
     proc = pk(*DUMP)
     assert proc.returncode == 1 and proc.out == ""
     assert proc.err.startswith("This tool helps to parse a log file and dump its contents to the console")
