@@ -9,9 +9,29 @@ import sys
 import click
 
 from .completion import complete_groups, complete_topics
-from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
 
 HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to standard output."
+
+
+class _Uncaught:
+    """An Integer/Long option Kafka 4.4's console consumer converts outside its option
+    parsing: a bad value escapes as an uncaught exception, whose first line pk prints."""
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            raise click.BadParameter(f'Exception in thread "main" joptsimple.OptionArgumentConversionException: '
+                                     f"{exc.message}", ctx, param) from None
+
+
+class UncaughtInt(_Uncaught, type(JAVA_INT)):
+    pass
+
+
+class UncaughtLong(_Uncaught, type(JAVA_LONG)):
+    pass
 
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
@@ -20,8 +40,10 @@ HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to st
               help="The server(s) to connect to, host:port[,host:port]; without it pk reads the bundled engine.")
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic to consume on.")
 @click.option("--include", metavar="REGEX", help="Regular expression of the topics to consume (whole names).")
-@click.option("--whitelist", metavar="REGEX", help="Deprecated alias of --include; ignored if --include is given.")
-@click.option("--partition", type=JAVA_INT, metavar="N",
+@click.option("--whitelist", metavar="REGEX",
+              help="Deprecated alias of --include (removed in Kafka 4.0; pk keeps it for older scripts); ignored if "
+                   "--include is given.")
+@click.option("--partition", type=UncaughtInt(), metavar="N",
               help="The partition to consume from; starts at the end unless --offset or --from-beginning.")
 @click.option("--offset", metavar="OFFSET",
               help="earliest, latest, or a non-negative offset (needs --partition).  [default: latest]")
@@ -29,19 +51,25 @@ HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to st
               help="Start with the earliest record when the group has no committed offset.")
 @click.option("--group", metavar="GROUP", shell_complete=complete_groups, help="The consumer group id.")
 @click.option("--max-messages", type=JAVA_INT, metavar="N", help="Exit after N records.")
-@click.option("--timeout-ms", type=JAVA_INT, metavar="MS", help="Exit when no record arrives for this long.")
+@click.option("--timeout-ms", type=UncaughtLong(), metavar="MS", help="Exit when no record arrives for this long.")
 @click.option("--skip-message-on-error", is_flag=True, help="Skip a record that cannot be printed instead of stopping.")
 @click.option("--formatter", metavar="CLASS", help="The message formatter class.  [default: kafka.tools.DefaultMessageFormatter]")
-@click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
+@click.option("--formatter-property", "formatter_properties", multiple=True, metavar="KEY=VALUE",
               help="Formatter property: print.timestamp, print.key, print.value, print.partition, print.offset, "
-                   "print.headers, key.separator, line.separator, headers.separator, null.literal, "
-                   "key.deserializer, value.deserializer, headers.deserializer.")
-@click.option("--formatter-config", metavar="FILE", help="Properties file for the formatter (--property wins).")
+                   "print.epoch, print.delivery, print.headers, key.separator, line.separator, headers.separator, "
+                   "null.literal, key.deserializer, value.deserializer, headers.deserializer.")
+@click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
+              help="(DEPRECATED) The same as --formatter-property.")
+@click.option("--formatter-config", metavar="FILE", help="Properties file for the formatter (--formatter-property wins).")
 @click.option("--key-deserializer", metavar="CLASS", help="Deserializer class for keys.")
 @click.option("--value-deserializer", metavar="CLASS", help="Deserializer class for values.")
+@click.option("--command-property", "command_properties", multiple=True, metavar="KEY=VALUE",
+              help="A consumer config (wins over --command-config).")
 @click.option("--consumer-property", "consumer_properties", multiple=True, metavar="KEY=VALUE",
-              help="A consumer config (wins over --consumer.config).")
-@click.option("--consumer.config", "consumer_config", metavar="FILE", help="Consumer config properties file.")
+              help="(DEPRECATED) The same as --command-property.")
+@click.option("--command-config", metavar="FILE", help="Consumer config properties file.")
+@click.option("--consumer.config", "consumer_config", metavar="FILE",
+              help="(DEPRECATED) The same as --command-config.")
 @click.option("--isolation-level", metavar="LEVEL",
               help="read_committed or read_uncommitted.  [default: read_uncommitted]")
 @click.option("--enable-systest-events", is_flag=True, help="Print lifecycle events (shutdown_complete).")
@@ -54,10 +82,12 @@ def cli(data_dir, bootstrap_server, x, **opts):
     from pk.commands import consumer as cmd
     from pk.engine.errors import KafkaError
 
-    options = cmd.ConsumerOptions(properties=list(opts.pop("properties")),
-                                  consumer_properties=list(opts.pop("consumer_properties")), **opts)
+    lists = {name: list(opts.pop(name)) for name in ("properties", "formatter_properties", "consumer_properties",
+                                                     "command_properties")}
+    options = cmd.ConsumerOptions(**lists, **opts)
     try:
-        plan = cmd.plan(options)
+        plan = cmd.plan(options, warn=lambda line: print(line, flush=True),
+                        log=lambda line: sys.stderr.write(line + "\n"))
     except cmd.UsageError as exc:
         fail(str(exc))
     except cmd.ConsumerFailure as exc:
@@ -88,6 +118,10 @@ def cli(data_dir, bootstrap_server, x, **opts):
         # A consumer that cannot even start (unreachable cluster, refused configuration) is
         # one line, exit 1.
         consumer = backend.consumer(plan.config)
+        note = cmd.protocol_note(options, plan)
+        if note is not None:
+            sys.stderr.write(note + "\n")
+            sys.stderr.flush()
     except KafkaError as exc:
         if backend is not None:
             backend.close()
@@ -97,6 +131,7 @@ def cli(data_dir, bootstrap_server, x, **opts):
 
     tally = cmd.Tally()
     code = 0
+    error = None  # Kafka reports the count first, then the error that ended the run
     stdout = sys.stdout.buffer
     try:
         cmd.position(consumer, options, plan)
@@ -108,9 +143,9 @@ def cli(data_dir, bootstrap_server, x, **opts):
         sys.stdout = None  # do not flush into the closed pipe again at exit
     except (KafkaError, cmd.ConsumerFailure) as exc:
         if isinstance(exc, auth_error):
-            sys.stderr.write("Authentication failed: terminating consumer process\n")
+            error = "Authentication failed: terminating consumer process"
         else:
-            sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
+            error = f"Unknown error when running consumer: {exc}"
         code = 1
     finally:
         try:
@@ -119,9 +154,11 @@ def cli(data_dir, bootstrap_server, x, **opts):
             if backend is not None:
                 backend.close()
         except KafkaError as exc:
-            sys.stderr.write(f"Unknown error when running consumer: {exc}\n")
+            error = error or f"Unknown error when running consumer: {exc}"
             code = 1
         sys.stderr.write(f"Processed a total of {tally.count} messages\n")
+        if error is not None:
+            sys.stderr.write(error + "\n")
         if options.enable_systest_events:
             print("shutdown_complete")
     sys.exit(code)

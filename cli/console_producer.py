@@ -1,5 +1,5 @@
 """pk-console-producer: read lines from standard input and append them to a topic
-(kafka-console-producer, Kafka 3.7): on the bundled engine, or with --bootstrap-server (or the
+(kafka-console-producer, Kafka 4.4): on the bundled engine, or with --bootstrap-server (or the
 deprecated --broker-list) on a cluster through confluent-kafka."""
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def single(*decls, **kwargs):
         help="The server(s) to connect to, host:port[,host:port]; without it (and --broker-list) pk uses the "
              "bundled engine.")
 @single("--broker-list", metavar="HOSTS",
-        help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
+        help="DEPRECATED (removed in Kafka 4.0; pk keeps it for older scripts), use --bootstrap-server instead; "
+             "ignored if --bootstrap-server is specified.")
 @single("--topic", metavar="TOPIC", help="REQUIRED: The topic id to produce messages to.")
 @click.option("--sync", is_flag=True,
               help="If set message send requests to the brokers are synchronously, one at a time as they arrive.")
@@ -65,16 +66,23 @@ def single(*decls, **kwargs):
 @single("--line-reader", metavar="READER_CLASS",
         help="The class reading lines from standard input; pk has only the default, "
              "kafka.tools.ConsoleProducer$LineMessageReader.")
-@click.option("--property", multiple=True, metavar="PROP",
+@click.option("--reader-property", multiple=True, metavar="PROP",
               help="A line reader property, key=value: parse.key, key.separator (default TAB), parse.headers, "
                    "headers.delimiter (TAB), headers.separator (,), headers.key.separator (:), ignore.error, "
                    "null.marker, and pk's file=PATH (read PATH instead of standard input).")
+@click.option("--property", multiple=True, metavar="PROP",
+              help="(DEPRECATED) The same as --reader-property.")
 @single("--reader-config", metavar="CONFIG_FILE",
-        help="Config properties file for the message reader. Note that --property takes precedence over this config.")
+        help="Config properties file for the message reader. Note that --reader-property takes precedence over "
+             "this config.")
+@click.option("--command-property", multiple=True, metavar="PRODUCER_PROP",
+              help="Producer config properties in the form key=value.")
 @click.option("--producer-property", multiple=True, metavar="PRODUCER_PROP",
-              help="A mechanism to pass user-defined properties in the form key=value to the producer.")
+              help="(DEPRECATED) The same as --command-property.")
+@single("--command-config", metavar="CONFIG_FILE",
+        help="Producer config properties file. Note that --command-property takes precedence over this config.")
 @single("--producer.config", "producer_config", metavar="CONFIG_FILE",
-        help="Producer config properties file. Note that --producer-property takes precedence over this config.")
+        help="(DEPRECATED) The same as --command-config.")
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
                    "producer configuration.")
@@ -84,10 +92,14 @@ def cli(data_dir, bootstrap_server, broker_list, x, **opts):
     from pk.commands import producer as cmd
     from pk.engine.errors import KafkaError
 
-    options = cmd.ProducerOptions(property=list(opts.pop("property")),
-                                  producer_property=list(opts.pop("producer_property")), **opts)
+    lists = {name: list(opts.pop(name)) for name in ("property", "reader_property", "producer_property",
+                                                     "command_property")}
+    options = cmd.ProducerOptions(**lists, **opts)
     try:
-        cmd.check_args(options)  # Kafka checks --topic before the bootstrap address
+        # Kafka checks --topic and the deprecated options (printing its warnings on stdout)
+        # before the bootstrap address.
+        for warning in cmd.check_args(options):
+            print(warning, flush=True)
         # 3.7: --bootstrap-server wins; --broker-list is used only without it.
         bootstrap = bootstrap_server if bootstrap_server is not None else broker_list
         if bootstrap is None and not x:

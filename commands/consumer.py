@@ -22,6 +22,14 @@ class ConsumerFailure(Exception):
 
 
 EARLIEST, LATEST = -2, -1
+CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+
+
+def log4j_line(level: str, message: str, logger: str, now: float | None = None) -> str:
+    """A log line as Kafka's tools' log4j layout writes it: `[%d] %p %m (%c)`."""
+    now = time.time() if now is None else now
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f",{int(now * 1000) % 1000:03d}"
+    return f"[{stamp}] {level} {message} ({logger})"
 
 
 @dataclass
@@ -37,12 +45,15 @@ class ConsumerOptions:
     timeout_ms: int | None = None
     skip_message_on_error: bool = False
     formatter: str | None = None
-    properties: list[str] = field(default_factory=list)
+    properties: list[str] = field(default_factory=list)  # --property, deprecated in 4.x
+    formatter_properties: list[str] = field(default_factory=list)  # --formatter-property
     formatter_config: str | None = None
     key_deserializer: str | None = None
     value_deserializer: str | None = None
-    consumer_properties: list[str] = field(default_factory=list)
-    consumer_config: str | None = None
+    consumer_properties: list[str] = field(default_factory=list)  # deprecated for command_properties
+    command_properties: list[str] = field(default_factory=list)
+    consumer_config: str | None = None  # deprecated for command_config
+    command_config: str | None = None
     isolation_level: str | None = None
     enable_systest_events: bool = False
 
@@ -55,6 +66,21 @@ class Plan:
     formatter: object
     start_offset: int  # EARLIEST, LATEST or an offset (with --partition)
     group_passed: bool
+
+
+KIP_848_NOTE = ("The consumer rebalance protocol (KIP-848) is production-ready! Set group.protocol=consumer to "
+                "try it out. See https://kafka.apache.org/documentation/#consumer_rebalance_protocol")
+
+
+def protocol_note(o: "ConsumerOptions", p: Plan) -> str | None:
+    """The line Kafka 4.4's console consumer prints on stderr once its consumer exists:
+    unless --partition is given, and only with the classic group protocol (the default)."""
+    if o.partition is not None:
+        return None
+    protocol = p.config.get("group.protocol")
+    if protocol is not None and protocol.lower() != "classic":
+        return None
+    return KIP_848_NOTE
 
 
 def _key_values(items: list[str]) -> dict[str, str]:
@@ -71,23 +97,17 @@ def _file_props(path: str | None) -> dict[str, str]:
     return load_properties(path)
 
 
-def plan(o: ConsumerOptions) -> Plan:
-    """ConsoleConsumer's ConsumerConfig checks, in 3.7's order."""
-    formatter_props = {**_file_props(o.formatter_config), **_key_values(o.properties)}
-    if o.key_deserializer:
-        formatter_props["key.deserializer"] = o.key_deserializer
-    if o.value_deserializer:
-        formatter_props["value.deserializer"] = o.value_deserializer
-    try:
-        formatter = make_formatter(o.formatter, formatter_props)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
+         log: Callable[[str], None] = lambda line: None) -> Plan:
+    """ConsoleConsumerOptions' checks, in Kafka 4.4's order; `warn` gets each deprecation
+    warning when Kafka prints it (on stdout), before any later check fails; `log` each line
+    Kafka logs on stderr (a deserializer class it cannot load)."""
     include = o.include if o.include is not None else o.whitelist
     if len([x for x in (o.topic, include) if x is not None]) != 1:
-        # Scala 3.7 interpolates a missing `else` as "()": mirrored as printed.
-        suffix = ("--whitelist is DEPRECATED use --include instead; ignored if --include specified."
-                  if o.whitelist is not None else "()")
-        raise UsageError(f"Exactly one of --include/--topic is required. {suffix}")
+        if o.whitelist is not None:  # pk still takes 3.x's --whitelist (removed in 4.0)
+            raise UsageError("Exactly one of --include/--topic is required. "
+                             "--whitelist is DEPRECATED use --include instead; ignored if --include specified.")
+        raise UsageError("Exactly one of the following arguments is required: [topic], [include]")
     if o.partition is not None:
         if o.topic is None:
             raise UsageError("The topic is required when partition is specified.")
@@ -95,6 +115,16 @@ def plan(o: ConsumerOptions) -> Plan:
             raise UsageError("Options from-beginning and offset cannot be specified together.")
     elif o.offset is not None:
         raise UsageError("The partition is required when offset is specified.")
+    if o.consumer_properties and o.command_properties:
+        raise UsageError("Options --consumer-property and --command-property cannot be specified together.")
+    if o.consumer_config is not None and o.command_config is not None:
+        raise UsageError("Options --consumer.config and --command-config cannot be specified together.")
+    if o.consumer_properties:
+        warn("Option --consumer-property is deprecated and will be removed in a future version. "
+                        "Use --command-property instead.")
+    if o.consumer_config is not None:
+        warn("Option --consumer.config is deprecated and will be removed in a future version. "
+                        "Use --command-config instead.")
     start = EARLIEST if o.from_beginning else LATEST
     if o.offset is not None:
         text = o.offset.lower()
@@ -110,8 +140,13 @@ def plan(o: ConsumerOptions) -> Plan:
             if start < 0 or not text.lstrip("+").isdigit():
                 raise UsageError(f"The provided offset value '{o.offset}' is incorrect. Valid values are "
                                  "'earliest', 'latest', or a non-negative long.")
-    extra = _file_props(o.consumer_config)
-    props = _key_values(o.consumer_properties)
+    from .properties import PropertiesError
+
+    try:
+        extra = _file_props(o.command_config if o.command_config is not None else o.consumer_config)
+    except PropertiesError as exc:  # Kafka 4.4 lets this exception escape its main()
+        raise UsageError(f'Exception in thread "main" {exc}') from None
+    props = _key_values(o.command_properties or o.consumer_properties)
     groups = []
     for candidate in (o.group, props.get("group.id"), extra.get("group.id")):
         if candidate is not None and candidate not in groups:
@@ -142,6 +177,26 @@ def plan(o: ConsumerOptions) -> Plan:
     if config["isolation.level"] not in ("read_committed", "read_uncommitted"):
         raise ConsumerFailure(f"Invalid value {config['isolation.level']} for configuration isolation.level: "
                               "String must be one of: read_committed, read_uncommitted")
+    # buildFormatter, last: the --property/--formatter-property checks come after the rest.
+    if o.properties and o.formatter_properties:
+        raise UsageError("Options --property and --formatter-property cannot be specified together.")
+    if o.properties:
+        warn("Option --property is deprecated and will be removed in a future version. "
+                        "Use --formatter-property instead.")
+    try:
+        formatter_file = _file_props(o.formatter_config)
+    except PropertiesError as exc:  # a usage error in Kafka 4.4, with the exception's message
+        raise UsageError(str(exc).split(": ", 1)[-1]) from None
+    formatter_props = {**formatter_file, **_key_values(o.formatter_properties or o.properties)}
+    if o.key_deserializer:
+        formatter_props["key.deserializer"] = o.key_deserializer
+    if o.value_deserializer:
+        formatter_props["value.deserializer"] = o.value_deserializer
+    try:
+        formatter = make_formatter(o.formatter, formatter_props, log=lambda message, exc: (
+            log(log4j_line("ERROR", message, "org.apache.kafka.tools.consumer.DefaultMessageFormatter")), log(exc)))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return Plan(config, formatter, start, group_passed)
 
 
@@ -180,6 +235,10 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
         batch = consumer.poll(wait)
         if not batch:
             if timeout is not None and (time.monotonic() - last) * 1000 > timeout:
+                # Kafka 4.4 ends on the consumer's TimeoutException, which it logs (exit 0).
+                log_error(log4j_line("ERROR", "Error processing message, terminating consumer process: ",
+                                     CONSOLE_CONSUMER))
+                log_error("org.apache.kafka.common.errors.TimeoutException")
                 break
             continue
         last = time.monotonic()
@@ -197,7 +256,9 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
                     out.write(b"".join(chunks))
                     out.flush()
                     raise ConsumerFailure(str(exc)) from None
-                log_error(f"Error processing message, skipping this message: {exc}")
+                log_error(log4j_line("ERROR", "Error processing message, skipping this message: ",
+                                     CONSOLE_CONSUMER))
+                log_error(exc.java)
         out.write(b"".join(chunks))
         out.flush()
 

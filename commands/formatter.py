@@ -1,4 +1,4 @@
-"""Kafka's DefaultMessageFormatter (3.7): how the console consumer prints each record.
+"""Kafka's DefaultMessageFormatter (4.4): how the console consumer prints each record.
 
 Fields in a fixed order (timestamp, partition, offset, headers, key, value), each followed by
 `key.separator` when a later field is printed and by `line.separator` otherwise
@@ -21,7 +21,14 @@ _TIMESTAMP_TYPES = {0: b"CreateTime:", 1: b"LogAppendTime:"}
 
 
 class FormatterError(Exception):
-    """A record the formatter could not write (e.g. a deserializer rejected its bytes)."""
+    """A record the formatter could not write (e.g. a deserializer rejected its bytes).
+    `java` is how Java prints the exception (its class, then the message)."""
+
+    JAVA_CLASS = "org.apache.kafka.common.errors.SerializationException"
+
+    @property
+    def java(self) -> str:
+        return f"{self.JAVA_CLASS}: {self}"
 
 
 def _serialization_error(name: str, size: int, expected: int) -> FormatterError:
@@ -64,12 +71,15 @@ def _flag(props: dict, key: str, default: bool) -> bool:
     return props[key].strip().lower() == "true" if key in props else default
 
 
-def _deserializer(props: dict, key: str):
+def _deserializer(props: dict, key: str, log=None):
     name = props.get(key)
     if not name:
         return None
     if name not in DESERIALIZERS:
-        raise ValueError(f"Class {name} cannot be found")
+        # Kafka 4.4 logs the class it cannot load and prints the bytes as they are.
+        if log is not None:
+            log(f"Unable to instantiate a deserializer from {name}", f"java.lang.ClassNotFoundException: {name}")
+        return None
     fn = DESERIALIZERS[name]
     if fn is None:
         return None
@@ -77,7 +87,10 @@ def _deserializer(props: dict, key: str):
 
 
 class DefaultMessageFormatter:
-    def __init__(self, props: dict[str, str] | None = None):
+    LOGGER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
+
+    def __init__(self, props: dict[str, str] | None = None, log=None):
+        """log(message, exception_line): how a problem Kafka only logs is reported."""
         props = props or {}
         self.print_timestamp = _flag(props, "print.timestamp", False)
         self.print_key = _flag(props, "print.key", False)
@@ -85,15 +98,20 @@ class DefaultMessageFormatter:
         self.print_partition = _flag(props, "print.partition", False)
         self.print_offset = _flag(props, "print.offset", False)
         self.print_headers = _flag(props, "print.headers", False)
+        # Kafka 4.4's console consumer hands the formatter copies of its records without a
+        # leader epoch or delivery count: these print NOT_PRESENT.
+        self.print_delivery = _flag(props, "print.delivery", False)
+        self.print_epoch = _flag(props, "print.epoch", False)
         self.key_separator = props.get("key.separator", "\t").encode()
         self.line_separator = props.get("line.separator", "\n").encode()
         self.headers_separator = props.get("headers.separator", ",").encode()
         self.null_literal = props.get("null.literal", "null").encode()
-        self.key_deserializer = _deserializer(props, "key.deserializer")
-        self.value_deserializer = _deserializer(props, "value.deserializer")
-        self.headers_deserializer = _deserializer(props, "headers.deserializer")
+        self.key_deserializer = _deserializer(props, "key.deserializer", log)
+        self.value_deserializer = _deserializer(props, "value.deserializer", log)
+        self.headers_deserializer = _deserializer(props, "headers.deserializer", log)
         self._fast = (not self.print_timestamp and not self.print_partition and not self.print_offset
                       and not self.print_headers and not self.print_key and self.print_value
+                      and not self.print_delivery and not self.print_epoch
                       and self.value_deserializer is None)
 
     def _bytes(self, data, deserializer) -> bytes:
@@ -107,7 +125,8 @@ class DefaultMessageFormatter:
             return (self.null_literal if value is None else value) + self.line_separator
         sep, end = self.key_separator, self.line_separator
         parts = []
-        later = [self.print_partition, self.print_offset, self.print_headers, self.print_key, self.print_value]
+        later = [self.print_partition, self.print_offset, self.print_delivery, self.print_epoch,
+                 self.print_headers, self.print_key, self.print_value]
         if self.print_timestamp:
             prefix = _TIMESTAMP_TYPES.get(record.timestamp_type)
             parts.append(prefix + str(record.timestamp).encode() if prefix is not None else b"NO_TIMESTAMP")
@@ -118,13 +137,19 @@ class DefaultMessageFormatter:
         if self.print_offset:
             parts.append(b"Offset:" + str(record.offset).encode())
             parts.append(sep if any(later[2:]) else end)
+        if self.print_delivery:
+            parts.append(b"Delivery:NOT_PRESENT")
+            parts.append(sep if any(later[3:]) else end)
+        if self.print_epoch:
+            parts.append(b"Epoch:NOT_PRESENT")
+            parts.append(sep if any(later[4:]) else end)
         if self.print_headers:
             if record.headers:
                 parts.append(self.headers_separator.join(
                     k.encode() + b":" + self._bytes(v, self.headers_deserializer) for k, v in record.headers))
             else:
                 parts.append(b"NO_HEADERS")
-            parts.append(sep if any(later[3:]) else end)
+            parts.append(sep if any(later[5:]) else end)
         if self.print_key:
             parts.append(self._bytes(record.key, self.key_deserializer))
             parts.append(sep if self.print_value else end)
@@ -142,8 +167,10 @@ class NoOpMessageFormatter:
         return b""
 
 
-def make_formatter(class_name: str | None, props: dict[str, str]):
-    kind = FORMATTER_CLASSES.get(class_name or "kafka.tools.DefaultMessageFormatter")
+def make_formatter(class_name: str | None, props: dict[str, str], log=None):
+    """The formatter of a class name (Kafka 4.x's and 3.x's names). An unknown class: a
+    ValueError whose text is the class name, the line Kafka 4.4 prints for it."""
+    kind = FORMATTER_CLASSES.get(class_name or "org.apache.kafka.tools.consumer.DefaultMessageFormatter")
     if kind is None:
-        raise ValueError(f"Class {class_name} cannot be found")
-    return NoOpMessageFormatter(props) if kind == "noop" else DefaultMessageFormatter(props)
+        raise ValueError(class_name)
+    return NoOpMessageFormatter(props) if kind == "noop" else DefaultMessageFormatter(props, log)

@@ -36,8 +36,8 @@ from .properties import (
 )
 
 HELP_LINE = "This tool helps to read data from standard input and publish it to Kafka."
-DEFAULT_READER = "kafka.tools.ConsoleProducer$LineMessageReader"  # Kafka <= 3.9
-READER_CLASSES = (DEFAULT_READER, "org.apache.kafka.tools.LineMessageReader")  # 4.0's name too
+DEFAULT_READER = "org.apache.kafka.tools.LineMessageReader"  # Kafka 4.x
+READER_CLASSES = (DEFAULT_READER, "kafka.tools.ConsoleProducer$LineMessageReader")  # <= 3.9's name too
 CLIENT_ID = "console-producer"
 BYTE_ARRAY_SERIALIZER = "org.apache.kafka.common.serialization.ByteArraySerializer"
 
@@ -85,10 +85,13 @@ class ProducerOptions:
     max_memory_bytes: int | None = None
     socket_buffer_size: int | None = None
     line_reader: str | None = None
-    property: list[str] = field(default_factory=list)
+    property: list[str] = field(default_factory=list)  # deprecated in 4.x for reader_property
+    reader_property: list[str] = field(default_factory=list)
     reader_config: str | None = None
-    producer_property: list[str] = field(default_factory=list)
-    producer_config: str | None = None
+    producer_property: list[str] = field(default_factory=list)  # deprecated for command_property
+    command_property: list[str] = field(default_factory=list)
+    producer_config: str | None = None  # deprecated for command_config
+    command_config: str | None = None
 
 
 # ConsoleProducer.producerProps: (producer config, option, option default), merged in this
@@ -109,9 +112,36 @@ OPTION_CONFIGS = (
 )
 
 
-def check_args(o: ProducerOptions) -> None:
+def check_args(o: ProducerOptions) -> list[str]:
+    """ConsoleProducerOptions.checkArgs (Kafka 4.4): the required topic, the deprecated options
+    given together with their replacements; returns the deprecation warnings Kafka prints on
+    stdout, in its order. The deprecated options are then folded into the new ones."""
     if o.topic is None:
         raise UsageError('Missing required argument "[topic]"')
+    if o.command_config is not None and o.producer_config is not None:
+        raise UsageError("Options --command-config and --producer.config cannot be specified together.")
+    if o.command_property and o.producer_property:
+        raise UsageError("Options --command-property and --producer-property cannot be specified together.")
+    if o.reader_property and o.property:
+        raise UsageError("Options --reader-property and --property cannot be specified together.")
+    warnings = []
+    if o.producer_property:
+        warnings.append("Warning: --producer-property is deprecated and will be removed in a future version. "
+                        "Use --command-property instead.")
+    if o.producer_config is not None:
+        warnings.append("Warning: --producer.config is deprecated and will be removed in a future version. "
+                        "Use --command-config instead.")
+    if o.property:
+        warnings.append("Warning: --property is deprecated and will be removed in a future version. "
+                        "Use --reader-property instead.")
+    if o.max_partition_memory_bytes is not None:
+        warnings.append("Warning: --max-partition-memory-bytes is deprecated and will be removed in Apache "
+                        "Kafka 5.0. Use --batch-size instead.")
+    o.command_property, o.producer_property = list(o.command_property or o.producer_property), []
+    o.command_config, o.producer_config = (o.command_config if o.command_config is not None
+                                           else o.producer_config), None
+    o.reader_property, o.property = list(o.reader_property or o.property), []
+    return warnings
 
 
 def compression_codec(o: ProducerOptions) -> str:
@@ -123,7 +153,7 @@ def compression_codec(o: ProducerOptions) -> str:
 def producer_properties(o: ProducerOptions) -> dict[str, str]:
     """ConsoleProducer.producerProps: the producer's configuration, as strings."""
     try:
-        props = layered(o.producer_config, o.producer_property)
+        props = layered(o.command_config, o.command_property)
     except PropertiesError as exc:
         raise CommandError(str(exc)) from None
     props["compression.type"] = compression_codec(o)
@@ -140,7 +170,7 @@ def reader_properties(o: ProducerOptions) -> dict[str, str]:
     except PropertiesError as exc:
         raise CommandError(str(exc)) from None
     props["topic"] = o.topic
-    given = parse_key_value_args(o.property)
+    given = parse_key_value_args(o.reader_property)
     for key in given:
         if key not in READER_PROPERTIES:
             raise CommandError(
@@ -276,7 +306,13 @@ def producer_settings(props: dict[str, str]) -> ProducerSettings:
 
 # --------------------------------------------------------------------------- line reader
 class ReaderError(CommandError):
-    """A KafkaException thrown by the line reader."""
+    """A KafkaException thrown by the line reader; Kafka 4.x prints it as the first line of its
+    stack trace, `org.apache.kafka.common.KafkaException: <message>`."""
+
+    JAVA_CLASS = "org.apache.kafka.common.KafkaException"
+
+    def __init__(self, message: str):
+        super().__init__(f"{self.JAVA_CLASS}: {message}")
 
 
 def java_regex_split(pattern: re.Pattern, text: str) -> list[str]:
@@ -614,7 +650,11 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
     check_args(options)
     # Kafka's order: the producer's configuration is checked when the producer is built,
     # then the reader's properties are loaded, its class found and configured.
-    settings = producer_settings(producer_properties(options))
+    props = producer_properties(options)
+    try:
+        settings = producer_settings(props)
+    except CommandError as exc:  # Kafka 4.x prints the ConfigException's class first
+        raise CommandError(f"org.apache.kafka.common.config.ConfigException: {exc}") from None
     props = reader_properties(options)
     reader_class = options.line_reader if options.line_reader is not None else DEFAULT_READER
     if reader_class not in READER_CLASSES:
