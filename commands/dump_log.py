@@ -312,8 +312,10 @@ class ScalaHashMap:
 
 
 class JavaHashMap(ScalaHashMap):
-    """Iteration order of java.util.HashMap with String keys: bucket `(h ^ h >>> 16) & (n - 1)`,
-    insertion order inside a bucket; the table (16) doubles when a put makes size > 0.75 n."""
+    """Iteration order of a java.util.HashMap with String keys filled by computeIfAbsent: bucket
+    `(h ^ h >>> 16) & (n - 1)`, and inside a bucket the newest key first (computeIfAbsent links a
+    new node at the head of its bucket; resizing keeps that order). The table (16) doubles when
+    an insertion makes size > 0.75 n."""
 
     def put(self, key: str, value) -> None:
         if key not in self.values:
@@ -325,7 +327,7 @@ class JavaHashMap(ScalaHashMap):
     def items(self) -> list[tuple]:
         def order(key):
             h = java_string_hash(key) & 0xFFFFFFFF
-            return (h ^ (h >> 16)) & (self.length - 1), self._seq[key]
+            return (h ^ (h >> 16)) & (self.length - 1), -self._seq[key]
 
         return [(k, self.values[k]) for k in sorted(self.values, key=order)]
 
@@ -1025,16 +1027,12 @@ class Reports:
     """The per-file problem lists DumpLogSegments prints on stderr after the last file."""
 
     def __init__(self):
-        # java.util.HashMaps by file; index mismatches are listed newest first, the rest in order
+        # java.util.HashMaps by file (JavaHashMap) of the (offset, offset) pairs found
         self.index_mismatches = JavaHashMap()
         self.time_mismatches = JavaHashMap()
         self.time_out_of_order = JavaHashMap()
         self.time_not_found = JavaHashMap()
         self.non_consecutive = JavaHashMap()
-
-    @staticmethod
-    def prepend(m: "JavaHashMap", key: str, pair) -> None:
-        m.put(key, [pair] + m.get(key, []))
 
     @staticmethod
     def append(m: "JavaHashMap", key: str, pair) -> None:
@@ -1045,7 +1043,8 @@ class Reports:
     def print(self, out: Output) -> None:
         for name, pairs in self.index_mismatches.items():
             out.err(f"Mismatches in :{name}")
-            for index_offset, log_offset in pairs:
+            # a TreeMap(reverseOrder) by index offset: the largest first, one line per offset
+            for index_offset, log_offset in sorted(dict(pairs).items(), reverse=True):
                 out.err(f"  Index offset: {index_offset}, log offset: {log_offset}")
         for name, pairs in self.time_mismatches.items():
             out.err(f"Found timestamp mismatch in :{name}")
@@ -1061,7 +1060,7 @@ class Reports:
                 out.err(f"Indexed offset: {indexed}, found log offset: {found}")
         for name, pairs in self.non_consecutive.items():
             out.err(f"Non-consecutive offsets in {name}")
-            for first, second in pairs:
+            for first, second in sorted(dict(pairs).items()):  # a TreeMap by the first offset
                 out.err(f"  {first} is followed by {second}")
 
 
@@ -1401,7 +1400,7 @@ def dump_index(path: str, o: DumpOptions, out: Output, reports: Reports) -> None
             s_start, s_end = f.slice(position, max_message_size)
             first_last = _first_batch_last_offset(f, s_start, s_end)
             if first_last != offset:
-                Reports.prepend(reports.index_mismatches, absolute(path), (offset, first_last))
+                Reports.append(reports.index_mismatches, absolute(path), (offset, first_last))
             if not o.verify_index_only:
                 out.println(f"offset: {offset} position: {position}")
     finally:

@@ -254,7 +254,10 @@ class EngineConsumer:
             return False
         buf = self._buffer
         for pos, header in records.iter_batches(data):
-            if header.is_control or header.next_offset <= position:
+            if header.next_offset <= position:
+                continue
+            if header.is_control:  # a transaction marker (Kafka's logs have them): step over it
+                position = header.next_offset
                 continue
             # Records are built straight into ConsumerRecords: topic, partition and
             # timestamp type are bound once per batch.

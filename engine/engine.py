@@ -32,7 +32,7 @@ from .errors import (
 )
 from .fileutil import atomic_write, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
-from .metadata import TopicMetadata, TopicStore, new_kafka_uuid
+from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .paths import default_data_dir, groups_dir, topics_dir
 
 NODE_ID = 0
@@ -72,6 +72,8 @@ class Engine:
             with locked(self.admin_lock_path):
                 if not os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)):
                     self._write_meta()
+                if not self.store.names():
+                    self._adopt_kafka_topics()
                 if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
                     self._create_offsets_topic()
         except PermissionError:
@@ -110,6 +112,20 @@ class Engine:
         if "cluster.id" not in props:
             raise DataDirError(f"{path} is corrupt: it has no cluster.id")
         return props
+
+    def _adopt_kafka_topics(self) -> None:
+        """A Kafka log dir (a copy of a broker's) used for the first time: its partition
+        directories become pk topics (metadata.discover_partition_dirs)."""
+        for meta in discover_partition_dirs(self.data_dir):
+            if meta.name == topic_names.GROUP_METADATA_TOPIC:
+                count = max(meta.partitions, int(self.broker_config["offsets.topic.num.partitions"]))
+                meta.assignment = {p: [self.node_id] for p in range(count)}
+                meta.configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                                "segment.bytes": self.broker_config["offsets.topic.segment.bytes"]}
+            for p in meta.assignment:
+                if not os.path.isdir(os.path.join(self.data_dir, partition_dir_name(meta.name, p))):
+                    create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
+            self.store.put(meta)
 
     def _create_offsets_topic(self) -> None:
         count = int(self.broker_config["offsets.topic.num.partitions"])

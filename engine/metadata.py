@@ -105,3 +105,38 @@ class TopicStore:
     def remove(self, name: str) -> None:
         os.unlink(self._path(name))
         fsync_dir(self.directory)
+
+
+def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
+    """Topics found as Kafka lays them out, for a log directory pk has no metadata for (a copy
+    of a Kafka broker's log dir): each `<topic>-<partition>/` directory holding a
+    `partition.metadata` gives a partition and its topic id; replicas are this node (0);
+    configs are left to the defaults (Kafka keeps them in its KRaft metadata log). Kafka's own
+    `__cluster_metadata` log and directories being deleted (`.<uuid>-delete`), moved
+    (`-future`) or stray are not topics."""
+    from .log import read_partition_topic_id
+    from .topic_names import invalid_reason
+
+    found: dict[str, TopicMetadata] = {}
+    try:
+        entries = sorted(os.listdir(data_dir))
+    except OSError:
+        return []
+    for entry in entries:
+        name, dash, number = entry.rpartition("-")
+        if not dash or not name or not number.isdigit() or name == "__cluster_metadata":
+            continue
+        directory = os.path.join(data_dir, entry)
+        topic_id = read_partition_topic_id(directory) if os.path.isdir(directory) else None
+        if topic_id is None:
+            continue
+        if invalid_reason(name) is not None:
+            continue
+        meta = found.setdefault(name, TopicMetadata(name=name, topic_id=topic_id, assignment={}))
+        if meta.topic_id == topic_id:
+            meta.assignment[int(number)] = [0]
+    for meta in found.values():
+        # partitions are numbered 0..n-1: a missing directory is an empty partition
+        meta.assignment = {p: [0] for p in range(max(meta.assignment) + 1)}
+    return list(found.values())
+
