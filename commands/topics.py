@@ -316,6 +316,8 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
     if o.topic_id is not None and o.topic_id != "AAAAAAAAAAAAAAAAAAAAAA":
         infos = [t for t in backend.describe_topics(select_topics(backend, None, o.exclude_internal))
                  if t.topic_id == o.topic_id]
+        for info in infos:  # Kafka's Admin describes topics by id with Metadata: no ELRs
+            info.elr_known = False
         if not infos and not o.if_exists:
             raise CommandError(f"TopicId '{o.topic_id}' does not exist as expected")
     else:
