@@ -228,8 +228,8 @@ def load_command_config(path: str) -> dict[str, str]:
 # --------------------------------------------------------------------------- the tool
 def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
                   warn: Callable[[str], None]) -> list[tuple[str, int, int]]:
-    """GetOffsetShell.fetchOffsets: (topic, partition, offset), sorted by topic then partition
-    number (pk's order; Kafka 3.7 sorts by the string "topic-partition")."""
+    """GetOffsetShell.fetchOffsets: (topic, partition, offset), sorted as Kafka sorts them: by
+    the string "topic-partition" (so partition 10 comes before 2)."""
     if given(o.topic_partitions) and (given(o.topic) or given(o.partitions)):
         raise ToolError("--topic-partitions cannot be used with --topic or --partitions")
     time_arg = value_of("time", o.time)
@@ -247,7 +247,14 @@ def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
     if not wanted:
         raise ToolError("Could not match any topic-partitions with the specified filters")
 
-    results = source.list_offsets({tp: spec for tp in wanted})
+    if spec < EARLIEST_PENDING_UPLOAD:
+        # Kafka 4.4's admin client finds no ListOffsets version for a timestamp below -6 and
+        # fails each partition with UnsupportedVersionException (after logging an ERROR line).
+        unsupported = PartitionError("org.apache.kafka.common.errors.UnsupportedVersionException",
+                                     "The version of API is not supported.")
+        results = {tp: unsupported for tp in wanted}
+    else:
+        results = source.list_offsets({tp: spec for tp in wanted})
     out = []
     for tp in wanted:
         result = results.get(tp)
@@ -256,7 +263,8 @@ def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
             continue
         if result is not None and result != UNKNOWN_OFFSET:
             out.append((tp[0], tp[1], result))
-    out.sort(key=lambda r: (r[0], r[1]))
+    # Kafka's TreeMap ordered by TopicPartition.toString(): "topic-partition" as a string
+    out.sort(key=lambda r: f"{r[0]}-{r[1]}".encode("utf-16-be", "surrogatepass"))
     return out
 
 
