@@ -63,6 +63,16 @@ def produce(backend, topic, partition, timestamps, **kw):
     assert producer.flush(30) == 0
 
 
+# Kafka 4.4's list of --time values (what its tool prints for a malformed one)
+TIMES = ("Please use -1 or latest / -2 or earliest / -3 or max-timestamp / -4 or earliest-local / "
+         "-5 or latest-tiered / -6 or earliest-pending-upload, or a specified long format timestamp")
+
+
+def java_sorted(items):
+    """Kafka's row order: TopicPartition.toString(), "topic-partition", as a string."""
+    return sorted(items, key=lambda tpo: f"{tpo[0]}-{tpo[1]}")
+
+
 def lines(*items):
     return "".join(f"{t}:{p}:{o}\n" for t, p, o in items)
 
@@ -87,16 +97,17 @@ def orders(backend):
     return orders, orders2
 
 
-def test_latest_for_all_topics_numeric_order(pk, backend, orders):
+def test_latest_for_all_topics_in_kafkas_order(pk, backend, orders):
     o, o2 = orders
     out = ok(pk(*GOS, *backend, "--time", "-1"))  # (no arguments at all would print the usage)
-    expected = lines(*[(o, p, p) for p in range(12)], (o2, 0, 5))
-    assert ours(out, o, o2) == expected  # pk's order: topic, then partition number (orders:2 before orders:10)
+    # Kafka's order: the string "topic-partition" (orders-10 before orders-2, orders-9 before orders2-0)
+    expected = lines(*java_sorted([(o, p, p) for p in range(12)] + [(o2, 0, 5)]))
+    assert ours(out, o, o2) == expected
     offsets_partitions = [int(line.split(":")[1]) for line in out.splitlines() if line.startswith("__consumer_offsets:")]
     if not backend.shared:
-        assert out == lines(*[("__consumer_offsets", p, 0) for p in range(50)]) + expected
-    assert offsets_partitions == list(range(50)) and out.splitlines() == sorted(
-        out.splitlines(), key=lambda l: (l.rsplit(":", 2)[0], int(l.rsplit(":", 2)[1])))
+        assert out == lines(*java_sorted([("__consumer_offsets", p, 0) for p in range(50)])) + expected
+    assert sorted(offsets_partitions) == list(range(50)) and out.splitlines() == sorted(
+        out.splitlines(), key=lambda l: l.rsplit(":", 1)[0].rsplit(":", 1)[0] + "-" + l.rsplit(":", 2)[1])
     excluded = ok(pk(*GOS, *backend, "--exclude-internal-topics"))
     assert ours(excluded, o, o2) == expected and "__consumer_offsets" not in excluded
     assert ours(ok(pk(*GOS, *backend, "--time", "latest", "--exclude-internal-topics")), o, o2) == expected
@@ -106,9 +117,9 @@ def test_latest_for_all_topics_numeric_order(pk, backend, orders):
 
 def test_topic_regex_is_a_whole_name_match(pk, backend, orders):
     o, o2 = orders
-    assert ok(pk(*GOS, *backend, "--topic", o)) == lines(*[(o, p, p) for p in range(12)])
+    assert ok(pk(*GOS, *backend, "--topic", o)) == lines(*java_sorted([(o, p, p) for p in range(12)]))
     # orders2 matches the regex too, but has no partition 3 or 11
-    assert ok(pk(*GOS, *backend, "--topic", f"{o}.*", "--partitions", "3,11")) == lines((o, 3, 3), (o, 11, 11))
+    assert ok(pk(*GOS, *backend, "--topic", f"{o}.*", "--partitions", "3,11")) == lines((o, 11, 11), (o, 3, 3))
     assert ok(pk(*GOS, *backend, "--topic", o2.replace("orders", "ord.rs"))) == lines((o2, 0, 5))
     # Kafka's IncludeList: commas become alternation, quotes and spaces are dropped
     assert ok(pk(*GOS, *backend, "--topic", f"'{o2}, nothing'")) == lines((o2, 0, 5))
@@ -217,11 +228,9 @@ def test_command_config_is_accepted(pk, backend, orders, tmp_path):
 def test_errors(pk, backend, orders):
     o, _ = orders
     fails(pk(*GOS, *backend, "--time", "yesterday"),
-          ERR + "Malformed time argument yesterday. Please use -1 or latest / -2 or earliest / -3 or max-timestamp, "
-                "or a specified long format timestamp")
+          ERR + "Malformed time argument yesterday. " + TIMES)
     fails(pk(*GOS, *backend, "--time", "99999999999999999999"),
-          ERR + "Malformed time argument 99999999999999999999. Please use -1 or latest / -2 or earliest / "
-                "-3 or max-timestamp, or a specified long format timestamp")
+          ERR + "Malformed time argument 99999999999999999999. " + TIMES)
     fails(pk(*GOS, *backend, "--topic", "nothing-at-all.*"),
           ERR + "Could not match any topic-partitions with the specified filters")
     fails(pk(*GOS, *backend, "--topic", o, "--partitions", "99"),
@@ -246,8 +255,7 @@ def test_errors(pk, backend, orders):
     fails(pk(*GOS, *backend, "--topic-partitions", "x", "--topic", "y", "--time", "bad"),
           ERR + "--topic-partitions cannot be used with --topic or --partitions")
     fails(pk(*GOS, *backend, "--time", "bad", "--topic", "["),
-          ERR + "Malformed time argument bad. Please use -1 or latest / -2 or earliest / -3 or max-timestamp, "
-                "or a specified long format timestamp")
+          ERR + "Malformed time argument bad. " + TIMES)
 
 
 # --------------------------------------------------------------------------- --bootstrap-server / --broker-list
@@ -277,8 +285,7 @@ def test_broker_list_and_bootstrap_server(pk, backend, orders):
 def test_invalid_bootstrap_server(plain, address, message):
     if message is None:
         proc = plain(*GOS, "--bootstrap-server", address, "--time", "bad")
-        fails(proc, ERR + "Malformed time argument bad. Please use -1 or latest / -2 or earliest / -3 or "
-                          "max-timestamp, or a specified long format timestamp")
+        fails(proc, ERR + "Malformed time argument bad. " + TIMES)
     else:
         # a usage error, before GetOffsetShell's own checks
         fails(plain(*GOS, "--bootstrap-server", address, "--time", "bad"), message)
