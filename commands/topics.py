@@ -304,9 +304,10 @@ def alter(backend: Backend, o: TopicOptions, out: Out) -> None:
                 current = len(infos[name].partitions) if name in infos else 0
                 new = [r for p, r in assignment.items() if p >= current]
             backend.create_partitions(name, o.partitions, new)
-    if set_configs or o.delete_config:
+    delete_configs = list(o.delete_config) if deletes_configs(o) else []
+    if set_configs or delete_configs:
         for name in topics:
-            backend.alter_topic_configs(name, set_configs, list(o.delete_config))
+            backend.alter_topic_configs(name, set_configs, delete_configs)
             out(f"Updated config for topic {name}.")
 
 

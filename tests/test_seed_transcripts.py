@@ -2,7 +2,8 @@
 backends (conftest.py): the console producer and consumer run on the bundled engine and
 through --bootstrap-server against pk-server-start; pk-topics and GetOffsetShell work on the
 data directory the server shares. The seeds used the ZooKeeper-era tool; pk prints what Kafka
-3.7 prints (pk-choices.md): the describe line carries a TopicId and --delete is silent.
+4.4 prints (test_oracle_topics.py): the describe line carries a TopicId and the cluster-wide
+min.insync.replicas, partitions their (empty) Elr lists, and --delete is silent.
 """
 
 from __future__ import annotations
@@ -51,10 +52,11 @@ def test_first_topic_transcript(pk, backend):
     assert run(pk, "pk-topics", "--list").out == "__consumer_offsets\nfirst_topic\n"
     described = run(pk, "pk-topics", "--topic", "first_topic", "--describe").out
     assert re.fullmatch(
-        "Topic: first_topic\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: \n"
-        "\tTopic: first_topic\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n"
-        "\tTopic: first_topic\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\n"
-        "\tTopic: first_topic\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\n", described)
+        "Topic: first_topic\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\tReplicationFactor: 1\t"
+        "Configs: min.insync.replicas=1\n"
+        "\tTopic: first_topic\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n"
+        "\tTopic: first_topic\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n"
+        "\tTopic: first_topic\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n", described)
 
     # $kafka-console-producer --broker-list --topic first_topic   (lines typed at the > prompt)
     lines = ["Hello Meriem", "awsome course!", "learning kafka", "another message"]

@@ -1,12 +1,14 @@
-"""pk-topics run as an installed tool, output compared byte for byte with Kafka 3.7's texts
-(kafka-cli.md §1, pk-choices.md), on both backends (conftest.py): the bundled engine on a
-temporary data directory, and pk-server-start (or PK_TEST_BOOTSTRAP, a single-broker cluster)
-through --bootstrap-server and confluent-kafka's AdminClient.
+"""pk-topics run as an installed tool, output compared byte for byte with Kafka 4.4's texts (as
+test_oracle_topics.py sees Kafka's own tool print them), on both backends (conftest.py): the
+bundled engine on a temporary data directory, and pk-server-start (or PK_TEST_BOOTSTRAP, a
+single-broker cluster) through --bootstrap-server and confluent-kafka's AdminClient.
 
-Where Kafka 3.7's --bootstrap-server mode differs from pk's bundled engine the expectation
+Where Kafka 4.4's --bootstrap-server mode differs from pk's bundled engine the expectation
 comes from the backend: `Configs:` lists the cluster's static broker settings too (a topic's
-DescribeConfigs entries not at their default), `TopicId:` appears where the cluster has topic
-ids (pk-server-start's Metadata v4 has none), and `--alter --config` is refused."""
+DescribeConfigs entries not at their default; a fresh 4.4 cluster, like the engine, has
+min.insync.replicas=1 as a cluster-wide default), `TopicId:` appears and the Elr columns are
+lists where the cluster has topic ids (pk-server-start's Metadata v4 has none: `Elr: N/A`),
+and `--alter --config` is refused."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from conftest import Runner, free_port
 WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
            "could collide. To avoid issues it is best to use either, but not both.\n")
 ERR = "Error while executing topic command : "
+DELETE_CONFIG_WARNING = ("delete-config option is no longer supported and deprecated since version 4.0. The config "
+                         "will be fully removed in future releases.")
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}
 
 
@@ -62,15 +66,20 @@ def tid_field(tid):
     return f"\tTopicId: {tid}" if tid else ""
 
 
-_CLUSTER: dict[str, tuple[int, dict[str, str]]] = {}
+_CLUSTER: dict[str, tuple[int, dict[str, str], list[str], bool]] = {}
 
 
-def _cluster(backend) -> tuple[int, dict[str, str]]:
-    """(broker id, the configs a new topic reports as not default) of the backend: on a
-    cluster, DescribeCluster and the DescribeConfigs of a probe topic, asked once."""
+def _cluster(backend) -> tuple[int, dict[str, str], list[str], bool]:
+    """(broker id, the configs a new topic reports as not default, the names of all its config
+    entries in the response's order, whether the cluster has topic ids) of the backend: on a
+    cluster, DescribeCluster, the DescribeConfigs and Metadata of a probe topic, asked once.
+    The engine is a fresh Kafka 4.4 cluster: min.insync.replicas is a cluster-wide default."""
+    from pk.engine import topic_config
+
     if not backend.remote:
-        return 0, {}
+        return 0, topic_config.cluster_defaults(), list(topic_config.DESCRIBE_ORDER), True
     if backend.bootstrap not in _CLUSTER:
+        from confluent_kafka import TopicCollection
         from confluent_kafka.admin import ConfigResource, ConfigSource, NewTopic, ResourceType
 
         admin = backend.admin()
@@ -81,9 +90,11 @@ def _cluster(backend) -> tuple[int, dict[str, str]]:
         res = ConfigResource(ResourceType.TOPIC, probe)
         entries = admin.describe_configs([res])[res].result(30)
         static = {k: e.value for k, e in entries.items() if e.source != ConfigSource.DEFAULT_CONFIG.value}
+        description = admin.describe_topics(TopicCollection([probe]))[probe].result(30)
+        ids = description.topic_id is not None and str(description.topic_id) != "AAAAAAAAAAAAAAAAAAAAAA"
         for f in admin.delete_topics([probe]).values():
             f.result(30)
-        _CLUSTER[backend.bootstrap] = (broker, static)
+        _CLUSTER[backend.bootstrap] = (broker, static, list(entries), ids)
     return _CLUSTER[backend.bootstrap]
 
 
@@ -92,14 +103,24 @@ def broker_id(backend) -> int:
 
 
 def configs(backend, overrides: dict[str, str] | None = None) -> str:
-    """The `Configs:` value expected for a topic with these overrides on this backend (sorted,
-    pk's order): the engine shows the overrides; a cluster adds its static broker settings."""
-    merged = {**_cluster(backend)[1], **(overrides or {})}
-    return ",".join(f"{k}={v}" for k, v in sorted(merged.items()))
+    """The `Configs:` value expected for a topic with these overrides on this backend, in
+    Kafka's order (a default-sized java.util.HashMap of all the topic's entries): the cluster's
+    static and cluster-wide settings, then the overrides."""
+    from pk.engine.topic_config import java_hashmap_order
+
+    _, static, names, _ = _cluster(backend)
+    merged = {**static, **(overrides or {})}
+    order = java_hashmap_order(names + sorted(set(merged) - set(names)), default_capacity=True)
+    return ",".join(f"{k}={merged[k]}" for k in order if k in merged)
 
 
-def partition_line(topic, p, b):
-    return f"\tTopic: {topic}\tPartition: {p}\tLeader: {b}\tReplicas: {b}\tIsr: {b}"
+def elr(backend) -> str:
+    return "\tElr: \tLastKnownElr: " if _cluster(backend)[3] else "\tElr: N/A\tLastKnownElr: N/A"
+
+
+def partition_line(topic, p, b, backend=None):
+    return f"\tTopic: {topic}\tPartition: {p}\tLeader: {b}\tReplicas: {b}\tIsr: {b}" + (
+        elr(backend) if backend is not None else "\tElr: \tLastKnownElr: ")
 
 
 def listed(pk, backend, *names, extra=()):
@@ -120,7 +141,7 @@ def test_seed_transcript(pk, backend):
         assert re.fullmatch(r"[A-Za-z0-9_-]{22}", tid) and not tid.startswith("-")
     assert ok(pk("pk-topics", *backend, "--topic", first, "--describe")) == (
         f"Topic: {first}{tid_field(tid)}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: {configs(backend)}\n"
-        + "".join(partition_line(first, p, b) + "\n" for p in range(3)))
+        + "".join(partition_line(first, p, b, backend) + "\n" for p in range(3)))
     assert ok(pk("pk-topics", *backend, "--create", "--topic", second)) == WARNING + f"Created topic {second}.\n"
     assert ok(pk("pk-topics", *backend, "--topic", second, "--delete")) == ""  # 3.7: delete prints nothing
     assert listed(pk, backend, "__consumer_offsets", first, second) == f"__consumer_offsets\n{first}\n"
@@ -153,7 +174,7 @@ def test_internal_offsets_topic(pk, backend):
     assert re.fullmatch(rf"Topic: __consumer_offsets{tid}\tPartitionCount: 50\tReplicationFactor: 1\t"
                         rf"Configs: {re.escape(configs(backend, OFFSETS_TOPIC_CONFIGS))}", out[0])
     assert len(out) == 51
-    assert out[50] == partition_line("__consumer_offsets", 49, broker_id(backend))
+    assert out[50] == partition_line("__consumer_offsets", 49, broker_id(backend), backend)
     fails(pk("pk-topics", *backend, "--delete", "--topic", "__consumer_offsets"),
           ERR + "Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion.")
 
@@ -164,11 +185,14 @@ def test_describe_selection(pk, backend):
     for name in names:
         ok(pk("pk-topics", *backend, "--create", "--topic", name))
     out = ok(pk("pk-topics", *backend, "--describe", "--exclude-internal", "--topic", "|".join(names)))
+    # In the iteration order of a java.util.HashMap sized for the names, filled in name order.
+    from pk.engine.topic_config import java_hashmap_order
+
     assert [l.split("\t")[0] for l in out.splitlines() if l.startswith("Topic:")] == [
-        f"Topic: {orders}", f"Topic: {payments}", f"Topic: {users}"]  # sorted (pk-choices.md)
+        f"Topic: {n}" for n in java_hashmap_order(names)]
     out = ok(pk("pk-topics", *backend, "--describe", "--topic", f"'{orders},{users}'"))
-    assert [l.split("\t")[0] for l in out.splitlines() if l.startswith("Topic:")] == [f"Topic: {orders}",
-                                                                                      f"Topic: {users}"]
+    assert [l.split("\t")[0] for l in out.splitlines() if l.startswith("Topic:")] == [
+        f"Topic: {n}" for n in java_hashmap_order([orders, users])]
     tid = topic_id(pk, backend, payments)
     if tid is not None:  # describing by id needs a cluster with topic ids
         assert ok(pk("pk-topics", *backend, "--describe", "--topic-id", tid)).startswith(f"Topic: {payments}\t")
@@ -196,10 +220,12 @@ def test_create_errors_leave_topics_intact(pk, backend):
         (["--topic", keep], ERR + f"Topic '{keep}' already exists."),
         (["--topic", x, "--replication-factor", "3"],
          ERR + "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be "
-               "reached because only 1 broker(s) are registered."),
+               "reached because only 1 broker(s) are registered or some brokers have all their log directories "
+               "cordoned."),
         (["--topic", x, "--replication-factor", "0"],
          ERR + "The replication factor must be between 1 and 32767 inclusive"),
         (["--topic", x, "--partitions", "0"], ERR + "The partitions must be greater than 0"),
+        (["--topic", x, "--partitions", "three"], ERR + "Cannot parse argument 'three' of option partitions"),
         (["--topic", x, "--partitions", "-3"], ERR + "The partitions must be greater than 0"),
         (["--topic", x, "--config", "nope=1"], ERR + "Unknown topic config name: nope"),
         (["--topic", x, "--config", "retention.ms=soon"],
@@ -265,18 +291,19 @@ def test_alter_partitions(pk, backend):
 
 def test_alter_configs(pk, backend):
     """The bundled engine alters topic configs (as the ZooKeeper-era tool did); through
-    --bootstrap-server Kafka 3.7 refuses --config and --delete-config with --alter."""
+    --bootstrap-server Kafka 4.4 refuses --config with --alter, and ignores --delete-config
+    after a warning."""
     c = backend.topic("c")
     ok(pk("pk-topics", *backend, "--create", "--topic", c, "--config", "retention.ms=1000"))
     proc = pk("pk-topics", *backend, "--alter", "--topic", c, "--config", "max.message.bytes=2000",
               "--config", "cleanup.policy=compact,delete")
     if backend.remote:
-        fails(proc, 'Option combination "[[bootstrap-server], [config]]" can\'t be used with option "[alter]" '
-                    "(the kafka-configs CLI supports altering topic configs with a --bootstrap-server option)")
+        fails(proc, 'Option combination "[[config], [bootstrap-server]]" can\'t be used with option "[alter]" '
+                    "(To alter topic configurations, the kafka-configs tool can be used.)")
         fails(pk("pk-topics", *backend, "--alter", "--topic", c, "--delete-config", "retention.ms"),
-              'Missing required argument "[partitions]"')
-        fails(pk("pk-topics", *backend, "--alter", "--topic", c, "--partitions", "2", "--delete-config",
-                 "retention.ms"), 'Option "[delete-config]" can\'t be used with option "[bootstrap-server]"')
+              DELETE_CONFIG_WARNING + '\nMissing required argument "[partitions]"')
+        proc = pk("pk-topics", *backend, "--alter", "--topic", c, "--partitions", "2", "--delete-config", "retention.ms")
+        assert (proc.returncode, proc.out, proc.err) == (0, "", DELETE_CONFIG_WARNING + "\n")
         expected = {"retention.ms": "1000"}
     else:
         assert ok(proc) == f"Updated config for topic {c}.\n"
@@ -286,7 +313,8 @@ def test_alter_configs(pk, backend):
               ERR + "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1")
         expected = {"cleanup.policy": "compact,delete", "max.message.bytes": "2000"}
     line = ok(pk("pk-topics", *backend, "--describe", "--topic", c)).splitlines()[0]
-    assert line.endswith(f"\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: {configs(backend, expected)}")
+    count = 2 if backend.remote else 1
+    assert line.endswith(f"\tPartitionCount: {count}\tReplicationFactor: 1\tConfigs: {configs(backend, expected)}")
     if backend.data_dir is not None:  # the engine's metadata file (the server shares its data directory)
         with open(os.path.join(backend.data_dir, ".pk", "topics", f"{c}.json")) as f:
             assert json.load(f)["configs"] == expected
@@ -301,17 +329,20 @@ def test_describe_report_filters(pk, backend):
     assert ok(pk("pk-topics", *backend, "--describe", *ours, "--under-replicated-partitions")) == ""
     assert ok(pk("pk-topics", *backend, "--describe", *ours, "--unavailable-partitions")) == ""
     assert ok(pk("pk-topics", *backend, "--describe", *ours, "--under-min-isr-partitions")) == \
-        partition_line(strict, 0, b) + "\n"
+        partition_line(strict, 0, b, backend) + "\n"
     assert ok(pk("pk-topics", *backend, "--describe", *ours, "--at-min-isr-partitions")) == (
-        partition_line(plain_t, 0, b) + "\n" + partition_line(plain_t, 1, b) + "\n")
-    # Java 3.7 allows combining report flags: a partition prints if it matches any.
+        partition_line(plain_t, 0, b, backend) + "\n" + partition_line(plain_t, 1, b, backend) + "\n")
+    # Java allows combining report flags: a partition prints if it matches any.
     assert ok(pk("pk-topics", *backend, "--describe", *ours, "--at-min-isr-partitions",
                  "--under-min-isr-partitions")).count("\n") == 3
     # A topic has overrides when its Configs: is not empty: on a cluster whose static broker
     # settings show in every topic's Configs:, every topic qualifies (as with Kafka).
     out = ok(pk("pk-topics", *backend, "--describe", "--topics-with-overrides", "--topic",
                 f"__consumer_offsets|{plain_t}|{strict}"))
-    expected = ["__consumer_offsets"] + ([plain_t] if configs(backend) else []) + [strict]
+    # Every topic of a 4.4 cluster lists min.insync.replicas (a cluster-wide default).
+    from pk.engine.topic_config import java_hashmap_order
+
+    expected = java_hashmap_order(sorted(["__consumer_offsets", plain_t, strict]))
     assert [l.split("\t")[0] for l in out.splitlines()] == [f"Topic: {n}" for n in expected]
 
 
@@ -333,7 +364,8 @@ USAGE_ERRORS = [
     (["--describe", "--topics-with-overrides", "--unavailable-partitions"],
      'Option "[unavailable-partitions]" can\'t be used with option "[topics-with-overrides]"'),
     (["--list", "--bogus"], "bogus is not a recognized option"),
-    (["--create", "--topic", "t", "--partitions", "three"], "Cannot parse argument 'three' of option partitions"),
+    (["--list", "--partition-size-limit-per-response", "2", "--zookeeper", "h:1"],
+     "partition-size-limit-per-response is not a recognized option"),
     (["--create", "--topic"], "Option topic requires an argument"),
 ]
 
