@@ -1,15 +1,15 @@
 """ConsumerPerformance (kafka-consumer-perf-test.sh, org.apache.kafka.tools.ConsumerPerformance,
-Kafka 3.7; kafka.tools.ConsumerPerformance up to 3.4) on the bundled engine, or with
---bootstrap-server (or the deprecated --broker-list) on a cluster through confluent-kafka.
+Kafka 4.4; kafka.tools.ConsumerPerformance up to 3.4) on the bundled engine, or with
+--bootstrap-server on a cluster through confluent-kafka.
 
     pk-run-class org.apache.kafka.tools.ConsumerPerformance --topic t --messages 1000000
 
-Prints 3.7's header and result line byte for byte in format. Option errors are jopt-simple's
+Prints 4.4's header and result line byte for byte in format. Option errors are jopt-simple's
 messages (Kafka prints them with the help table, pk alone), one line on stderr, exit 1; an
 exception Kafka's main() catches is printed as its getMessage() line, exit 1. When the
 timeout passes before --messages records arrived, Kafka's WARNING line goes to stdout and the
-result line follows, exit 0, exactly as 3.7 does. Without --bootstrap-server / --broker-list
-(which Kafka requires) pk reads the bundled engine.
+result line follows, exit 0, exactly as 4.4 does. Without --bootstrap-server (which Kafka
+requires) pk reads the bundled engine.
 """
 
 from __future__ import annotations
@@ -74,43 +74,46 @@ class ConsumerPerfCommand(KafkaCommand):
 @click.command(cls=ConsumerPerfCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
 @single("--bootstrap-server", metavar="server to connect to",
-        help="The server(s) to connect to, host:port[,host:port]; without it (and --broker-list) pk reads the "
-             "bundled engine.")
-@single("--broker-list", metavar="broker-list",
-        help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
-@single("--topic", metavar="topic", help="REQUIRED: The topic to consume from.")
-@single("--messages", type=JAVA_LONG, metavar="count", help="REQUIRED: The number of messages to send or consume")
-@single("--group", metavar="gid", help="The group id to consume on. (default: perf-consumer-<random 0..99999>)")
-@single("--fetch-size", type=JAVA_INT, metavar="size",
-        help="The amount of data to fetch in a single request. (default: 1048576)")
-@click.option("--from-latest", is_flag=True,
-              help="If the consumer does not already have an established offset to consume from, start with the "
-                   "latest message present in the log rather than the earliest message.")
-@single("--socket-buffer-size", type=JAVA_INT, metavar="size", help="The size of the tcp RECV size. (default: 2097152)")
-@single("--threads", type=JAVA_INT, metavar="count",
-        help="DEPRECATED AND IGNORED: Number of processing threads. (default: 10)")
-@single("--num-fetch-threads", type=JAVA_INT, metavar="count",
-        help="DEPRECATED AND IGNORED: Number of fetcher threads. (default: 1)")
-@single("--consumer.config", "consumer_config", metavar="config file", help="Consumer config properties file.")
-@click.option("--print-metrics", is_flag=True,
-              help="Print out the metrics (pk: the few client metrics the bundled engine can state).")
-@click.option("--show-detailed-stats", is_flag=True,
-              help="If set, stats are reported for each reporting interval as configured by reporting-interval")
-@single("--timeout", metavar="[milliseconds]",
-        help="The maximum allowed time in milliseconds between returned records. (default: 10000)")
-@single("--reporting-interval", type=JAVA_LONG, metavar="interval_ms",
-        help="Interval in milliseconds at which to print progress info. (default: 5000)")
+        help="The server(s) to connect to (Kafka: REQUIRED; without it pk reads the bundled engine).")
+@single("--command-config", metavar="config file", help="Config properties file.")
+@click.option("--command-property", multiple=True, metavar="prop1=val1",
+              help="Kafka consumer related configuration properties like client.id. These configs take precedence "
+                   "over those passed via --command-config or --consumer.config.")
+@single("--consumer.config", "consumer_config", metavar="config file",
+        help="(DEPRECATED) Consumer config properties file. Use --command-config instead.")
 @single("--date-format", metavar="date format",
         help="The date format to use for formatting the time field. See java.text.SimpleDateFormat for options. "
              "(default: yyyy-MM-dd HH:mm:ss:SSS)")
-@click.option("--hide-header", is_flag=True, help="If set, skips printing the header for the stats")
+# Integers stay text until the tool reads them (after the header), as jopt-simple converts them.
+@single("--fetch-size", metavar="size",
+        help="The maximum amount of data to fetch from a single partition per request. (default: 1048576)")
+@click.option("--from-latest", is_flag=True,
+              help="If the consumer does not already have an established offset to consume from, start with the "
+                   "latest record present in the log rather than the earliest record.")
+@single("--group", metavar="gid", help="The group id to consume on. (default: perf-consumer-<random 0..99999>)")
+@click.option("--hide-header", is_flag=True, help="If set, skips printing the header for the stats.")
+@single("--include", metavar="Java regex (String)",
+        help="Regular expression specifying list of topics to include for consumption.")
+@single("--messages", metavar="count",
+        help="(DEPRECATED) The number of records to consume. Use --num-records instead.")
+@single("--num-records", metavar="count", help="REQUIRED: The number of records to consume.")
+@click.option("--print-metrics", is_flag=True,
+              help="Print out the metrics (pk: the few client metrics it can state).")
+@single("--reporting-interval", type=JAVA_LONG, metavar="interval_ms",
+        help="Interval in milliseconds at which to print progress info. (default: 5000)")
+@click.option("--show-detailed-stats", is_flag=True,
+              help="If set, stats are reported for each reporting interval as configured by reporting-interval.")
+@single("--socket-buffer-size", metavar="size", help="The size of the tcp RECV size. (default: 2097152)")
+@single("--timeout", metavar="[milliseconds]",
+        help="The maximum allowed time in milliseconds between returned records. (default: 10000)")
+@single("--topic", metavar="topic", help="The topic to consume from.")
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
                    "consumer configuration.")
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
+def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
     from pk.commands import perf
     from pk.commands.producer import CommandError
     from pk.engine.errors import KafkaError
@@ -118,6 +121,7 @@ def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
     timeout = opts.pop("timeout")
     options = perf.ConsumerPerfOptions(
         **{k: v for k, v in opts.items() if v is not None},
+        command_property=list(command_property) or None,
         timeout=None if timeout in (None, _TIMEOUT_DEFAULT) else timeout)
     stdout = sys.stdout
 
@@ -125,8 +129,7 @@ def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
         stdout.write(line + "\n")
         stdout.flush()
 
-    # 3.7: --bootstrap-server wins; --broker-list is used only without it.
-    bootstrap = bootstrap_server if bootstrap_server is not None else broker_list
+    bootstrap = bootstrap_server
     try:
         perf.check_consumer_options(options, out)
         if bootstrap is None and not x:

@@ -1,6 +1,6 @@
 """ProducerPerformance (kafka-producer-perf-test.sh, org.apache.kafka.tools.ProducerPerformance,
-Kafka 3.7) on the bundled engine, or on a cluster through confluent-kafka when
-`--producer-props bootstrap.servers=host:port` (Kafka's way) or pk's `--bootstrap-server` names one.
+Kafka 4.4) on the bundled engine, or on a cluster through confluent-kafka when `--bootstrap-server`
+or a bootstrap.servers in `--command-property` / `--producer-props` / the config file names one.
 
     pk-run-class org.apache.kafka.tools.ProducerPerformance --topic t --num-records 1000000 \\
         --record-size 100 --throughput -1 --producer-props acks=1
@@ -9,11 +9,12 @@ Kafka parses this tool's arguments with argparse4j 0.7.0, not jopt-simple, and p
 the same way (`parse_args` below): `--name value` or `--name=value`, unambiguous prefixes of
 option names accepted (`--num` is `--num-records`), `--producer-props` taking every following
 word up to the next option, and argparse4j's messages, printed as its error line
-`producer-performance: error: <message>` on stderr, exit 1 (Kafka prints the usage line
-first, and wraps long messages at the terminal width; pk prints the one line). Exceptions that
+`kafka-producer-perf-test: error: <message>` on stderr, exit 1 (Kafka prints its usage first,
+and wraps and justifies long messages at 75 columns; pk prints the one line). Exceptions that
 escape Kafka's main() print the JVM's first line, `Exception in thread "main" <class>: <msg>`.
 With no arguments at all the help goes to stdout, exit 0, as Kafka does; `--help` prints
-Click's help (exit 0). `--bootstrap-server`, `-X prop=value`, `--data-dir` and `--version` are pk's own.
+Click's help (exit 0). `-X prop=value` and `--data-dir` are pk's own; like Kafka 4.4's tool,
+this one has no `--version`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from dataclasses import dataclass
 
 import click
 
-from .common import data_dir_option, fail, version_line, version_option
+from .common import data_dir_option, fail
 
-PROG = "producer-performance"
+PROG = "kafka-producer-perf-test"
 
 
 # --------------------------------------------------------------------------- argparse4j
@@ -39,10 +40,6 @@ class HelpRequested(Exception):
     pass
 
 
-class VersionRequested(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class Arg:
     flags: tuple[str, ...]
@@ -50,8 +47,9 @@ class Arg:
     action: str = "store"  # store | store_true | nargs+ | append | help | version
     type: str = "String"  # String | Integer | Long
     required: bool = False
-    mutex: bool = False  # member of the required group: exactly one of --record-size / --payload-file
+    mutex: bool = False  # the required group: exactly one of --record-size / --payload-file / --payload-monotonic
     default: object = None
+    choices: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -59,37 +57,54 @@ class Arg:
         return "/".join(self.flags)
 
 
-# In the order ProducerPerformance.argParser() adds them (argparse4j's optargs_ order, which
-# decides which missing required argument is reported), then pk's own.
+# In the order Kafka 4.4's ProducerPerformance.argParser() adds them (argparse4j's optargs_
+# order, which decides which missing required argument is reported), then pk's own. Kafka 4.4
+# has no --version here (argparse4j reports it as an unrecognized argument), nor has pk.
 ARGS = (
     Arg(("-h", "--help"), "help", "help"),
+    Arg(("--bootstrap-server",), "bootstrap_server"),
     Arg(("--topic",), "topic", required=True),
     Arg(("--num-records",), "num_records", type="Long", required=True),
+    Arg(("--payload-delimiter",), "payload_delimiter", default="\\n"),
+    Arg(("--throughput",), "throughput", type="Double", required=True),
+    Arg(("--producer-props",), "producer_props", action="nargs+"),
+    Arg(("--command-property",), "command_property", action="nargs+"),
+    Arg(("--producer.config",), "producer_config"),
+    Arg(("--command-config",), "command_config"),
+    Arg(("--print-metrics",), "print_metrics", action="store_true", default=False),
+    Arg(("--transactional-id",), "transactional_id"),
+    Arg(("--transaction-duration-ms",), "transaction_duration_ms", type="Long"),
+    Arg(("--warmup-records",), "warmup_records", type="Long", default=0),
+    Arg(("--reporting-interval",), "reporting_interval", type="Long", default=5000),
+    Arg(("--record-key-range",), "record_key_range", type="Integer"),
+    Arg(("--key-distribution",), "key_distribution", default="none", choices=("none", "range", "random")),
+    Arg(("--random-seed",), "random_seed", type="Long", default=0),
     Arg(("--record-size",), "record_size", type="Integer", mutex=True),
     Arg(("--payload-file",), "payload_file", mutex=True),
-    Arg(("--payload-delimiter",), "payload_delimiter", default="\\n"),
-    Arg(("--throughput",), "throughput", type="Integer", required=True),
-    Arg(("--producer-props",), "producer_props", action="nargs+"),
-    Arg(("--producer.config",), "producer_config"),
-    Arg(("--print-metrics",), "print_metrics", action="store_true", default=False),
-    Arg(("--transactional-id",), "transactional_id", default="performance-producer-default-transactional-id"),
-    Arg(("--transaction-duration-ms",), "transaction_duration_ms", type="Long", default=0),
-    Arg(("--bootstrap-server",), "bootstrap_server"),
+    Arg(("--payload-monotonic",), "payload_monotonic", action="store_true", mutex=True, default=False),
     Arg(("-X",), "x", action="append", default=()),
     Arg(("--data-dir",), "data_dir"),
-    Arg(("--version",), "version", "version"),
 )
 _INDEX = {flag: arg for arg in ARGS for flag in arg.flags}
 _PREFIX = re.compile(r"-+")
 _NEG_NUM = re.compile(r"-\d+")
 _NUMBER = re.compile(r"[+-]?\d+")
 _BITS = {"Integer": 32, "Long": 64}
+_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
 
 
 def _convert(arg: Arg, text: str):
     """ReflectArgumentType: Integer.valueOf / Long.valueOf, or the string itself."""
+    if arg.choices is not None:
+        if text not in arg.choices:
+            raise ParseError(f"argument {arg.name}: invalid choice: '{text}' (choose from {{{','.join(arg.choices)}}})")
+        return text
     if arg.type == "String":
         return text
+    if arg.type == "Double":  # Double.valueOf
+        if _DOUBLE.fullmatch(text.strip()):
+            return float(text.strip().rstrip("fFdD").replace("Infinity", "inf"))
+        raise ParseError(f'argument {arg.name}: could not convert \'{text}\' to Double (For input string: "{text}")')
     bits = _BITS[arg.type]
     if _NUMBER.fullmatch(text):
         value = int(text)
@@ -151,8 +166,6 @@ def parse_args(args: list[str]) -> dict:
                     raise ParseError(f"argument {arg.name}: not allowed with argument {mutex_used.name}")
             if arg.action == "help":
                 raise HelpRequested()
-            if arg.action == "version":
-                raise VersionRequested()
             if arg.action == "store_true":
                 if value is not None:
                     raise ParseError(f"argument {arg.name}: ignore implicit argument '{value}'")
@@ -223,9 +236,6 @@ class ArgParse4jCommand(click.Command):
         except HelpRequested:
             self._print_help(prog_name)
             sys.exit(0)
-        except VersionRequested:
-            click.echo(version_line())
-            sys.exit(0)
         except ParseError as exc:
             fail(f"{PROG}: error: {exc}")
         self.callback(**values)
@@ -233,44 +243,61 @@ class ArgParse4jCommand(click.Command):
 
 
 @click.command(cls=ArgParse4jCommand, context_settings={"help_option_names": ["-h", "--help"]},
-               help="This tool is used to verify the producer performance.")
-@click.option("--topic", metavar="TOPIC", help="produce messages to this topic")
-@click.option("--num-records", metavar="NUM-RECORDS", help="number of messages to produce")
-@click.option("--record-size", metavar="RECORD-SIZE",
-              help="message size in bytes. Note that you must provide exactly one of --record-size or "
-                   "--payload-file.")
-@click.option("--payload-file", metavar="PAYLOAD-FILE",
-              help="file to read the message payloads from. This works only for UTF-8 encoded text files. "
-                   "Payloads will be read from this file and a payload will be randomly selected when sending "
-                   "messages. Note that you must provide exactly one of --record-size or --payload-file.")
+               help="This tool is used to verify the producer performance. To enable transactions, you can specify "
+                    "a transactional id or set a transaction duration using --transaction-duration-ms (pk: "
+                    "transactions are refused).")
+@click.option("--bootstrap-server", metavar="BOOTSTRAP-SERVER",
+              help="The server(s) to connect to. This config takes precedence over bootstrap.servers specified via "
+                   "--command-property or --command-config. Without any of them pk uses the bundled engine.")
+@click.option("--topic", metavar="TOPIC", help="Produce records to this topic.")
+@click.option("--num-records", metavar="NUM-RECORDS", help="Number of records to produce.")
 @click.option("--payload-delimiter", metavar="PAYLOAD-DELIMITER",
-              help="provides delimiter to be used when --payload-file is provided. Defaults to new line. Note "
+              help="Provides the delimiter to be used when --payload-file is provided. Defaults to new line. Note "
                    "that this parameter will be ignored if --payload-file is not provided. (default: \\n)")
 @click.option("--throughput", metavar="THROUGHPUT",
-              help="throttle maximum message throughput to *approximately* THROUGHPUT messages/sec. Set this "
-                   "to -1 to disable throttling.")
+              help="Throttle maximum record throughput to *approximately* THROUGHPUT records/sec. Set this to -1 "
+                   "to disable throttling.")
 @click.option("--producer-props", metavar="PROP-NAME=PROP-VALUE [PROP-NAME=PROP-VALUE ...]",
-              help="kafka producer related configuration properties like bootstrap.servers,client.id etc. These "
-                   "configs take precedence over those passed via --producer.config.")
-@click.option("--producer.config", "producer_config", metavar="CONFIG-FILE", help="producer config properties file.")
+              help="(DEPRECATED) Kafka producer related configuration properties like client.id. Use "
+                   "--command-property instead.")
+@click.option("--command-property", metavar="PROP-NAME=PROP-VALUE [PROP-NAME=PROP-VALUE ...]",
+              help="Kafka producer related configuration properties like client.id. These configs take precedence "
+                   "over those passed via --command-config or --producer.config.")
+@click.option("--producer.config", "producer_config", metavar="CONFIG-FILE",
+              help="(DEPRECATED) Producer config properties file. Use --command-config instead.")
+@click.option("--command-config", metavar="CONFIG-FILE", help="Producer config properties file.")
 @click.option("--print-metrics", is_flag=True,
-              help="print out metrics at the end of the test (pk: the few client metrics the bundled engine "
-                   "can state).")
+              help="Print out metrics at the end of the test (pk: the few client metrics it can state).")
 @click.option("--transactional-id", metavar="TRANSACTIONAL-ID",
-              help="The transactionalId to use if transaction-duration-ms is > 0. (default: "
-                   "performance-producer-default-transactional-id)")
+              help="The transactional id to use (pk refuses transactions).")
 @click.option("--transaction-duration-ms", metavar="TRANSACTION-DURATION",
-              help="The max age of each transaction; transactions are only enabled if this value is positive. "
-                   "pk refuses a positive value: the bundled engine has no transactions. (default: 0)")
-@click.option("--bootstrap-server", metavar="BOOTSTRAP-SERVER",
-              help="pk: the cluster to produce to, host:port[,host:port] (as bootstrap.servers in --producer-props "
-                   "or --producer.config); without either pk uses the bundled engine.")
+              help="The maximum duration of each transaction (pk refuses transactions).")
+@click.option("--warmup-records", metavar="WARMUP-RECORDS",
+              help="The number of records to treat as warmup. These initial records will not be included in "
+                   "steady-state statistics. An additional summary line will be printed describing the "
+                   "steady-state statistics. (default: 0)")
+@click.option("--reporting-interval", metavar="INTERVAL-MS",
+              help="Interval in milliseconds at which to print progress info. (default: 5000)")
+@click.option("--record-key-range", metavar="KEY-RANGE",
+              help="The range of keys to use when --key-distribution is 'range' or 'random'.")
+@click.option("--key-distribution", metavar="KEY-DISTRIBUTION",
+              help="The key distribution to use: 'none' for null keys (pk: the only one supported), 'range' or "
+                   "'random'. (default: none)")
+@click.option("--random-seed", metavar="RANDOM-SEED",
+              help="Seed for the pseudo-random number generator of the random payloads. (default: 0)")
+@click.option("--record-size", metavar="RECORD-SIZE",
+              help="Record size in bytes. Note that you must provide exactly one of --record-size, "
+                   "--payload-file or --payload-monotonic.")
+@click.option("--payload-file", metavar="PAYLOAD-FILE",
+              help="File to read the record payloads from. This works only for UTF-8 encoded text files. "
+                   "Payloads will be read from this file and a payload will be randomly selected when sending "
+                   "records.")
+@click.option("--payload-monotonic", is_flag=True, help="Payload is a monotonically increasing integer.")
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="pk: a librdkafka property for the cluster's client (as kcat's -X); wins over the producer "
                    "properties.")
 @data_dir_option
-@version_option
-def cli(data_dir=None, bootstrap_server=None, x=(), **opts):
+def cli(data_dir=None, x=(), **opts):
     from pk.commands import perf
     from pk.engine.errors import DataDirError, KafkaError
 
@@ -287,7 +314,7 @@ def cli(data_dir=None, bootstrap_server=None, x=(), **opts):
     def open_producer(topic: str, props: dict[str, str]):
         """The engine's producer, or a cluster's when --bootstrap-server or the properties'
         bootstrap.servers name one (Kafka's way of saying where to produce)."""
-        bootstrap = bootstrap_server if bootstrap_server is not None else props.get("bootstrap.servers")
+        bootstrap = props.get("bootstrap.servers")
         if bootstrap is None and not x:
             return perf.engine_producer_opener(data_dir)(topic, props)
         from pk.commands import kafka_clients

@@ -811,6 +811,12 @@ class PerfConsumer:
             self._create_if_missing(topic)
         self.consumer._subscribe([topic])
 
+    def subscribe_pattern(self, pattern: str, listener) -> None:
+        """ConsumerPerformance --include: librdkafka subscribes to a "^" regex (POSIX, anchored here
+        at both ends as Java's matches() is)."""
+        self._listener = listener
+        self.consumer._subscribe(["^(" + pattern + ")$"])
+
     def _create_if_missing(self, topic: str) -> None:
         """Java's consumer asks for metadata with allowAutoTopicCreation (its
         allow.auto.create.topics defaults to true), so a broker that auto-creates topics

@@ -311,15 +311,48 @@ class ProducerPerfOptions:
 
     topic: str
     num_records: int
-    throughput: int
+    throughput: float
     record_size: int | None = None
     payload_file: str | None = None
     payload_delimiter: str = "\\n"  # argparse4j's default, printed escaped in the help
     producer_props: list[str] | None = None
     producer_config: str | None = None
     print_metrics: bool = False
-    transactional_id: str = DEFAULT_TRANSACTIONAL_ID
-    transaction_duration_ms: int = 0
+    transactional_id: str | None = None
+    transaction_duration_ms: int | None = None
+    # Kafka 4.x
+    bootstrap_server: str | None = None
+    command_property: list[str] | None = None
+    command_config: str | None = None
+    warmup_records: int = 0
+    reporting_interval: int = REPORTING_INTERVAL_MS
+    record_key_range: int | None = None
+    key_distribution: str = "none"
+    random_seed: int = 0
+    payload_monotonic: bool = False
+
+
+def check_producer_options(o: ProducerPerfOptions) -> None:
+    """Kafka 4.4's checks after parsing, in its order; each is an argparse4j error."""
+    if o.num_records <= 0:
+        raise ArgumentError("--num-records should be greater than zero.")
+    if o.warmup_records >= o.num_records:
+        raise ArgumentError("The value for --warmup-records must be strictly fewer than the number of records in "
+                            "the test, --num-records.")
+    if o.record_size is not None and o.record_size <= 0:
+        raise ArgumentError("--record-size should be greater than zero.")
+    if (o.bootstrap_server is None and o.command_property is None and o.producer_props is None
+            and o.producer_config is None and o.command_config is None):
+        raise ArgumentError("At least one of --bootstrap-server, --command-property, --producer-props, "
+                            "--producer.config or --command-config must be specified.")
+    if o.transaction_duration_ms is not None and o.transaction_duration_ms <= 0:
+        raise ArgumentError("--transaction-duration-ms should be greater than zero.")
+    if o.reporting_interval <= 0:
+        raise ArgumentError("--reporting-interval should be greater than zero.")
+    if o.key_distribution != "none" and o.record_key_range is None:
+        raise ArgumentError("--record-key-range is required when --key-distribution is 'range' or 'random'.")
+    if o.record_key_range is not None and o.record_key_range <= 0:
+        raise ArgumentError("--record-key-range should be greater than zero.")
 
 
 class PerfProducer(Protocol):
@@ -361,7 +394,7 @@ class ThroughputThrottler:
     def __init__(self, target: int, start_ms: int, sleep=time.sleep, clock_ns=time.perf_counter_ns):
         self.target = target
         self.start_ms = start_ms
-        self.sleep_time_ns = self.NS_PER_SEC // target if target > 0 else 2**63 - 1
+        self.sleep_time_ns = int(self.NS_PER_SEC / target) if target > 0 else 2**63 - 1
         self.sleep_deficit_ns = 0
         self._sleep = sleep
         self._clock_ns = clock_ns
@@ -412,6 +445,13 @@ class ProducerStats:
         self.window_bytes = 0
         self.reporting_interval = reporting_interval
         self.out = out
+        # --warmup-records: the records from number `warmup` on are also counted by `steady`,
+        # a second Stats started when the first of them is sent (its window never printed)
+        self.warmup = 0
+        self.steady: ProducerStats | None = None
+
+    def start_steady_state(self, num_records: int) -> None:
+        self.steady = ProducerStats(num_records, 2**62, self.out, self._now_ms)
 
     def record_many(self, now: int, latencies: list[int], sizes: list[int]) -> None:
         """Stats.record(latency, bytes, now) for records acknowledged together at `now`.
@@ -465,12 +505,12 @@ class ProducerStats:
         self.window_total_latency = 0
         self.window_bytes = 0
 
-    def total_line(self) -> str:
+    def total_line(self, what: str = "") -> str:
         elapsed = self._now_ms() - self.start
         recs_per_sec = java_div(1000.0 * self.count, float(elapsed))
         mb_per_sec = java_div(java_div(1000.0 * self.bytes, float(elapsed)), 1024.0 * 1024.0)
         p50, p95, p99, p999 = self.percentiles(0.5, 0.95, 0.99, 0.999)
-        return (f"{self.count} records sent, {java_fixed(recs_per_sec, 6)} records/sec "
+        return (f"{self.count}{what} records sent, {java_fixed(recs_per_sec, 6)} records/sec "
                 f"({java_fixed(mb_per_sec, 2)} MB/sec), "
                 f"{java_fixed(java_div(self.total_latency, float(self.count)), 2)} ms avg latency, "
                 f"{java_fixed(float(self.max_latency), 2)} ms max latency, "
@@ -539,32 +579,36 @@ def read_payload_file(path: str | None, delimiter: str, out: Callable[[str], Non
     except OSError as exc:
         raise JavaError("java.io.IOException", exc.strerror or str(exc)) from None
     payloads = java_split(data.decode("utf-8", "replace"), delimiter)
-    out(f"Number of messages read: {len(payloads)}")
+    out(f"Number of records read: {len(payloads)}")
     return [p.encode("utf-8") for p in payloads]
 
 
 def producer_properties(o: ProducerPerfOptions, transactions: bool) -> dict[str, str]:
-    """ProducerPerformance.readProps: the config file, then --producer-props (each must split
-    on `=` into exactly two parts, Java's String.split), serializers, client.id."""
+    """ProducerPerformance.readProps: the config file (--command-config, else --producer.config),
+    then --command-property / --producer-props (each must split on `=` into exactly two parts,
+    Java's String.split), --bootstrap-server, serializers, client.id."""
     from .properties import PropertiesError, load_properties
 
     props: dict[str, str] = {}
-    if o.producer_config is not None:
+    config = o.command_config if o.command_config is not None else o.producer_config
+    if config is not None:
         try:
-            props.update(load_properties(o.producer_config))
+            props.update(load_properties(config))
         except PropertiesError as exc:
             java_class, _, message = str(exc).partition(": ")
             raise JavaError(java_class, message) from None
-    for prop in o.producer_props or ():
+    for prop in (o.command_property if o.command_property is not None else o.producer_props) or ():
         pieces = prop.split("=")
         while pieces and pieces[-1] == "":
             pieces.pop()  # Java's split drops trailing empty strings
         if len(pieces) != 2:
             raise JavaError(ILLEGAL_ARGUMENT, f"Invalid property: {prop}")
         props[pieces[0]] = pieces[1]
+    if o.bootstrap_server is not None:
+        props["bootstrap.servers"] = o.bootstrap_server
     props["key.serializer"] = BYTE_ARRAY_SERIALIZER
     props["value.serializer"] = BYTE_ARRAY_SERIALIZER
-    if transactions:
+    if transactions and o.transactional_id is not None:
         props["transactional.id"] = o.transactional_id
     props.setdefault("client.id", PRODUCER_CLIENT_ID)
     return props
@@ -579,12 +623,17 @@ class PayloadSource:
     POOL_MIN = 1 << 20
     POOL_MAX = 32 << 20
 
-    def __init__(self, record_size: int | None, payloads: list[bytes], seed: int = 0):
+    def __init__(self, record_size: int | None, payloads: list[bytes], seed: int = 0, monotonic: bool = False,
+                 num_records: int = 0):
         self.payloads = payloads
         self.record_size = record_size
         self._rng = random.Random(seed)
         self.max_len = max(map(len, payloads)) if payloads else (record_size or 0)
-        if payloads:
+        if monotonic:  # --payload-monotonic: the record's number as decimal text
+            self._counter = 0
+            self.max_len = len(str(max(num_records - 1, 0)))
+            self.next = self._next_monotonic
+        elif payloads:
             self._choices: list[bytes] = []
             self.next = self._next_from_file
         elif record_size is not None:
@@ -604,6 +653,11 @@ class PayloadSource:
         off += self._step
         self._offset = off - self._span if off >= self._span else off
         return payload
+
+    def _next_monotonic(self) -> bytes:
+        n = self._counter
+        self._counter = n + 1
+        return str(n).encode()
 
     def _next_from_file(self) -> bytes:
         if not self._choices:
@@ -625,9 +679,14 @@ def run_producer_perf(o: ProducerPerfOptions, open_producer: Callable[[str, dict
     """ProducerPerformance.start after argument parsing. Prints through `out` (stdout lines)
     and `err` (one line per failed record, where Java prints a stack trace). Returns the exit
     status pk uses: 0, or 1 when some record failed (Kafka exits 0 then)."""
-    transactions = o.transaction_duration_ms > 0
-    if o.producer_props is None and o.producer_config is None:
-        raise ArgumentError("Either --producer-props or --producer.config must be specified.")
+    check_producer_options(o)
+    if o.producer_props is not None:
+        out("Option --producer-props has been deprecated and will be removed in a future version. "
+            "Use --command-property instead.")
+    if o.producer_config is not None:
+        out("Option --producer.config has been deprecated and will be removed in a future version. "
+            "Use --command-config instead.")
+    transactions = o.transactional_id is not None or o.transaction_duration_ms is not None
     delimiter = "\n" if o.payload_delimiter == "\\n" else o.payload_delimiter
     payloads = read_payload_file(o.payload_file, delimiter, out)
     props = producer_properties(o, transactions)
@@ -636,11 +695,16 @@ def run_producer_perf(o: ProducerPerfOptions, open_producer: Callable[[str, dict
     try:
         if transactions or "transactional.id" in props:
             raise ToolError("Transactions are not supported: pk's ProducerPerformance runs no transactions "
-                            "(use --transaction-duration-ms 0 and no transactional.id)")
-        if o.record_size is not None and o.record_size < 0:
-            raise JavaError("java.lang.NegativeArraySizeException", str(o.record_size))
-        source = PayloadSource(o.record_size, payloads)
-        stats = ProducerStats(o.num_records, REPORTING_INTERVAL_MS, out, now_ms)
+                            "(give no --transactional-id, --transaction-duration-ms or transactional.id)")
+        if o.key_distribution != "none":
+            raise ToolError(f"--key-distribution {o.key_distribution} is not supported by pk: its records have no key")
+        source = PayloadSource(o.record_size, payloads, o.random_seed, o.payload_monotonic, o.num_records)
+        if o.warmup_records > 0:
+            out(f"Warmup first {o.warmup_records} records. Steady state results will print after the complete "
+                "test summary.")
+        stats = ProducerStats(o.num_records, o.reporting_interval, out, now_ms)
+        if o.warmup_records > 0:
+            stats.warmup = o.warmup_records
         start_ms = now_ms()
         throttler = ThroughputThrottler(o.throughput, start_ms)
         failed = _produce(producer, source, o.num_records, stats, throttler, err, now_ms, o.topic)
@@ -648,9 +712,13 @@ def run_producer_perf(o: ProducerPerfOptions, open_producer: Callable[[str, dict
             producer.close()
             closed = True
             out(stats.total_line())
+            if stats.steady is not None:
+                out(stats.steady.total_line(" steady state"))
         else:
             producer.flush()  # _produce has flushed already: nothing is left to acknowledge
             out(stats.total_line())
+            if stats.steady is not None:
+                out(stats.steady.total_line(" steady state"))
             metrics = producer_metrics(props.get("client.id", PRODUCER_CLIENT_ID), o.topic, stats.count, failed)
             for line in format_metrics(metrics):
                 out(line)
@@ -683,6 +751,9 @@ def _take_acks(pending: _Pending, acked: int, stats: ProducerStats, now: int) ->
     head = pending.head
     times = pending.times[head:head + k]
     sizes = pending.sizes[head:head + k]
+    if stats.steady is not None and acked > stats.warmup:
+        skip = max(0, stats.warmup - pending.acked)
+        stats.steady.record_many(now, [now - t for t in times[skip:]], sizes[skip:])
     pending.head = head + k
     pending.acked = acked
     if pending.head >= 65536:
@@ -745,9 +816,12 @@ def _produce(producer: PerfProducer, source: PayloadSource, n: int, stats: Produ
         if a != pending.acked:
             _take_acks(pending, a, stats, now_ms())
 
+    warmup = stats.warmup
     for i in range(n):
         payload = next_payload()
         t = time_ns() // 1_000_000 if clock_is_default else now_ms()
+        if warmup and i == warmup:
+            stats.start_steady_state(n - warmup)
         if t != tick:
             tick = t
             hand_over()
@@ -872,12 +946,17 @@ class ConsumerPerfOptions:
     """ConsumerPerformance's options; None means not given."""
 
     topic: str | None = None
-    messages: int | None = None
+    messages: str | int | None = None  # text until read (jopt converts it then), as num_records
     group: str | None = None
-    fetch_size: int = 1024 * 1024
-    socket_buffer_size: int = 2 * 1024 * 1024
+    fetch_size: str | int = 1024 * 1024
+    socket_buffer_size: str | int = 2 * 1024 * 1024
     from_latest: bool = False
     consumer_config: str | None = None
+    # Kafka 4.x
+    num_records: str | int | None = None
+    include: str | None = None
+    command_config: str | None = None
+    command_property: list[str] | None = None
     print_metrics: bool = False
     show_detailed_stats: bool = False
     timeout: str | None = None  # jopt converts this optional-argument Long only when it is read
@@ -908,14 +987,44 @@ class PerfConsumer(Protocol):
 
 
 def check_consumer_options(o: ConsumerPerfOptions, out: Callable[[str], None]) -> None:
-    """ConsumerPerfOptions' constructor after parsing: the deprecation warning, then the
-    required arguments (--bootstrap-server is not needed by the bundled engine)."""
-    if o.threads is not None or o.num_fetch_threads is not None:
-        out("WARNING: option [threads] and [num-fetch-threads] have been deprecated and will be ignored by the test")
-    if o.topic is None:
-        raise UsageError('Missing required argument "[topic]"')
-    if o.messages is None:
-        raise UsageError('Missing required argument "[messages]"')
+    """ConsumerPerfOptions' constructor after parsing: the required arguments
+    (--bootstrap-server is not needed by the bundled engine), then the deprecation warnings."""
+    if (o.topic is None) == (o.include is None):
+        raise UsageError("Exactly one of the following arguments is required: [topic], [include]")
+    if (o.messages is None) == (o.num_records is None):
+        raise UsageError("Exactly one of the following arguments is required: [messages], [num-records]")
+    if o.messages is not None:
+        out("Warning: --messages is deprecated. Use --num-records instead.")
+    if o.consumer_config is not None:
+        out("Warning: --consumer.config is deprecated. Use --command-config instead.")
+
+
+_REGEX_MESSAGES = {"unterminated character set": "Unclosed character class",
+                   "missing ), unterminated subpattern": "Unclosed group",
+                   "unbalanced parenthesis": "Unmatched closing ')'",
+                   "nothing to repeat": "Dangling meta character"}
+
+
+def java_regex(pattern: str) -> str:
+    """The --include pattern, checked as Pattern.compile would (the message of Java's
+    PatternSyntaxException for the common mistakes)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        message = _REGEX_MESSAGES.get(exc.msg, exc.msg)
+        index = len(pattern) - 1 if message in ("Unclosed character class", "Unclosed group") else exc.pos
+        raise JavaError("java.util.regex.PatternSyntaxException", f"{message} near index {index}") from None
+    return pattern
+
+
+def jopt_number(name: str, value, bits: int) -> int:
+    """An Integer/Long option's value, converted when the tool reads it."""
+    if isinstance(value, int):
+        return value
+    number = java_parse_number(value, bits)
+    if number is None:
+        raise JavaError("joptsimple.OptionArgumentConversionException", f"Cannot parse argument '{value}' of option {name}")
+    return number
 
 
 def header_line(show_detailed_stats: bool) -> str:
@@ -933,15 +1042,20 @@ def consumer_properties(o: ConsumerPerfOptions) -> dict[str, str]:
     from .properties import PropertiesError, load_properties
 
     props: dict[str, str] = {}
-    if o.consumer_config is not None:
+    config = o.command_config if o.command_config is not None else o.consumer_config
+    if config is not None:
         try:
-            props.update(load_properties(o.consumer_config))
+            props.update(load_properties(config))
         except PropertiesError as exc:
             java_class, _, message = str(exc).partition(": ")
             raise JavaError(java_class, message) from None
+    for prop in o.command_property or ():
+        key, eq, value = prop.partition("=")
+        if eq:  # Kafka 4.4 passes a word without "=" over silently
+            props[key] = value
     props["group.id"] = o.group if o.group is not None else default_group()
-    props["receive.buffer.bytes"] = str(o.socket_buffer_size)
-    props["max.partition.fetch.bytes"] = str(o.fetch_size)
+    props["receive.buffer.bytes"] = str(jopt_number("socket-buffer-size", o.socket_buffer_size, 32))
+    props["max.partition.fetch.bytes"] = str(jopt_number("fetch-size", o.fetch_size, 32))
     props["auto.offset.reset"] = "latest" if o.from_latest else "earliest"
     props["key.deserializer"] = BYTE_ARRAY_DESERIALIZER
     props["value.deserializer"] = BYTE_ARRAY_DESERIALIZER
@@ -1073,14 +1187,19 @@ def _records_bytes(records) -> int:
 def _consume(consumer: PerfConsumer, o: ConsumerPerfOptions, listener: _PerfRebalanceListener,
              out: Callable[[str], None], now_ms) -> tuple[int, int]:
     """ConsumerPerformance.consume: returns (messages, bytes) read."""
-    num_messages = o.messages
+    num_messages = (jopt_number("messages", o.messages, 64) if o.messages is not None
+                    else jopt_number("num-records", o.num_records, 64))
     timeout = record_fetch_timeout(o)
     interval = o.reporting_interval
     if interval <= 0:
         raise JavaError(ILLEGAL_ARGUMENT, "Reporting interval must be greater than 0.")
     detailed = o.show_detailed_stats
     date_format = JavaDateFormat(o.date_format)
-    consumer.subscribe(o.topic, listener)
+    if o.include is not None:
+        pattern = java_regex(o.include)
+        consumer.subscribe_pattern(pattern, listener)
+    else:
+        consumer.subscribe(o.topic, listener)
     single_round = listener.single_round  # Java replaces its local AtomicLong after a report
     messages = nbytes = last_messages = last_bytes = 0
     current = now_ms()
@@ -1108,7 +1227,7 @@ def _consume(consumer: PerfConsumer, o: ConsumerPerfOptions, listener: _PerfReba
             messages += len(rest)
             nbytes += _records_bytes(rest)
     if messages < num_messages:
-        out(f"WARNING: Exiting before consuming the expected number of messages: timeout ({timeout} ms) exceeded. "
+        out(f"WARNING: Exiting before consuming the expected number of records: timeout ({timeout} ms) exceeded. "
             "You can use the --timeout option to increase the timeout.")
     return messages, nbytes
 
@@ -1237,6 +1356,12 @@ class EnginePerfConsumer:
             except TopicExistsError:
                 pass
         self.consumer.subscribe(topics=[topic])
+        self._subscribed = True
+
+    def subscribe_pattern(self, pattern: str, listener) -> None:
+        """--include: the topics whose whole name matches the pattern, as they come and go."""
+        self.consumer.listener = listener
+        self.consumer.subscribe(pattern=pattern)
         self._subscribed = True
 
     def poll(self, timeout_ms: int):
