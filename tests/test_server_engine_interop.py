@@ -89,7 +89,7 @@ def test_server_writes_engine_and_console_consumer_read_byte_for_byte(broker, pk
     assert records[25].key == b"gzip-5" and records[25].headers == (("codec", b"gzip"),)
 
     out = pk("pk-console-consumer", "--topic", "fromserver", "--partition", "0", "--offset", "earliest",
-             "--max-messages", "60", "--property", "print.key=true", timeout=30)
+             "--max-messages", "60", "--formatter-property", "print.key=true", timeout=30)
     assert out.returncode == 0, out.err
     lines = out.out.splitlines()
     assert len(lines) == 60 and lines[0] == "none-0\tvalue 0" and lines[59] == "lz4-19\tvalue 19"
@@ -110,8 +110,8 @@ def test_console_producer_writes_while_server_runs_and_clients_fetch(broker, pk)
     waiter.start()
     time.sleep(0.3)
     lines = "".join(f"k{i}:line {i}\n" for i in range(10))
-    written = pk("pk-console-producer", "--topic", "fromtool", "--property", "parse.key=true",
-                 "--property", "key.separator=:", input=lines)
+    written = pk("pk-console-producer", "--topic", "fromtool", "--reader-property", "parse.key=true",
+                 "--reader-property", "key.separator=:", input=lines)
     assert written.returncode == 0, written.err
     done = time.monotonic()
     waiter.join(TIMEOUT)

@@ -228,7 +228,7 @@ def test_partition_increase_and_config_change(pk, cluster):
     wait_for(lambda: all(cluster.state("grow", p) for p in range(5)), what="states of the new partitions")
     assert "Leader: 0\tReplicas: 0\tIsr: 0" in topics(pk, cluster, "--describe", "--topic", "grow").out.splitlines()[5]
     proc = pk("pk-console-producer", "--bootstrap-server", b.bootstrap, "--topic", "grow",
-              "--property", "parse.key=true", input="k\tv\n")
+              "--reader-property", "parse.key=true", input="k\tv\n")
     assert proc.returncode == 0, proc.err
 
     proc = topics(pk, cluster, "--alter", "--topic", "grow", "--config", "cleanup.policy=compact")

@@ -13,6 +13,7 @@ from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
     KafkaError,
+    UnknownTopicOrPartitionError,
 )
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -20,7 +21,11 @@ from ..protocol.messages import INT32_MIN
 
 TOPIC, BROKER = 2, 4  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
-TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
+# KafkaConfig's built-in defaults of the broker settings in multi-setting synonym chains (the
+# first of each chain has none: it falls back to the next).
+_MULTI_DEFAULTS = {"log.roll.hours": "168", "log.roll.jitter.hours": "0", "log.retention.hours": "168",
+                   "log.flush.scheduler.interval.ms": str(2**63 - 1)}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3  # IncrementalAlterConfigs operations
 
 
@@ -141,18 +146,35 @@ class AdminHandlers:
         values = topic_config.effective(overrides, self.engine.broker_config)
         broker = self.engine.broker_config
         entries = []
-        for key in topic_config.CONFIG_NAMES:
-            chain = [b for b, _ in topic_config._SYNONYM_CHAINS.get(key, ())] or \
+        # in the order a Kafka 4.4 (KRaft) broker lists a topic's configs
+        order = [n for n in topic_config.DESCRIBE_ORDER if n in topic_config.CONFIGS]
+        for key in order + [n for n in topic_config.CONFIG_NAMES if n not in order]:
+            multi = topic_config._SYNONYM_CHAINS.get(key)
+            chain = [b for b, _ in multi or ()] or \
                 [s for s in (topic_config.CONFIGS[key].broker_synonym,) if s]
+            # Kafka's ConfigHelper.configSynonyms: the chain's dynamic, then static, then
+            # built-in default broker values, then everything before the first synonym itself
+            # is dropped. The first of a multi-setting chain (log.retention.ms, log.roll.ms, ...)
+            # has no built-in default, so only a static setting of it keeps the chain.
+            found = []
+            if key == "min.insync.replicas":
+                # Kafka 4.x's controller records the cluster-wide min.insync.replicas as a
+                # dynamic default broker config (ELR), so every topic reports it as set.
+                found.append({"name": key, "value": topic_config.cluster_defaults(broker)[key],
+                              "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
+            found += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
+                      for b in chain if b in broker]
+            for b in chain:
+                default = _MULTI_DEFAULTS.get(b) if multi else \
+                    topic_config.to_kafka_string(key, topic_config.CONFIGS[key].default)
+                if default is not None:
+                    found.append({"name": b, "value": default, "source": DEFAULT_CONFIG})
+            while found and found[0]["name"] != chain[0]:
+                found.pop(0)
             synonyms = []
             if key in overrides:
                 synonyms.append({"name": key, "value": overrides[key], "source": TOPIC_CONFIG})
-            synonyms += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
-                         for b in chain if b in broker]
-            if chain:
-                default = topic_config.CONFIGS[key].default
-                synonyms.append({"name": chain[0], "value": topic_config.to_kafka_string(key, default),
-                                 "source": DEFAULT_CONFIG})
+            synonyms += found
             source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
             entries.append({"name": key, "value": topic_config.to_kafka_string(key, values[key]),
                             "read_only": False, "is_default": source == DEFAULT_CONFIG,
@@ -187,6 +209,7 @@ class AdminHandlers:
                       "resource_name": res["resource_name"]}
             try:
                 self._check_topic_resource(res)
+                self._existing_topic(res["resource_name"])
                 new = {}
                 for c in res["configs"]:
                     if c["value"] is None:
@@ -209,7 +232,7 @@ class AdminHandlers:
                 self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
-                new = dict(self.engine.topic(res["resource_name"]).configs)
+                new = dict(self._existing_topic(res["resource_name"]).configs)
                 for c in res["configs"]:
                     self._apply_operation(new, c["name"], c["config_operation"], c["value"])
                 self._replace_topic_configs(res["resource_name"], new, body["validate_only"])
@@ -221,6 +244,9 @@ class AdminHandlers:
     @staticmethod
     def _apply_operation(configs: dict[str, str], name: str, op: int, value: str | None) -> None:
         key = topic_config.CONFIGS.get(name)
+        if key is None and op == DELETE:
+            configs.pop(name, None)  # Kafka deletes an unknown name without a word
+            return
         if key is None:
             raise InvalidConfigurationError(f"Unknown topic config name: {name}")
         if op == SET:
@@ -250,6 +276,13 @@ class AdminHandlers:
                                       "server.properties and restart it")
         if res["resource_type"] != TOPIC:
             raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
+
+    def _existing_topic(self, name: str):
+        """The topic's metadata; the controller's error when it does not exist."""
+        try:
+            return self.engine.topic(name)
+        except UnknownTopicOrPartitionError:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.") from None
 
     def _replace_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         old = self.engine.topic(name).configs  # UnknownTopicOrPartitionError when it does not exist

@@ -108,29 +108,36 @@ class DataHandlers:
     async def metadata(self, request) -> dict:
         body = request.body
         requested = body["topics"]
+        created: set[str] = set()
         if requested is None or (request.api_version == 0 and not requested):
             names = self.engine.list_topics()  # all topics (v0: an empty list means all)
         else:
             names = [t["name"] for t in requested]
             if body["allow_auto_topic_creation"] and self.broker.config.get_bool("auto.create.topics.enable"):
-                for name in names:
-                    self._auto_create(name)
+                created = {name for name in names if self._auto_create(name)}
         return {
             "throttle_time_ms": 0,
             "brokers": [self._broker_entry()],
             "cluster_id": self.engine.cluster_id,
             "controller_id": self.broker.node_id,
-            "topics": [self.topic_metadata(n) for n in names],
+            # Kafka (KRaft) answers the request that auto-creates a topic with
+            # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
+            "topics": [{"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": n,
+                        "is_internal": topic_names.is_internal(n), "partitions": []}
+                       if n in created else self.topic_metadata(n) for n in names],
         }
 
-    def _auto_create(self, name: str) -> None:
+    def _auto_create(self, name: str) -> bool:
+        """Create a topic a Metadata request names; True when this call created it."""
         try:
             self.engine.topic(name)
         except UnknownTopicOrPartitionError:
             try:
                 self.engine.create_topic(name)
+                return True
             except KafkaError:
                 pass  # invalid name, or created meanwhile: the metadata answer tells
+        return False
 
     # ------------------------------------------------------------------ Produce
     async def produce(self, request) -> dict | None:
