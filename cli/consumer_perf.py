@@ -25,12 +25,13 @@ _TIMEOUT_DEFAULT = "\0default"  # `--timeout` given without a value
 
 
 def _single(ctx, param, values):
-    """jopt-simple's valueOf(): a single-valued option given twice is an error."""
+    """jopt-simple's valueOf(): a single-valued option given twice is an error, raised when the
+    tool reads the value (after the header: cli() reports it there)."""
     if not values:
         return None
     if len(values) > 1:
-        raise click.UsageError(
-            f"Found multiple arguments for option {param.opts[0].lstrip('-')}, but you asked for only one")
+        ctx.meta.setdefault("pk_multiple", f"Found multiple arguments for option {param.opts[0].lstrip('-')}, "
+                                           "but you asked for only one")
     return values[0]
 
 
@@ -132,6 +133,11 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
     bootstrap = bootstrap_server
     try:
         perf.check_consumer_options(options, out)
+        multiple = click.get_current_context().meta.get("pk_multiple")
+        if multiple is not None:
+            if not options.hide_header:
+                out(perf.header_line(options.show_detailed_stats))
+            fail(multiple)
         if bootstrap is None and not x:
             opener = perf.engine_consumer_opener(data_dir)
         else:

@@ -1157,8 +1157,6 @@ def run_consumer_perf(o: ConsumerPerfOptions, open_consumer: Callable[[dict[str,
         full = {
             ("consumer-fetch-manager-metrics", "records-consumed-total", (("client-id", client_id),)):
                 float(messages),
-            ("consumer-fetch-manager-metrics", "records-consumed-total",
-             (("client-id", client_id), ("topic", o.topic))): float(messages),
             ("consumer-coordinator-metrics", "rebalance-total", (("client-id", client_id),)):
                 float(listener.rebalances),
             ("consumer-coordinator-metrics", "rebalance-latency-total", (("client-id", client_id),)):

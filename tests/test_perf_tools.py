@@ -550,10 +550,6 @@ def test_consumer_missing_topic_is_created_and_times_out(pk, backend):
     (["--topic", "t", "--num-records", "5", "--new-consumer"], "new-consumer is not a recognized option"),
     (["--topic", "t", "--num-records", "5", "--broker-list", "a:1"], "broker-list is not a recognized option"),
     (["--topic", "t", "--num-records"], "Option num-records requires an argument"),
-    (["--topic", "t", "--topic", "u", "--num-records", "5"],
-     "Found multiple arguments for option topic, but you asked for only one"),
-    (["--topic", "t", "--num-records", "5", "--bootstrap-server", "a:1", "--bootstrap-server", "b:1"],
-     "Found multiple arguments for option bootstrap-server, but you asked for only one"),
 ])
 def test_consumer_argument_errors(plain, args, message):
     proc = fails(plain("pk-run-class", CONSUMER, *args), message)
@@ -569,6 +565,11 @@ def test_consumer_argument_errors(plain, args, message):
     (["--topic", "t", "--num-records", "five"], "Cannot parse argument 'five' of option num-records"),
     (["--topic", "t", "--num-records", "5", "--fetch-size", "1.5"], "Cannot parse argument '1.5' of option fetch-size"),
     (["--include", "[", "--num-records", "5"], "Unclosed character class near index 0"),
+    # jopt-simple's valueOf() finds a repeated option when the tool reads it: after the header
+    (["--topic", "t", "--topic", "u", "--num-records", "5"],
+     "Found multiple arguments for option topic, but you asked for only one"),
+    (["--topic", "t", "--num-records", "5", "--date-format", "yyyy", "--date-format", "MM"],
+     "Found multiple arguments for option date-format, but you asked for only one"),
     (["--topic", "t", "--num-records", "5", "--fetch-size", "-1"],
      "Invalid value -1 for configuration max.partition.fetch.bytes: Value must be at least 0"),
     (["--topic", "t", "--num-records", "5", "--socket-buffer-size", "-2"],
