@@ -918,6 +918,13 @@ class ConsumerGroupService:
 
     # ------------------------------------------------------------------ reset offsets
     def reset_offsets(self) -> dict[str, dict[TopicPartition, int]]:
+        # 4.4 reads the reset options first: --to-offset, --to-datetime and --from-file as lists
+        # (the first value counts), --by-duration, --shift-by and --timeout as single values.
+        o = self.o
+        for value in o.to_offset:
+            java_long([value], "to-offset")
+        single(o.by_duration, "by-duration")
+        java_long(o.shift_by, "shift-by")
         result: dict[str, dict[TopicPartition, int]] = {}
         dry_run = self.o.dry_run or not self.o.execute
         for desc in self._describe(self._group_ids(), missing_fails=False):
@@ -963,7 +970,7 @@ class ConsumerGroupService:
     def _prepare_offsets_to_reset(self, group: str, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         o = self.o
         if o.to_offset:
-            offset = java_long(o.to_offset, "to-offset")
+            offset = java_long(o.to_offset[:1], "to-offset")
             return self._check_offsets_range({tp: offset for tp in partitions})
         if o.to_earliest:
             return dict(self.admin().log_start_offsets(partitions))
@@ -981,7 +988,7 @@ class ConsumerGroupService:
             return self._check_offsets_range(requested)
         if o.to_datetime:
             try:
-                timestamp = get_date_time(single(o.to_datetime, "to-datetime"))
+                timestamp = get_date_time(o.to_datetime[0])
             except CommandFailure as exc:  # 4.4 wraps the ParseException in a RuntimeException
                 raise CommandFailure(f"java.text.ParseException: {exc}") from None
             return self._timestamp_offsets(partitions, timestamp)
@@ -1038,7 +1045,7 @@ class ConsumerGroupService:
     def _read_reset_plan(self) -> dict[str, dict[TopicPartition, int]]:
         if self._reset_plan is not None:
             return self._reset_plan
-        path = single(self.o.from_file, "from-file")
+        path = self.o.from_file[0]
         try:
             with open(path, "rb") as f:
                 text = f.read().decode("utf-8", errors="replace")
