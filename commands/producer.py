@@ -153,7 +153,8 @@ def compression_codec(o: ProducerOptions) -> str:
 def producer_properties(o: ProducerOptions) -> dict[str, str]:
     """ConsoleProducer.producerProps: the producer's configuration, as strings."""
     try:
-        props = layered(o.command_config, o.command_property)
+        props = layered(o.command_config if o.command_config is not None else o.producer_config,
+                        o.command_property or o.producer_property)
     except PropertiesError as exc:
         raise CommandError(str(exc)) from None
     props["compression.type"] = compression_codec(o)
@@ -170,7 +171,7 @@ def reader_properties(o: ProducerOptions) -> dict[str, str]:
     except PropertiesError as exc:
         raise CommandError(str(exc)) from None
     props["topic"] = o.topic
-    given = parse_key_value_args(o.reader_property)
+    given = parse_key_value_args(o.reader_property or o.property)
     for key in given:
         if key not in READER_PROPERTIES:
             raise CommandError(

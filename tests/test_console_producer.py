@@ -25,7 +25,7 @@ from pk.engine.producer import EngineProducer
 from conftest import BrokerProcess, Runner, free_port, tool_path
 
 PRODUCER = "pk-console-producer"
-KEYED = ("--property", "parse.key=true", "--property", "key.separator=:")
+KEYED = ("--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_keys_go_to_the_murmur2_partition_in_order(pk, backend):
 def test_key_separator_defaults_to_tab_and_splits_at_the_first(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.key=TRUE ",
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.key=TRUE ",
           input="k1\tv1\tmore\n\tempty key\nk3\t\n"))
     assert pairs(backend, t) == [(b"k1", b"v1\tmore"), (b"", b"empty key"), (b"k3", b"")]
 
@@ -153,7 +153,7 @@ def test_key_separator_defaults_to_tab_and_splits_at_the_first(pk, backend):
 def test_multi_character_separator(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.key=true", "--property", "key.separator=::",
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.key=true", "--reader-property", "key.separator=::",
           input="a::b::c\n::x\n"))
     assert pairs(backend, t) == [(b"a", b"b::c"), (b"", b"x")]
 
@@ -161,20 +161,20 @@ def test_multi_character_separator(pk, backend):
 def test_null_marker_makes_null_keys_and_tombstones(pk, backend):
     t = backend.topic("t")
     create(backend, t, 1)
-    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "null.marker=NULL",
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", "null.marker=NULL",
           input="k1:NULL\nNULL:v2\nk3:v3\nk4:NULLx\n"))
     assert pairs(backend, t) == [(b"k1", None), (None, b"v2"), (b"k3", b"v3"), (b"k4", b"NULLx")]
     plain = backend.topic("plain")
     create(backend, plain)
-    ok(pk(PRODUCER, *backend, "--topic", plain, "--property", "null.marker=-", input="a\n-\nb\n"))
+    ok(pk(PRODUCER, *backend, "--topic", plain, "--reader-property", "null.marker=-", input="a\n-\nb\n"))
     assert values(backend, plain) == [b"a", None, b"b"]
 
 
 def test_headers(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    props = ("--property", "parse.headers=true", "--property", "parse.key=true",
-             "--property", "null.marker=N")
+    props = ("--reader-property", "parse.headers=true", "--reader-property", "parse.key=true",
+             "--reader-property", "null.marker=N")
     ok(pk(PRODUCER, *backend, "--topic", t, *props,
           input="h1:v1,h2:v2\tkey\tvalue\nN\tk2\tv2\nh:N,e:\tk3\tv3\nh:a:b,,\tk4\tv4\n"))
     recs = stored(backend, t)
@@ -190,8 +190,8 @@ def test_headers(pk, backend):
 def test_headers_separator_is_a_regex(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", "--property",
-          "headers.separator=[;|]", "--property", "headers.delimiter=#", "--property", "headers.key.separator==",
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", "--reader-property",
+          "headers.separator=[;|]", "--reader-property", "headers.delimiter=#", "--reader-property", "headers.key.separator==",
           input="a=1;b=2|c=3#value\n"))
     recs = stored(backend, t)
     assert recs[0].headers == (("a", b"1"), ("b", b"2"), ("c", b"3")) and recs[0].value == b"value"
@@ -200,7 +200,7 @@ def test_headers_separator_is_a_regex(pk, backend):
 def test_ignore_error(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "parse.headers=true", "--property",
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", "parse.headers=true", "--reader-property",
           "ignore.error=true", input="no separators at all\nh:1\tk:v\nnokey\th2\tstill\n"))
     recs = stored(backend, t)
     # No headers delimiter: no headers, key parsing from column 0; no key separator: null
@@ -215,7 +215,7 @@ def test_ignore_error(pk, backend):
 def test_ignore_error_without_headers(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", "ignore.error=true", input="a:1\nplain\nb:2\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", "ignore.error=true", input="a:1\nplain\nb:2\n"))
     assert pairs(backend, t) == [(b"a", b"1"), (None, b"plain"), (b"b", b"2")]
 
 
@@ -225,7 +225,7 @@ def test_missing_key_separator_stops_after_storing_earlier_lines(pk, backend):
     create(backend, t, 3)
     lines = [f"k{i}:v{i}" for i in range(1, 3)] + ["abc"] + ["k4:v4"]
     proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
-                 "No key separator found on line number 3: 'abc'")
+                 "org.apache.kafka.common.KafkaException: No key separator found on line number 3: 'abc'")
     assert proc.out == ""
     got = sorted(r for p in range(3) for r in pairs(backend, t, p))
     assert got == [(b"k1", b"v1"), (b"k2", b"v2")]
@@ -237,7 +237,7 @@ def test_missing_key_separator_deep_in_a_large_input(pk, backend):
     lines = [f"key{i % 100}:value {i}" for i in range(30000)]
     lines[25000] = "broken line"
     proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
-                 "No key separator found on line number 25001: 'broken line'")
+                 "org.apache.kafka.common.KafkaException: No key separator found on line number 25001: 'broken line'")
     got = sum(len(stored(backend, t, p)) for p in range(2))
     assert got == 25000 and proc.out == ""
     for p in range(2):  # order kept within each partition
@@ -248,40 +248,40 @@ def test_missing_key_separator_deep_in_a_large_input(pk, backend):
 def test_missing_headers_delimiter(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", input="h:1\tv\nno delimiter\n"),
-          "No headers delimiter found on line number 2: 'no delimiter'")
+    fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", input="h:1\tv\nno delimiter\n"),
+          "org.apache.kafka.common.KafkaException: No headers delimiter found on line number 2: 'no delimiter'")
     assert values(backend, t) == [b"v"]
 
 
 def test_header_pair_without_key_separator(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", input="a:1\tok\na:1,b\tv\n"),
-          "No header key separator found in pair 'b' on line number 2")
+    fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", input="a:1\tok\na:1,b\tv\n"),
+          "org.apache.kafka.common.KafkaException: No header key separator found in pair 'b' on line number 2")
     assert values(backend, t) == [b"ok"]
 
 
 def test_header_key_equal_to_null_marker(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    fails(pk(PRODUCER, *backend, "--topic", t, "--property", "parse.headers=true", "--property", "null.marker=X",
+    fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", "--reader-property", "null.marker=X",
              input="X:1\tv\n"),
-          "Header keys should not be equal to the null marker 'X' as they can't be null")
+          "org.apache.kafka.common.KafkaException: Header keys should not be equal to the null marker 'X' as they can't be null")
 
 
 @pytest.mark.parametrize("props, message", [
-    (("headers.delimiter=,",), "headers.delimiter and headers.separator may not be equal"),
-    (("headers.key.separator=\t",), "headers.delimiter and headers.key.separator may not be equal"),
-    (("headers.separator=:",), "headers.separator and headers.key.separator may not be equal"),
-    (("null.marker=\t", "headers.delimiter=#"), "null.marker and key.separator may not be equal"),
-    (("null.marker=,",), "null.marker and headers.separator may not be equal"),
-    (("null.marker=#", "headers.delimiter=#", "key.separator=:"), "null.marker and headers.delimiter may not be equal"),
-    (("null.marker=:", "key.separator=;"), "null.marker and headers.key.separator may not be equal"),
+    (("headers.delimiter=,",), "org.apache.kafka.common.KafkaException: headers.delimiter and headers.separator may not be equal"),
+    (("headers.key.separator=\t",), "org.apache.kafka.common.KafkaException: headers.delimiter and headers.key.separator may not be equal"),
+    (("headers.separator=:",), "org.apache.kafka.common.KafkaException: headers.separator and headers.key.separator may not be equal"),
+    (("null.marker=\t", "headers.delimiter=#"), "org.apache.kafka.common.KafkaException: null.marker and key.separator may not be equal"),
+    (("null.marker=,",), "org.apache.kafka.common.KafkaException: null.marker and headers.separator may not be equal"),
+    (("null.marker=#", "headers.delimiter=#", "key.separator=:"), "org.apache.kafka.common.KafkaException: null.marker and headers.delimiter may not be equal"),
+    (("null.marker=:", "key.separator=;"), "org.apache.kafka.common.KafkaException: null.marker and headers.key.separator may not be equal"),
 ])
 def test_reader_configuration_conflicts(pk, backend, props, message):
     t = backend.topic("t")
     create(backend, t)
-    args = [a for prop in props for a in ("--property", prop)]
+    args = [a for prop in props for a in ("--reader-property", prop)]
     fails(pk(PRODUCER, *backend, "--topic", t, *args, input="x\n"), message)
     assert values(backend, t) == []
 
@@ -289,7 +289,7 @@ def test_reader_configuration_conflicts(pk, backend, props, message):
 def test_unknown_reader_property(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    proc = pk(PRODUCER, *backend, "--topic", t, "--property", "parse.keys=true", input="x\n")
+    proc = pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.keys=true", input="x\n")
     assert proc.returncode == 1 and proc.err.count("\n") == 1
     assert proc.err.startswith("Unknown line reader property 'parse.keys' (known: file, ")
     assert values(backend, t) == []
@@ -353,7 +353,7 @@ def test_large_compressible_line_fits_once_compressed(pk, backend):
 def test_record_above_max_request_size(pk, backend):
     t = backend.topic("t")
     create(backend, t)
-    fails(pk(PRODUCER, *backend, "--topic", t, "--producer-property", "max.request.size=1000",
+    fails(pk(PRODUCER, *backend, "--topic", t, "--command-property", "max.request.size=1000",
              input="ok\n" + "z" * 1000 + "\n"),
           "The message is 1086 bytes when serialized which is larger than 1000, which is the value of the "
           "max.request.size configuration.")
@@ -424,8 +424,8 @@ def test_missing_topic_on_a_server_without_auto_creation(tmp_path):
     (("--compression-codec=",), compression.GZIP),
     (("--compression-codec", "none"), compression.NONE),
     # The option always overwrites compression.type from --producer-property (absent: none).
-    (("--producer-property", "compression.type=lz4"), compression.NONE),
-    (("--producer-property", "compression.type=lz4", "--compression-codec", "zstd"), compression.ZSTD),
+    (("--command-property", "compression.type=lz4"), compression.NONE),
+    (("--command-property", "compression.type=lz4", "--compression-codec", "zstd"), compression.ZSTD),
 ])
 def test_compression_codec_in_stored_batches(pk, backend, args, codec):
     t = backend.topic("t")
@@ -446,7 +446,7 @@ def test_compression_codec_in_stored_batches(pk, backend, args, codec):
 
 def test_invalid_codec(pk, backend):
     fails(pk(PRODUCER, *backend, "--topic", backend.topic("t"), "--compression-codec", "brotli", input="x\n"),
-          "Invalid value brotli for configuration compression.type: String must be one of: "
+          "org.apache.kafka.common.config.ConfigException: Invalid value brotli for configuration compression.type: String must be one of: "
           "none, gzip, snappy, lz4, zstd")
 
 
@@ -462,18 +462,20 @@ def test_batch_size_and_merge_rules(pk, backend, tmp_path):
     config.write_text("# the producer\nbatch.size : 300\nlinger.ms=1\\\n0\n! another comment\n")
     lines = "".join(f"{i:05d}-" + "v" * 40 + "\n" for i in range(60))  # records of 53 bytes
     create(backend, "a")
-    ok(pk(PRODUCER, "--topic", "a", "--producer.config", str(config), input=lines))
+    ok(pk(PRODUCER, "--topic", "a", "--command-config", str(config), input=lines))
     counts = record_counts(backend, "a")
     assert sum(counts) == 60 and max(counts) == 4  # (300 - 61) // 54: the file's batch.size
     create(backend, "b")
-    ok(pk(PRODUCER, "--topic", "b", "--producer.config", str(config), "--batch-size", "1000", input=lines))
+    ok(pk(PRODUCER, "--topic", "b", "--command-config", str(config), "--batch-size", "1000", input=lines))
     assert max(record_counts(backend, "b")) == 17  # an explicit option beats the file
     create(backend, "c")
-    ok(pk(PRODUCER, "--topic", "c", "--producer.config", str(config), "--producer-property", "batch.size=500",
+    ok(pk(PRODUCER, "--topic", "c", "--command-config", str(config), "--command-property", "batch.size=500",
           input=lines))
-    assert max(record_counts(backend, "c")) == 8  # --producer-property beats --producer.config
+    assert max(record_counts(backend, "c")) == 8  # --command-property beats --command-config
     create(backend, "d")
-    ok(pk(PRODUCER, "--topic", "d", "--batch-size", "1000", "--max-partition-memory-bytes", "200", input=lines))
+    proc = pk(PRODUCER, "--topic", "d", "--batch-size", "1000", "--max-partition-memory-bytes", "200", input=lines)
+    assert (proc.returncode, proc.out, proc.err) == (0, "Warning: --max-partition-memory-bytes is deprecated and will "
+                                                     "be removed in Apache Kafka 5.0. Use --batch-size instead.\n", "")
     assert max(record_counts(backend, "d")) == 2  # --max-partition-memory-bytes beats --batch-size
     create(backend, "e")
     ok(pk(PRODUCER, "--topic", "e", input=lines))
@@ -489,8 +491,8 @@ def test_batch_size_reaches_the_producer(pk, backend, tmp_path):
     small, large = backend.topic("small"), backend.topic("large")
     create(backend, small)
     create(backend, large)
-    ok(pk(PRODUCER, *backend, "--topic", small, "--producer.config", str(config), input=lines))
-    ok(pk(PRODUCER, *backend, "--topic", large, "--producer.config", str(config), "--batch-size", "16384",
+    ok(pk(PRODUCER, *backend, "--topic", small, "--command-config", str(config), input=lines))
+    ok(pk(PRODUCER, *backend, "--topic", large, "--command-config", str(config), "--batch-size", "16384",
           input=lines))
     assert values(backend, small) == values(backend, large) == [line.encode() for line in lines.splitlines()]
     if backend.data_dir is not None:
@@ -518,17 +520,17 @@ def test_producer_properties_merge():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--request-required-acks", "2"), "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
-    (("--producer-property", "batch.size=big"), "Invalid value big for configuration batch.size: Not a number of type INT"),
-    (("--producer-property", "linger.ms=-1"), "Invalid value -1 for configuration linger.ms: Value must be at least 0"),
-    (("--producer-property", "enable.idempotence=maybe"),
-     "Invalid value maybe for configuration enable.idempotence: Expected value to be either true or false"),
-    (("--producer-property", "enable.idempotence=true", "--request-required-acks", "1"),
-     "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."),
+    (("--request-required-acks", "2"), "org.apache.kafka.common.config.ConfigException: Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+    (("--command-property", "batch.size=big"), "org.apache.kafka.common.config.ConfigException: Invalid value big for configuration batch.size: Not a number of type INT"),
+    (("--command-property", "linger.ms=-1"), "org.apache.kafka.common.config.ConfigException: Invalid value -1 for configuration linger.ms: Value must be at least 0"),
+    (("--command-property", "enable.idempotence=maybe"),
+     "org.apache.kafka.common.config.ConfigException: Invalid value maybe for configuration enable.idempotence: Expected value to be either true or false"),
+    (("--command-property", "enable.idempotence=true", "--request-required-acks", "1"),
+     "org.apache.kafka.common.config.ConfigException: Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."),
     (("--batch-size", "x"), "Cannot parse argument 'x' of option batch-size"),
     (("--timeout", "9999999999999999999999"), "Cannot parse argument '9999999999999999999999' of option timeout"),
     (("--line-reader", "com.example.MyReader"), "java.lang.ClassNotFoundException: com.example.MyReader"),
-    (("--producer.config", "/nonexistent/p.properties"), "java.nio.file.NoSuchFileException: /nonexistent/p.properties"),
+    (("--command-config", "/nonexistent/p.properties"), "java.nio.file.NoSuchFileException: /nonexistent/p.properties"),
     (("--reader-config", "/nonexistent/r.properties"), "java.nio.file.NoSuchFileException: /nonexistent/r.properties"),
     (("--topic", "u"), "Found multiple arguments for option topic, but you asked for only one"),
     (("--no-such-option",), "no-such-option is not a recognized option"),
@@ -546,7 +548,7 @@ def test_acks_and_other_options_are_accepted(pk, backend):
     ok(pk(PRODUCER, *backend, "--topic", t, "--request-required-acks", "all", "--message-send-max-retries", "5",
           "--retry-backoff-ms", "10", "--request-timeout-ms", "3000", "--metadata-expiry-ms", "1000",
           "--max-block-ms", "5000", "--max-memory-bytes", "1000000", "--socket-buffer-size", "65536",
-          "--line-reader", "kafka.tools.ConsoleProducer$LineMessageReader", "--producer-property", "acks=0",
+          "--line-reader", "kafka.tools.ConsoleProducer$LineMessageReader", "--command-property", "acks=0",
           input="x\n"))
     ok(pk(PRODUCER, *backend, "-topic", t, "--line-reader", "org.apache.kafka.tools.LineMessageReader", input="y\n"))
     assert values(backend, t) == [b"x", b"y"]
@@ -567,7 +569,7 @@ def test_missing_topic_argument(pk, backend):
 @pytest.mark.engine_only("arguments only: no backend involved")
 def test_help_version_and_no_arguments(pk, backend):
     proc = pk(PRODUCER, "--help")
-    assert proc.returncode == 0 and "--compression-codec" in proc.out and "--producer.config" in proc.out
+    assert proc.returncode == 0 and "--compression-codec" in proc.out and "--command-config" in proc.out
     assert "--bootstrap-server" in proc.out and "--broker-list" in proc.out and "-X" in proc.out
     proc = pk(PRODUCER, "--version")
     assert proc.returncode == 0 and proc.out == "4.4.0\n"
@@ -581,7 +583,7 @@ def test_reader_config_file_and_property_precedence(pk, backend, tmp_path):
     reader.write_text("parse.key = true\nkey.separator = |\nnull.marker = nil\n")
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-config", str(reader), "--property", "key.separator=;",
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-config", str(reader), "--reader-property", "key.separator=;",
           input="a;1\nb|2;3\nnil;x\n"))
     assert pairs(backend, t) == [(b"a", b"1"), (b"b|2", b"3"), (None, b"x")]
 
@@ -590,7 +592,7 @@ def test_topic_property_retargets_the_records(pk, backend):
     t, other = backend.topic("t"), backend.topic("other")
     create(backend, t)
     create(backend, other)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--property", f"topic={other}", input="x\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, "--reader-property", f"topic={other}", input="x\n"))
     assert values(backend, other) == [b"x"] and values(backend, t) == []
 
 
@@ -599,7 +601,7 @@ def test_file_property(pk, backend, tmp_path):
     path.write_bytes(b"".join(b"k%d:v%d\n" % (i % 5, i) for i in range(2000)))
     t = backend.topic("t")
     create(backend, t, 3)
-    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--property", f"file={path}", input="ignored:stdin\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", f"file={path}", input="ignored:stdin\n"))
     got = {p: pairs(backend, t, p) for p in range(3)}
     assert sum(map(len, got.values())) == 2000
     for p, recs in got.items():
@@ -607,7 +609,7 @@ def test_file_property(pk, backend, tmp_path):
         numbers = [int(v[1:]) for _, v in recs]
         assert numbers == sorted(numbers)
     assert (b"ignored", b"stdin") not in [r for recs in got.values() for r in recs]
-    fails(pk(PRODUCER, *backend, "--topic", t, "--property", f"file={tmp_path}/missing.txt", input=""),
+    fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", f"file={tmp_path}/missing.txt", input=""),
           f"Cannot read {tmp_path}/missing.txt: No such file or directory")
 
 
@@ -619,7 +621,7 @@ def test_sync_sends_each_record_on_its_own(pk, backend):
         assert record_counts(backend, t) == [1, 1, 1]
     assert pairs(backend, t) == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
     fails(pk(PRODUCER, *backend, "--topic", t, "--sync", *KEYED, input="d:4\nbad\n"),
-          "No key separator found on line number 2: 'bad'")
+          "org.apache.kafka.common.KafkaException: No key separator found on line number 2: 'bad'")
     assert pairs(backend, t)[-1] == (b"d", b"4")
 
 
@@ -819,11 +821,11 @@ def test_java_client_configuration_is_translated(pk, backend, tmp_path):
                       "max.in.flight.requests.per.connection=1\nenable.idempotence=true\n")
     t = backend.topic("t")
     create(backend, t)
-    ok(pk(PRODUCER, *backend, "--topic", t, "--producer.config", str(config), input="a\nb\n"))
+    ok(pk(PRODUCER, *backend, "--topic", t, "--command-config", str(config), input="a\nb\n"))
     assert values(backend, t) == [b"a", b"b"]
     if backend.data_dir is not None:
         assert batches(backend, t)[0][0].producer_id >= 0  # enable.idempotence reached librdkafka
-    fails(pk(PRODUCER, *backend, "--topic", t, "--producer-property", "no.such.config=1", input="x\n"),
+    fails(pk(PRODUCER, *backend, "--topic", t, "--command-property", "no.such.config=1", input="x\n"),
           "Unknown client configuration: no.such.config")
 
 

@@ -67,7 +67,10 @@ def test_first_topic_transcript(pk, backend):
     consumed = run(pk, "pk-console-consumer", *backend, "--topic", "first_topic", "--from-beginning",
                    "--max-messages", "4")
     assert sorted(consumed.out.splitlines()) == sorted(lines)
-    assert consumed.err == "Processed a total of 4 messages\n"
+    # Kafka 4.4's consumer notes the new group protocol (KIP-848) on stderr first.
+    assert consumed.err == (
+        "The consumer rebalance protocol (KIP-848) is production-ready! Set group.protocol=consumer to try it out. "
+        "See https://kafka.apache.org/documentation/#consumer_rebalance_protocol\nProcessed a total of 4 messages\n")
 
     # A consumer without --from-beginning sees only what arrives after it starts.
     assert run(pk, "pk-console-consumer", *backend, "--topic", "first_topic", "--timeout-ms", "500").out == ""
@@ -86,10 +89,15 @@ def test_keyed_file_producer_transcript(pk, backend, tmp_path):
         "--replication-factor", "1")
     messages = tmp_path / "my-messages.txt"
     messages.write_text("".join(f"truck_{i % 4}:position {i}\n" for i in range(40)))
-    run(pk, "pk-console-producer", *backend, "--topic", "my-topic-name",
-        "--property", "parse.key=true", "--property", "key.separator=:", "--property", f"file={messages}")
+    produced = run(pk, "pk-console-producer", *backend, "--topic", "my-topic-name",
+                   "--property", "parse.key=true", "--property", "key.separator=:", "--property", f"file={messages}")
+    # Kafka 4.4 warns about the deprecated --property on stdout (test_oracle_console.py).
+    assert produced.out == ("Warning: --property is deprecated and will be removed in a future version. "
+                            "Use --reader-property instead.\n")
     out = run(pk, "pk-console-consumer", *backend, "--topic", "my-topic-name", "--from-beginning", "--max-messages", "40",
               "--property", "print.key=true", "--property", "print.partition=true").out.splitlines()
+    assert out.pop(0) == ("Option --property is deprecated and will be removed in a future version. "
+                          "Use --formatter-property instead.")
     assert len(out) == 40
     # Every record of one key lands in one partition, in the order it was written.
     partitions: dict[str, set[str]] = {}
