@@ -135,8 +135,85 @@ def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
         meta = found.setdefault(name, TopicMetadata(name=name, topic_id=topic_id, assignment={}))
         if meta.topic_id == topic_id:
             meta.assignment[int(number)] = [0]
+    configs = kraft_topic_configs(os.path.join(data_dir, "__cluster_metadata-0"))
     for meta in found.values():
         # partitions are numbered 0..n-1: a missing directory is an empty partition
         meta.assignment = {p: [0] for p in range(max(meta.assignment) + 1)}
+        meta.configs = dict(configs.get(meta.name, {}))
     return list(found.values())
+
+
+def kraft_topic_configs(metadata_dir: str) -> dict[str, dict[str, str]]:
+    """Topic config overrides replayed from a KRaft metadata log (`__cluster_metadata-0`): its
+    latest snapshot (`.checkpoint`), then its segments. Only what pk uses is decoded: each
+    record value is a frame (uvarint frame version 1, api key, record version) around a
+    flexible message; ConfigRecord (api key 4) sets (or, with a null value, removes) a
+    resource's config, type 2 being a topic; RemoveTopicRecord (9) drops the topic's configs
+    (by id, known from TopicRecord, 2). Anything unreadable is skipped: no configs, not an error."""
+    from . import records
+
+    try:
+        names = sorted(os.listdir(metadata_dir))
+    except OSError:
+        return {}
+    snapshots = [n for n in names if n.endswith(".checkpoint") and n != "bootstrap.checkpoint"]
+    files = snapshots[-1:] + [n for n in names if n.endswith(".log")]
+    configs: dict[str, dict[str, str]] = {}
+    topic_names: dict[bytes, str] = {}
+    for name in files:
+        try:
+            with open(os.path.join(metadata_dir, name), "rb") as f:
+                data = f.read()
+            for pos, header in records.iter_batches(data):
+                if header.is_control:
+                    continue
+                for rec in records.decode_records(data, pos, header):
+                    if rec.value:
+                        _replay(bytes(rec.value), configs, topic_names)
+        except Exception:  # noqa: BLE001 - a log pk cannot read gives no configs
+            continue
+    return configs
+
+
+def _replay(value: bytes, configs: dict, topic_names: dict) -> None:
+    pos = 0
+
+    def uvarint() -> int:
+        nonlocal pos
+        result = shift = 0
+        while True:
+            b = value[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if b < 0x80:
+                return result
+            shift += 7
+
+    def compact_string() -> str | None:
+        nonlocal pos
+        n = uvarint() - 1
+        if n < 0:
+            return None
+        text = value[pos:pos + n].decode("utf-8", "replace")
+        pos += n
+        return text
+
+    if uvarint() != 1:  # frame version
+        return
+    api_key = uvarint()
+    uvarint()  # record version
+    if api_key == 2:  # TopicRecord: name, topic id
+        name = compact_string()
+        topic_names[value[pos:pos + 16]] = name
+    elif api_key == 4:  # ConfigRecord: resource type, resource name, name, value
+        resource_type = value[pos]
+        pos += 1
+        resource, key, setting = compact_string(), compact_string(), compact_string()
+        if resource_type == 2 and resource is not None and key is not None:
+            if setting is None:
+                configs.get(resource, {}).pop(key, None)
+            else:
+                configs.setdefault(resource, {})[key] = setting
+    elif api_key == 9:  # RemoveTopicRecord: topic id
+        configs.pop(topic_names.pop(value[pos:pos + 16], None), None)
 

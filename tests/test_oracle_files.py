@@ -7,7 +7,9 @@
    same files (a copy of the broker's partition directories, taken once): same stdout, same
    stderr (its first line where the tool failed), same exit status.
 2. That copy, a Kafka log dir, is used as a pk data dir: pk-topics, the console consumer and
-   GetOffsetShell read Kafka's topics from it and print what Kafka's tools print on the broker.
+   GetOffsetShell read Kafka's topics from it (partition directories, topic ids from
+   partition.metadata, configs from the KRaft metadata log) and print what Kafka's tools print
+   on the broker.
 3. Segments pk's bundled engine wrote are dumped by both tools: the same text, and Kafka finds
    nothing wrong with them (valid CRCs, indexes that pass its sanity check).
 """
@@ -81,7 +83,7 @@ def kafka_files(kafka, kafka_tools, tmp_path_factory):
     copy = root / "logs"
     copy.mkdir()
     dirs = [f"{P}{c}-0" for c in CODECS] + [f"{tx}-0", f"__consumer_offsets-{co.partition_for(GROUP)}",
-                                             f"__transaction_state-{co.partition_for(TXN_ID)}"]
+                                             f"__transaction_state-{co.partition_for(TXN_ID)}", "__cluster_metadata-0"]
     for d in dirs:
         shutil.copytree(os.path.join(kafka.log_dir, d), copy / d)
     shutil.copy(os.path.join(kafka.log_dir, "meta.properties"), copy / "meta.properties")
@@ -138,6 +140,10 @@ def test_kafka_segments_dumped_by_both(kafka_files, kafka_tools, tmp_path):
     tx = files_of(kafka_files, f"{P}tx-0", suffixes=(".log",))
     k = same(kafka_tools, pk, "--files", ",".join(tx), "--deep-iteration", cls=DUMP[1])
     assert "endTxnMarker: COMMIT" in k.out and "isTransactional: true" in k.out
+    # the KRaft metadata log: LeaderChange control records among the metadata batches
+    metadata = files_of(kafka_files, "__cluster_metadata-0", suffixes=(".log",))
+    k = same(kafka_tools, pk, "--files", ",".join(metadata), "--deep-iteration")
+    assert " LeaderChange: {" in k.out
 
 
 def test_coordinator_logs_decoded_by_both(kafka_files, kafka_tools, tmp_path):
@@ -188,15 +194,13 @@ def test_kafka_log_dir_is_a_pk_data_dir(kafka, kafka_files, kafka_tools, tmp_pat
     assert listed.returncode == 0, listed.err
     k = kafka_tools("kafka-topics", "--bootstrap-server", b, "--list")
     assert [t for t in listed.out.splitlines() if t.startswith(P)] == [t for t in k.out.splitlines() if t.startswith(P)]
-    assert "__consumer_offsets" in listed.out.splitlines()
+    assert "__consumer_offsets" in listed.out.splitlines() and "__cluster_metadata" not in listed.out
+    assert "segment.ms=300" in pk("pk-topics", "--describe", "--topic", P + "tx").out
     for t in [P + c for c in CODECS] + [P + "tx"]:
         k = kafka_tools("kafka-topics", "--bootstrap-server", b, "--describe", "--topic", t)
         p = pk("pk-topics", "--describe", "--topic", t)
-        if t == P + "tx":
-            # topic configs live in Kafka's KRaft metadata log, not in the partition directories
-            assert k.out.replace(",segment.ms=300", "") == p.out
-        else:
-            assert (p.returncode, p.out) == (k.returncode, k.out)  # the same TopicId too
+        # the same TopicId (partition.metadata), the configs from the KRaft metadata log
+        assert (p.returncode, p.out) == (k.returncode, k.out)
         props = [a for prop in ("print.key", "print.headers", "print.offset", "print.timestamp", "print.partition")
                  for a in ("--formatter-property", f"{prop}=true")]
         n = "17" if t == P + "tx" else "4"
