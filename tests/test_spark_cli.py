@@ -41,8 +41,8 @@ def get_offsets(pk, *args) -> dict[tuple[str, int], int]:
 def console_records(pk, topic: str) -> dict[tuple[int, int], tuple[str, str]]:
     """{(partition, offset): (key, value)} as pk-console-consumer prints them."""
     proc = pk("pk-console-consumer", "--topic", topic, "--from-beginning", "--timeout-ms", "3000",
-              "--property", "print.key=true", "--property", "print.partition=true",
-              "--property", "print.offset=true")
+              "--formatter-property", "print.key=true", "--formatter-property", "print.partition=true",
+              "--formatter-property", "print.offset=true")
     out = {}
     for line in proc.out.splitlines():
         part, off, key, value = line.split("\t")
