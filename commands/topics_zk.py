@@ -82,17 +82,40 @@ def _api_version_validator(name: str, value) -> None:
 
 
 def _log_config_28():
-    """LogConfig's definitions at 2.8.2 (definition order): 3.7's minus the configs added
-    since, with 2.8's validators where they differ."""
+    """LogConfig's definitions at 2.8.2, in definition order (name, type, default, validator),
+    as its ConfigDef lists them (read from the 2.8.2 jars)."""
     from pk.engine import topic_config as tc
 
-    later = {"message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "remote.storage.enable",
-             "local.retention.ms", "local.retention.bytes"}
-    validators = {"segment.index.bytes": tc.at_least(0), "flush.messages": tc.at_least(0),
-                  "message.format.version": _api_version_validator}
-    defaults = {"message.format.version": "2.8-IV1"}
-    return [(key.name, key.type, defaults.get(key.name, key.default), validators.get(key.name, key.validator))
-            for key in tc.CONFIGS.values() if key.name not in later]
+    most = tc.LONG_MAX
+    return [
+        ("segment.bytes", "int", 1024 * 1024 * 1024, tc.at_least(14)),
+        ("segment.ms", "long", 7 * 24 * 3_600_000, tc.at_least(1)),
+        ("segment.jitter.ms", "long", 0, tc.at_least(0)),
+        ("segment.index.bytes", "int", 10 * 1024 * 1024, tc.at_least(0)),
+        ("flush.messages", "long", most, tc.at_least(0)),
+        ("flush.ms", "long", most, tc.at_least(0)),
+        ("retention.bytes", "long", -1, None),
+        ("retention.ms", "long", 7 * 24 * 3_600_000, tc.at_least(-1)),
+        ("max.message.bytes", "int", 1024 * 1024 + 12, tc.at_least(0)),
+        ("index.interval.bytes", "int", 4096, tc.at_least(0)),
+        ("delete.retention.ms", "long", 24 * 3_600_000, tc.at_least(0)),
+        ("min.compaction.lag.ms", "long", 0, tc.at_least(0)),
+        ("max.compaction.lag.ms", "long", most, tc.at_least(1)),
+        ("file.delete.delay.ms", "long", 60_000, tc.at_least(0)),
+        ("min.cleanable.dirty.ratio", "double", 0.5, tc.between(0, 1)),
+        ("cleanup.policy", "list", ["delete"], tc.valid_list("compact", "delete")),
+        ("unclean.leader.election.enable", "boolean", False, None),
+        ("min.insync.replicas", "int", 1, tc.at_least(1)),
+        ("compression.type", "string", "producer",
+         tc.valid_string("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+        ("preallocate", "boolean", False, None),
+        ("message.format.version", "string", "2.8-IV1", _api_version_validator),
+        ("message.timestamp.type", "string", "CreateTime", tc.valid_string("CreateTime", "LogAppendTime")),
+        ("message.timestamp.difference.max.ms", "long", most, tc.at_least(0)),
+        ("leader.replication.throttled.replicas", "list", [], tc.throttled_replica_list()),
+        ("follower.replication.throttled.replicas", "list", [], tc.throttled_replica_list()),
+        ("message.downconversion.enable", "boolean", True, None),
+    ]
 
 
 def validate_log_config(props: dict[str, str]) -> None:

@@ -1,6 +1,8 @@
-"""Kafka 3.7's topic-level configs: names, types, defaults, validation and broker synonyms.
+"""Kafka 4.4's topic-level configs: names, types, defaults, validation and broker synonyms.
 
-Mirrors, at tag 3.7.1:
+The table is LogConfig's ConfigDef as Kafka 4.4.0's jars define it (names, types, defaults,
+validator ranges read from the running classes); the rest mirrors, at tag 3.7.1 (unchanged
+where pk uses it):
   storage/.../log/LogConfig.java              the definitions, validate(), validateValues()
   clients/.../config/ConfigDef.java           parseType() and the validators' messages
   storage/.../log/ThrottledReplicaListValidator.java, server-common/.../MetadataVersion.java
@@ -198,6 +200,14 @@ def between(minimum: int, maximum: int | None) -> Validator:
     return validate
 
 
+def gzip_level() -> Validator:
+    """GzipCompression's level check: 1..9, or -1 (Deflater.DEFAULT_COMPRESSION)."""
+    def validate(name: str, value: Any) -> None:
+        if value != -1 and not 1 <= value <= 9:
+            raise _invalid(name, value, "Value must be between 1 and 9 or equal to -1")
+    return validate
+
+
 def valid_string(*allowed: str) -> Validator:
     """ConfigDef.ValidString: exact, case-sensitive membership."""
     reason = "String must be one of: " + ", ".join(allowed)
@@ -337,7 +347,9 @@ _COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer
 # Definition order of LogConfig's ConfigDef (ConfigDef.parse checks values in this order, so it
 # decides which bad value is reported first). Columns: name, type, default, validator, synonym.
 _DEFINITIONS = (
-    ("segment.bytes", "int", 1024 * 1024 * 1024, at_least(14), "log.segment.bytes"),  # LegacyRecord.RECORD_OVERHEAD_V0
+    # Kafka 4.4 requires at least 1 MiB (tests there use internal.segment.bytes for less); the
+    # engine keeps 3.7's minimum, LegacyRecord.RECORD_OVERHEAD_V0, so small segments stay possible.
+    ("segment.bytes", "int", 1024 * 1024 * 1024, at_least(14), "log.segment.bytes"),
     ("segment.ms", "long", 7 * 24 * 3_600_000, at_least(1), "log.roll.ms"),
     ("segment.jitter.ms", "long", 0, at_least(0), "log.roll.jitter.ms"),
     ("segment.index.bytes", "int", 10 * 1024 * 1024, at_least(4), "log.index.size.max.bytes"),
@@ -346,6 +358,7 @@ _DEFINITIONS = (
     ("retention.bytes", "long", -1, None, "log.retention.bytes"),     # may be negative: no validator
     ("retention.ms", "long", 7 * 24 * 3_600_000, at_least(-1), "log.retention.ms"),
     ("max.message.bytes", "int", 1024 * 1024 + 12, at_least(0), "message.max.bytes"),  # + Records.LOG_OVERHEAD
+    ("max.decompressed.message.bytes", "int", INT_MAX - 8, between(1, INT_MAX - 8), "max.decompressed.message.bytes"),
     ("index.interval.bytes", "int", 4096, at_least(0), "log.index.interval.bytes"),
     ("delete.retention.ms", "long", 24 * 3_600_000, at_least(0), "log.cleaner.delete.retention.ms"),
     ("min.compaction.lag.ms", "long", 0, at_least(0), "log.cleaner.min.compaction.lag.ms"),
@@ -356,27 +369,32 @@ _DEFINITIONS = (
     ("unclean.leader.election.enable", "boolean", False, None, "unclean.leader.election.enable"),
     ("min.insync.replicas", "int", 1, at_least(1), "min.insync.replicas"),
     ("compression.type", "string", "producer", valid_string(*_COMPRESSION_TYPES), "compression.type"),
+    ("compression.gzip.level", "int", -1, gzip_level(), "compression.gzip.level"),
+    ("compression.lz4.level", "int", 9, between(1, 17), "compression.lz4.level"),
+    ("compression.zstd.level", "int", 3, between(-131072, 22), "compression.zstd.level"),
     ("preallocate", "boolean", False, None, "log.preallocate"),
-    ("message.format.version", "string", "3.0-IV1", metadata_version(), "log.message.format.version"),
     ("message.timestamp.type", "string", "CreateTime", valid_string("CreateTime", "LogAppendTime"),
      "log.message.timestamp.type"),
-    ("message.timestamp.difference.max.ms", "long", LONG_MAX, at_least(0),
-     "log.message.timestamp.difference.max.ms"),
     ("message.timestamp.before.max.ms", "long", LONG_MAX, at_least(0), "log.message.timestamp.before.max.ms"),
-    ("message.timestamp.after.max.ms", "long", LONG_MAX, at_least(0), "log.message.timestamp.after.max.ms"),
+    ("message.timestamp.after.max.ms", "long", 3_600_000, at_least(0), "log.message.timestamp.after.max.ms"),
     ("leader.replication.throttled.replicas", "list", [], throttled_replica_list(), None),
     ("follower.replication.throttled.replicas", "list", [], throttled_replica_list(), None),
-    ("message.downconversion.enable", "boolean", True, None, "log.message.downconversion.enable"),
     ("remote.storage.enable", "boolean", False, None, None),
     ("local.retention.ms", "long", -2, at_least(-2), "log.local.retention.ms"),      # -2: use retention.ms
     ("local.retention.bytes", "long", -2, at_least(-2), "log.local.retention.bytes"),  # -2: use retention.bytes
+    ("remote.log.copy.disable", "boolean", False, None, None),
+    ("remote.copy.lag.ms", "long", 0, at_least(-1), "log.remote.copy.lag.ms"),
+    ("remote.copy.lag.bytes", "long", -1, at_least(-1), "log.remote.copy.lag.bytes"),
+    ("remote.log.delete.on.disable", "boolean", False, None, None),
+    ("errors.deadletterqueue.group.enable", "boolean", False, None, None),
+    ("internal.segment.bytes", "int", None, None, None),  # internal: accepted, never described
 )
+INTERNAL = frozenset({"internal.segment.bytes"})
 
 CONFIGS: dict[str, ConfigKey] = {d[0]: ConfigKey(*d) for d in _DEFINITIONS}
 
-# LogConfig.configNames() sorts the names (it is not definition order); the --config help
-# lists them in this order.
-CONFIG_NAMES: tuple[str, ...] = tuple(sorted(CONFIGS))
+# The public (described) topic configs, sorted, as the --config help lists them.
+CONFIG_NAMES: tuple[str, ...] = tuple(sorted(set(CONFIGS) - INTERNAL))
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,9 +524,6 @@ def _broker_values(broker: dict[str, str]) -> dict[str, Any]:
     # KafkaConfig.logRetentionTimeMillis: any negative retention means "forever" (-1).
     if values["retention.ms"] < 0:
         values["retention.ms"] = -1
-    # KafkaConfig.logMessageFormatVersion: with inter.broker.protocol.version >= 3.0 (the only
-    # IBP pk runs), log.message.format.version is ignored and 3.0-IV1 is used.
-    values["message.format.version"] = CONFIGS["message.format.version"].default
     return values
 
 

@@ -199,7 +199,7 @@ def test_create_topic_manual_assignment(tmp_path):
      "Replication factor must be larger than 0, or -1 to use the default value."),
     (dict(name="t", replication_factor=3), InvalidReplicationFactorError,
      "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached "
-     "because only 1 broker(s) are registered."),
+     "because only 1 broker(s) are registered or some brokers have all their log directories cordoned."),
     (dict(name="t", configs={"foo": "1"}), InvalidConfigurationError, "Unknown topic config name: foo"),
     (dict(name="t", configs={"retention.ms": "abc"}), InvalidConfigurationError,
      "Invalid value abc for configuration retention.ms: Not a number of type LONG"),

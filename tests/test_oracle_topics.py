@@ -13,7 +13,8 @@ The differences that stay are the project's rules, asserted exactly:
   on stdout (plus a logged stack trace on stderr) and pk prints on stderr, exit status 1 both;
 - a usage error is Kafka's first stderr line (Kafka adds its help table), exit status 1 both;
 - on the bundled engine `--alter --config` / `--delete-config` change topic configs (pk's own
-  extension: the engine has no kafka-configs), where Kafka refuses or ignores them.
+  extension: the engine has no kafka-configs), where Kafka refuses or ignores them, and
+  segment.bytes may be below Kafka 4.4's 1 MiB minimum.
 """
 
 from __future__ import annotations
@@ -101,13 +102,26 @@ SCENARIOS = [
     ("w", ["--create", "--topic", "{T}x", "--config", "retention.ms=abc"]),
     ("w", ["--create", "--topic", "{T}x", "--config", "cleanup.policy=nope"]),
     ("w", ["--create", "--topic", "{T}x", "--config", "retention.ms"]),
+    ("w", ["--create", "--topic", "{T}gz", "--config", "compression.gzip.level=5", "--config",
+           "compression.zstd.level=-7", "--config", "internal.segment.bytes=2000000"]),
+    ("w", ["--describe", "--topic", "{T}gz"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "compression.gzip.level=0"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "compression.lz4.level=18"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "remote.copy.lag.ms=-2"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "errors.deadletterqueue.group.enable=x"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "message.format.version=3.0"]),
+    ("w", ["--create", "--topic", "{T}x", "--config", "message.downconversion.enable=true"]),
+    ("w", ["--create", "--topic", "{T}small", "--config", "segment.bytes=1000"]),
     ("w", ["--create", "--topic", "{T}x", "--replica-assignment", "0,1"]),
     ("w", ["--create", "--topic", "{T}x", "--replica-assignment", "0:0"]),
     ("w", ["--create", "--topic", "{T}x", "--replica-assignment", "0", "--partitions", "2"]),
     ("r", ["--version"]),
 ]
 
-# Where the bundled engine deliberately does more than Kafka: configs are altered in place.
+# Where the bundled engine deliberately does more than Kafka: segments smaller than Kafka 4.4's
+# 1 MiB minimum (Kafka's own tests use internal.segment.bytes for that).
+ENGINE_SMALL_SEGMENTS = ("--create", "--topic", "{T}small", "--config", "segment.bytes=1000")
+# ... and configs altered in place.
 ENGINE_ALTERS_CONFIGS = {
     ("--alter", "--topic", "{T}a", "--config", "retention.ms=5"),
     ("--alter", "--topic", "{T}a", "--delete-config", "retention.ms"),
@@ -181,6 +195,11 @@ def test_bundled_engine_prints_what_kafka_prints(runs, tmp_path):
         if kind == "k":
             continue
         mine = engine("pk-topics", *_fill(args, K))
+        if tuple(args) == ENGINE_SMALL_SEGMENTS:
+            assert kafka_run.out == (f"{ERR}Invalid value 1000 for configuration segment.bytes: Value must be at "
+                                     "least 1048576\n")
+            assert (mine.returncode, mine.out, mine.err) == (0, f"Created topic {K}small.\n", "")
+            continue
         if tuple(args) in ENGINE_ALTERS_CONFIGS:
             # Kafka 4.4: --config refused, --delete-config ignored with a warning; the engine alters.
             assert kafka_run.returncode == 1 and mine.returncode == 0, (args, kafka_run.err, mine.err)

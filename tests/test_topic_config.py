@@ -1,8 +1,10 @@
-"""Tests for pk.engine.topic_config against Kafka 3.7.1's LogConfig / ConfigDef / TopicCommand.
+"""Tests for pk.engine.topic_config against Kafka's LogConfig / ConfigDef / TopicCommand.
 
-The expected messages in the table-driven tests were read from the 3.7.1 sources and checked by
-running those sources (ConfigDef, ThrottledReplicaListValidator, MetadataVersion and
-TopicCommand's --config parsing, with LogConfig's definitions) on a JDK.
+The table (names, types, defaults, validator ranges) is Kafka 4.4.0's, as its classes define it;
+the expected messages in the table-driven tests were read from the 3.7.1 sources and checked by
+running those sources (ConfigDef, ThrottledReplicaListValidator and TopicCommand's --config
+parsing, with LogConfig's definitions) on a JDK; test_oracle_topics.py compares the new 4.4
+configs' messages with Kafka 4.4's own tool.
 """
 
 import math
@@ -36,42 +38,44 @@ def run_create(*args: str) -> dict:
 # The table
 # ---------------------------------------------------------------------------------------------
 
-def test_config_names_are_logconfig_confignames_of_3_7():
-    # LogConfig.configNames() = CONFIG.names().stream().sorted(): 31 names in 3.7 (the
-    # compression.*.level configs are 3.8+, remote.log.* 3.9+).
+def test_config_names_are_the_described_topic_configs_of_4_4():
+    # The 37 topic configs a Kafka 4.4.0 broker lists in DescribeConfigs (LogConfig's ConfigDef
+    # less the internal internal.segment.bytes), sorted as kafka-topics' --config help lists them.
     assert CONFIG_NAMES == (
-        "cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
-        "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
+        "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
+        "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable",
+        "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
         "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes",
-        "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
-        "message.downconversion.enable", "message.format.version",
-        "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
-        "message.timestamp.difference.max.ms", "message.timestamp.type",
+        "local.retention.ms", "max.compaction.lag.ms", "max.decompressed.message.bytes", "max.message.bytes",
+        "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",
         "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
-        "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes",
-        "segment.index.bytes", "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
+        "remote.copy.lag.bytes", "remote.copy.lag.ms", "remote.log.copy.disable", "remote.log.delete.on.disable",
+        "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes",
+        "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
     )
     assert isinstance(CONFIG_NAMES, tuple)
+    assert sorted(tc.DESCRIBE_ORDER) == list(CONFIG_NAMES)
 
 
 def test_configs_keep_definition_order():
-    # ConfigDef.parse walks its LinkedHashMap in define() order; that decides which bad value
-    # is reported first.
+    # ConfigDef.parse walks its LinkedHashMap in define() order (4.4.0's LogConfig); that decides
+    # which bad value is reported first.
     assert list(CONFIGS) == [
         "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages",
-        "flush.ms", "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes",
-        "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
+        "flush.ms", "retention.bytes", "retention.ms", "max.message.bytes", "max.decompressed.message.bytes",
+        "index.interval.bytes", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
         "file.delete.delay.ms", "min.cleanable.dirty.ratio", "cleanup.policy",
-        "unclean.leader.election.enable", "min.insync.replicas", "compression.type", "preallocate",
-        "message.format.version", "message.timestamp.type", "message.timestamp.difference.max.ms",
+        "unclean.leader.election.enable", "min.insync.replicas", "compression.type", "compression.gzip.level",
+        "compression.lz4.level", "compression.zstd.level", "preallocate", "message.timestamp.type",
         "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
         "leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
-        "message.downconversion.enable", "remote.storage.enable", "local.retention.ms",
-        "local.retention.bytes",
+        "remote.storage.enable", "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable",
+        "remote.copy.lag.ms", "remote.copy.lag.bytes", "remote.log.delete.on.disable",
+        "errors.deadletterqueue.group.enable", "internal.segment.bytes",
     ]
 
 
-EXPECTED = {  # name: (type, default, broker synonym)
+EXPECTED = {  # name: (type, default, broker synonym), as Kafka 4.4.0's classes define them
     "segment.bytes": ("int", 1073741824, "log.segment.bytes"),
     "segment.ms": ("long", 604800000, "log.roll.ms"),
     "segment.jitter.ms": ("long", 0, "log.roll.jitter.ms"),
@@ -81,6 +85,7 @@ EXPECTED = {  # name: (type, default, broker synonym)
     "retention.bytes": ("long", -1, "log.retention.bytes"),
     "retention.ms": ("long", 604800000, "log.retention.ms"),
     "max.message.bytes": ("int", 1048588, "message.max.bytes"),
+    "max.decompressed.message.bytes": ("int", 2147483639, "max.decompressed.message.bytes"),
     "index.interval.bytes": ("int", 4096, "log.index.interval.bytes"),
     "delete.retention.ms": ("long", 86400000, "log.cleaner.delete.retention.ms"),
     "min.compaction.lag.ms": ("long", 0, "log.cleaner.min.compaction.lag.ms"),
@@ -91,18 +96,23 @@ EXPECTED = {  # name: (type, default, broker synonym)
     "unclean.leader.election.enable": ("boolean", False, "unclean.leader.election.enable"),
     "min.insync.replicas": ("int", 1, "min.insync.replicas"),
     "compression.type": ("string", "producer", "compression.type"),
+    "compression.gzip.level": ("int", -1, "compression.gzip.level"),
+    "compression.lz4.level": ("int", 9, "compression.lz4.level"),
+    "compression.zstd.level": ("int", 3, "compression.zstd.level"),
     "preallocate": ("boolean", False, "log.preallocate"),
-    "message.format.version": ("string", "3.0-IV1", "log.message.format.version"),
     "message.timestamp.type": ("string", "CreateTime", "log.message.timestamp.type"),
-    "message.timestamp.difference.max.ms": ("long", LONG_MAX, "log.message.timestamp.difference.max.ms"),
     "message.timestamp.before.max.ms": ("long", LONG_MAX, "log.message.timestamp.before.max.ms"),
-    "message.timestamp.after.max.ms": ("long", LONG_MAX, "log.message.timestamp.after.max.ms"),
+    "message.timestamp.after.max.ms": ("long", 3600000, "log.message.timestamp.after.max.ms"),
     "leader.replication.throttled.replicas": ("list", [], None),
     "follower.replication.throttled.replicas": ("list", [], None),
-    "message.downconversion.enable": ("boolean", True, "log.message.downconversion.enable"),
     "remote.storage.enable": ("boolean", False, None),
     "local.retention.ms": ("long", -2, "log.local.retention.ms"),
     "local.retention.bytes": ("long", -2, "log.local.retention.bytes"),
+    "remote.log.copy.disable": ("boolean", False, None),
+    "remote.copy.lag.ms": ("long", 0, "log.remote.copy.lag.ms"),
+    "remote.copy.lag.bytes": ("long", -1, "log.remote.copy.lag.bytes"),
+    "remote.log.delete.on.disable": ("boolean", False, None),
+    "errors.deadletterqueue.group.enable": ("boolean", False, None),
 }
 
 
@@ -117,12 +127,14 @@ def test_type_default_and_synonym(name):
 
 
 def test_table_covers_exactly_the_config_names():
-    assert set(EXPECTED) == set(CONFIGS) == set(CONFIG_NAMES)
+    assert set(EXPECTED) == set(CONFIGS) - tc.INTERNAL == set(CONFIG_NAMES)
+    assert CONFIGS["internal.segment.bytes"].default is None  # internal: no default, never described
 
 
 def test_validators_present_where_kafka_defines_one():
-    no_validator = {"retention.bytes", "unclean.leader.election.enable", "preallocate",
-                    "message.downconversion.enable", "remote.storage.enable"}
+    no_validator = {"retention.bytes", "unclean.leader.election.enable", "preallocate", "remote.storage.enable",
+                    "remote.log.copy.disable", "remote.log.delete.on.disable", "errors.deadletterqueue.group.enable",
+                    "internal.segment.bytes"}
     for name, key in CONFIGS.items():
         assert (key.validator is None) == (name in no_validator), name
 
@@ -199,12 +211,11 @@ def test_parse_config_args_empty():
     ("cleanup.policy=delete,delete", "cleanup.policy", ["delete", "delete"]),
     ("compression.type=zstd", "compression.type", "zstd"),
     ("message.timestamp.type=LogAppendTime", "message.timestamp.type", "LogAppendTime"),
-    ("message.format.version=3.0", "message.format.version", "3.0"),
-    ("message.format.version=0.10.0-IV1", "message.format.version", "0.10.0-IV1"),
-    ("message.format.version=3.8-IV0", "message.format.version", "3.8-IV0"),
-    ("message.format.version=3.0.1", "message.format.version", "3.0.1"),     # cut to 2 segments
-    ("message.format.version=2.8-IV1.x", "message.format.version", "2.8-IV1.x"),
-    ("message.format.version=0.10.2.2", "message.format.version", "0.10.2.2"),
+    ("compression.gzip.level=5", "compression.gzip.level", 5),         # 4.4's new configs, as Kafka
+    ("compression.gzip.level=-1", "compression.gzip.level", -1),       # 4.4 accepts them
+    ("compression.zstd.level=-131072", "compression.zstd.level", -131072),
+    ("internal.segment.bytes=1000", "internal.segment.bytes", 1000),
+    ("errors.deadletterqueue.group.enable=true", "errors.deadletterqueue.group.enable", True),
     ("leader.replication.throttled.replicas=*", "leader.replication.throttled.replicas", ["*"]),
     ("leader.replication.throttled.replicas=0:1 , 1:2", "leader.replication.throttled.replicas", ["0:1", "1:2"]),
     ("follower.replication.throttled.replicas=*,", "follower.replication.throttled.replicas", ["*", ""]),
@@ -305,14 +316,19 @@ def invalid(value, name, reason):
     ("leader.replication.throttled.replicas=0:1:2", invalid(
         "[0:1:2]", "leader.replication.throttled.replicas",
         "leader.replication.throttled.replicas " + THROTTLE_REASON)),
-    # MetadataVersionValidator
-    ("message.format.version=3.8", invalid("3.8", "message.format.version", "Version 3.8 is not a valid version")),
-    ("message.format.version=3.9", invalid("3.9", "message.format.version", "Version 3.9 is not a valid version")),
-    ("message.format.version=3.7-IV5", invalid("3.7-IV5", "message.format.version",
-                                               "Version 3.7-IV5 is not a valid version")),
-    ("message.format.version=0.10", invalid("0.10", "message.format.version", "Version 0.10 is not a valid version")),
-    ("message.format.version=3.0.", invalid("3.0.", "message.format.version", "Version 3.0. is not a valid version")),
-    ("message.format.version=3", invalid("3", "message.format.version", "Version 3 is not a valid version")),
+    # Kafka 4.4's messages for its new configs (as its kafka-topics prints them)
+    ("compression.gzip.level=0", invalid("0", "compression.gzip.level", "Value must be between 1 and 9 or equal to -1")),
+    ("compression.lz4.level=18", invalid("18", "compression.lz4.level", "Value must be no more than 17")),
+    ("compression.zstd.level=-200000", invalid("-200000", "compression.zstd.level", "Value must be at least -131072")),
+    ("remote.copy.lag.ms=-2", invalid("-2", "remote.copy.lag.ms", "Value must be at least -1")),
+    ("max.decompressed.message.bytes=0", invalid("0", "max.decompressed.message.bytes", "Value must be at least 1")),
+    ("message.timestamp.after.max.ms=-1", invalid("-1", "message.timestamp.after.max.ms", "Value must be at least 0")),
+    ("errors.deadletterqueue.group.enable=x", invalid("x", "errors.deadletterqueue.group.enable",
+                                                      "Expected value to be either true or false")),
+    # removed in 4.0
+    ("message.format.version=3.0", "Unknown topic config name: message.format.version"),
+    ("message.downconversion.enable=true", "Unknown topic config name: message.downconversion.enable"),
+    ("message.timestamp.difference.max.ms=5", "Unknown topic config name: message.timestamp.difference.max.ms"),
 ])
 def test_validate_rejects(arg, message):
     assert error_of(run_create, arg) == message
@@ -515,10 +531,9 @@ def test_effective_ignores_broker_settings_that_are_not_synonyms():
     assert effective({}, {"retention.ms": "1", "remote.storage.enable": "true"}) == effective({})
 
 
-def test_effective_ignores_broker_message_format_version():
-    # inter.broker.protocol.version >= 3.0: log.message.format.version is ignored
-    assert effective({}, {"log.message.format.version": "2.8"})["message.format.version"] == "3.0-IV1"
-    assert effective({"message.format.version": "2.8"})["message.format.version"] == "2.8"
+def test_effective_ignores_configs_kafka_4_removed():
+    # a data directory written before 4.4 may hold message.format.version: ignored, as unknown names are
+    assert effective({"message.format.version": "2.8"}) == effective({})
 
 
 def test_effective_bad_broker_value_names_the_broker_setting():
@@ -544,7 +559,6 @@ def test_effective_bad_broker_value_names_the_broker_setting():
     ("retention.ms", 604800000, "604800000"),
     ("retention.ms", -1, "-1"),
     ("compression.type", "zstd", "zstd"),
-    ("message.format.version", "3.0-IV1", "3.0-IV1"),
 ])
 def test_to_kafka_string(name, value, text):
     assert to_kafka_string(name, value) == text
