@@ -440,34 +440,239 @@ def hash_order(keys, hash_of=None) -> list:
 
 
 def validate_regex(regex: str) -> str:
-    """--validate-regex: the line 4.4 prints for an RE2 expression (RE2's messages for the
-    common mistakes; other failures say what Python's parser said)."""
-    import re as _re
+    """--validate-regex: the line 4.4 prints for an RE2 expression (re2j's syntax and messages)."""
+    error = re2_syntax_error(regex)
+    if error is None:
+        return f"The regular expression `{regex}` is valid."
+    return f"The regular expression `{regex}` is invalid: {error}."
 
+
+_RE2_ASCII_CLASSES = {"alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct",
+                      "space", "upper", "word", "xdigit"}
+# \p{...} names: "Any", the Unicode general categories and the scripts (Unicode 15).
+_RE2_UNICODE = {"Any", "C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N",
+                "Nd", "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So", "Z",
+                "Zl", "Zp", "Zs"} | set((
+                    "Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali "
+                    "Bhaiksuki Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian "
+                    "Chakma Cham Cherokee Chorasmian Common Coptic Cuneiform Cypriot Cypro_Minoan Cyrillic Deseret "
+                    "Devanagari Dives_Akuru Dogra Duployan Egyptian_Hieroglyphs Elbasan Elymaic Ethiopic Georgian "
+                    "Glagolitic Gothic Grantha Greek Gujarati Gunjala_Gondi Gurmukhi Han Hangul Hanifi_Rohingya "
+                    "Hanunoo Hatran Hebrew Hiragana Imperial_Aramaic Inherited Inscriptional_Pahlavi "
+                    "Inscriptional_Parthian Javanese Kaithi Kannada Katakana Kawi Kayah_Li Kharoshthi "
+                    "Khitan_Small_Script Khmer Khojki Khudawadi Lao Latin Lepcha Limbu Linear_A Linear_B Lisu Lycian "
+                    "Lydian Mahajani Makasar Malayalam Mandaic Manichaean Marchen Masaram_Gondi Medefaidrin "
+                    "Meetei_Mayek Mende_Kikakui Meroitic_Cursive Meroitic_Hieroglyphs Miao Modi Mongolian Mro Multani "
+                    "Myanmar Nabataean Nag_Mundari Nandinagari New_Tai_Lue Newa Nko Nushu Nyiakeng_Puachue_Hmong Ogham "
+                    "Ol_Chiki Old_Hungarian Old_Italic Old_North_Arabian Old_Permic Old_Persian Old_Sogdian "
+                    "Old_South_Arabian Old_Turkic Old_Uyghur Oriya Osage Osmanya Pahawh_Hmong Palmyrene Pau_Cin_Hau "
+                    "Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic Samaritan Saurashtra Sharada Shavian Siddham "
+                    "SignWriting Sinhala Sogdian Sora_Sompeng Soyombo Sundanese Syloti_Nagri Syriac Tagalog Tagbanwa "
+                    "Tai_Le Tai_Tham Tai_Viet Takri Tamil Tangsa Tangut Telugu Thaana Thai Tibetan Tifinagh Tirhuta "
+                    "Toto Ugaritic Vai Vithkuqi Wancho Warang_Citi Yezidi Yi Zanabazar_Square").split())
+
+
+class _Re2Error(Exception):
+    pass
+
+
+def re2_syntax_error(regex: str) -> str | None:
+    """What re2j (Go's regexp/syntax rules) says about `regex`, or None when it compiles."""
     try:
-        _re.compile(regex)
-    except _re.error as exc:
-        msg = str(exc.msg)
-        if "unterminated character set" in msg:
-            reason = "missing closing ]"
-        elif "missing )" in msg:
-            reason = "missing closing )"
-        elif "unbalanced parenthesis" in msg:
-            reason = "unexpected )"
-        elif "nothing to repeat" in msg:
-            reason = "missing argument to repetition operator"
-        elif "multiple repeat" in msg:
-            reason = "invalid nested repetition operator"
-        elif "bad escape (end of pattern)" in msg:
-            reason = "trailing backslash at end of expression"
-        elif "bad escape" in msg:
-            reason = "invalid escape sequence"
-        elif "bad character range" in msg:
-            reason = "invalid character class range"
-        else:
-            reason = msg
-        return f"The regular expression `{regex}` is invalid: {reason}."
-    return f"The regular expression `{regex}` is valid."
+        _Re2Checker(regex).parse()
+    except _Re2Error as exc:
+        return str(exc)
+    return None
+
+
+class _Re2Checker:
+    REPEAT = re.compile(r"\{(\d+)(,(\d*))?\}")
+    NAME = re.compile(r"\w+", re.ASCII)
+
+    def __init__(self, text: str):
+        self.t = text
+        self.i = 0
+        self.names: set[str] = set()
+
+    def parse(self) -> None:
+        t = self.t
+        depth = 0
+        can_repeat = False  # something to repeat just before (not at a start, not after | or ()
+        after_repeat = False
+        while self.i < len(t):
+            c = t[self.i]
+            if c == "(":
+                if self._group():
+                    depth += 1
+                can_repeat = after_repeat = False
+                continue
+            if c == ")":
+                if depth == 0:
+                    raise _Re2Error("regexp/syntax: internal error")  # re2j's word for an unmatched )
+                depth -= 1
+                self.i += 1
+                can_repeat, after_repeat = True, False
+                continue
+            if c == "|":
+                self.i += 1
+                can_repeat = after_repeat = False
+                continue
+            if c in "*+?" or (c == "{" and self.REPEAT.match(t, self.i)):
+                if c == "{":
+                    m = self.REPEAT.match(t, self.i)
+                    low = int(m.group(1))
+                    high = low if m.group(2) is None else (int(m.group(3)) if m.group(3) else -1)
+                    if low > 1000 or high > 1000 or (high >= 0 and high < low):
+                        raise _Re2Error("invalid repeat count")
+                    end = m.end()
+                else:
+                    end = self.i + 1
+                if after_repeat:
+                    raise _Re2Error("invalid nested repetition operator")
+                if not can_repeat:
+                    raise _Re2Error("missing argument to repetition operator")
+                self.i = end
+                if self.i < len(t) and t[self.i] == "?":
+                    self.i += 1  # non-greedy
+                after_repeat = True
+                continue
+            if c == "[":
+                self._class()
+            elif c == "\\":
+                self._escape(in_class=False)
+            else:
+                self.i += 1
+            can_repeat, after_repeat = True, False
+        if depth:
+            raise _Re2Error("missing closing )")
+
+    def _group(self) -> bool:
+        """Consumes `(`, `(?P<name>`, `(?flags:` (True: a group opens) or `(?flags)` (False)."""
+        t, i = self.t, self.i
+        if not t.startswith("(?", i):
+            self.i += 1
+            return True
+        if t.startswith("(?P<", i) or t.startswith("(?<", i):
+            start = i + (4 if t.startswith("(?P<", i) else 3)
+            end = t.find(">", start)
+            if end < 0:
+                raise _Re2Error("invalid named capture")
+            name = t[start:end]
+            if not self.NAME.fullmatch(name):
+                raise _Re2Error("invalid named capture")
+            if name in self.names:
+                raise _Re2Error("duplicate capture group name")
+            self.names.add(name)
+            self.i = end + 1
+            return True
+        j = i + 2
+        negated = seen = False
+        while j < len(t):
+            c = t[j]
+            if c in "imsU":
+                seen = True
+            elif c == "-" and not negated:
+                negated, seen = True, False
+            elif c in ":)":
+                if negated and not seen or (c == ")" and j == i + 2):
+                    break
+                self.i = j + 1
+                return c == ":"
+            else:
+                break
+            j += 1
+        raise _Re2Error("invalid or unsupported Perl syntax")
+
+    def _class(self) -> None:
+        t = self.t
+        self.i += 1
+        if self.i < len(t) and t[self.i] == "^":
+            self.i += 1
+        first = True
+        while True:
+            if self.i >= len(t):
+                raise _Re2Error("missing closing ]")
+            c = t[self.i]
+            if c == "]" and not first:
+                self.i += 1
+                return
+            first = False
+            if t.startswith("[:", self.i):
+                end = t.find(":]", self.i + 2)
+                if end >= 0:
+                    name = t[self.i + 2:end]
+                    if name.lstrip("^") not in _RE2_ASCII_CLASSES:
+                        raise _Re2Error("invalid character class range")
+                    self.i = end + 2
+                    continue
+            low = self._class_char()
+            if low is None:
+                continue  # a class escape such as \d
+            if t.startswith("-", self.i) and self.i + 1 < len(t) and t[self.i + 1] != "]":
+                self.i += 1
+                high = self._class_char(range_end=True)
+                if high < low:
+                    raise _Re2Error("invalid character class range")
+
+    def _class_char(self, range_end: bool = False):
+        t = self.t
+        if t[self.i] != "\\":
+            value = ord(t[self.i])
+            self.i += 1
+            return value
+        value = self._escape(in_class=True, range_end=range_end)
+        return value
+
+    def _escape(self, in_class: bool, range_end: bool = False):
+        """Consumes an escape; returns the code point of a literal, or None for a class/anchor."""
+        t = self.t
+        i = self.i + 1
+        if i >= len(t):
+            raise _Re2Error("trailing backslash at end of expression")
+        c = t[i]
+        self.i = i + 1
+        if c in "dDsSwW" or c in "pP":
+            if range_end:
+                raise _Re2Error("invalid escape sequence")
+            if c in "pP":
+                if i + 1 >= len(t):
+                    raise _Re2Error("invalid character class range")
+                if t[i + 1] == "{":
+                    end = t.find("}", i + 2)
+                    if end < 0:
+                        raise _Re2Error("invalid character class range")
+                    name = t[i + 2:end]
+                    self.i = end + 1
+                else:
+                    name = t[i + 1]
+                    self.i = i + 2
+                if name.lstrip("^") not in _RE2_UNICODE:
+                    raise _Re2Error("invalid character class range")
+            return None
+        if not in_class and c in "AzbB":
+            return None
+        if not in_class and c == "Q":
+            end = t.find("\\E", self.i)
+            self.i = len(t) if end < 0 else end + 2
+            return None
+        if c in "01234567":
+            digits = re.match(r"[0-7]{0,2}", t[self.i:]).group()
+            if c != "0" and not digits:
+                raise _Re2Error("invalid escape sequence")  # \1..\9: a backreference
+            self.i += len(digits)
+            return int(c + digits, 8)
+        if c == "x":
+            m = re.compile(r"\{([0-9A-Fa-f]+)\}|([0-9A-Fa-f]{2})").match(t, self.i)
+            if not m or (m.group(1) and int(m.group(1), 16) > 0x10FFFF):
+                raise _Re2Error("invalid escape sequence")
+            self.i = m.end()
+            return int(m.group(1) or m.group(2), 16)
+        simple = {"a": 7, "f": 12, "t": 9, "n": 10, "r": 13, "v": 11}
+        if c in simple:
+            return simple[c]
+        if ord(c) < 0x80 and not c.isalnum():
+            return ord(c)  # escaped punctuation
+        raise _Re2Error("invalid escape sequence")
 
 
 def parse_topic_with_partitions(arg: str) -> list[TopicPartition]:
@@ -654,7 +859,7 @@ class ConsumerGroupService:
         o = self.o
         try:
             if o.validate_regex:
-                self.console.println(validate_regex(single(o.validate_regex, "validate-regex")))
+                self.console.println(validate_regex(single(o.validate_regex, "validate-regex", usage=True)))
             elif o.list:
                 self.list_groups()
             elif o.describe:

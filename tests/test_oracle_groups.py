@@ -423,3 +423,27 @@ def test_both_class_names_run_the_tool(sides):
     new = _run_pk(sides.data_dir, "--list")
     assert (old.returncode, old.stdout.decode()) == new[:2]
     assert STABLE in new[1]
+
+
+RE2_CASES = [")", "(a))", "a|*", "x{2}{3}", "x**", "(?P<n>x)(?P<n>y)", "(?P<>x)", "\\Q", "\\Qab\\E", "\\z", "\\Z",
+             "\\b", "[a", "[]a]", "[^]", "\\x{110000}", "(?i", "(?z)", "x{,3}", "x{3,}", "\\C", "\\pZ", "\\p{Greek}",
+             "\\p{Foo}", "[\\d-z]", "a{2", "\\e", "\\0", "\\1", "(?i)(?s)x", "(?i-s:x)", "(?-)", "((((a", "x{1000}",
+             "x{2}*", "x*{2}", "(?P<n!>x)", "(?<n", "\\pX", "[a-\\d]", "(?:", "**", "|", "()", "[[:alpha:]]",
+             "[[:^alpha:]]", "\\x4", "\\x{4", "\\_", "\\-", "\\ ", "a)", "*a", "a**", "a\\", "[b-a]", "(?P<n>x)",
+             "\\8", "(?i)x", "(a", "x{2,1}", "(?<n>x)", "a++", "\\pN", "[[:foo:]]", "(?=x)", "x{1001}", "", "ot.*",
+             "ot[.*", "(?i)*", "a*?", "a*??", "[a-]", "[-a]", "[\\b]", "\\12", "[\\x41-\\x5A]", "[z-a-]",
+             "x{1001,}", "(?U)a+", "\\P{Greek}", "\\p{^Greek}", "[[:word:]]", "(|a)*", "^*", "$+"]
+
+
+def test_validate_regex_follows_re2j(kafka_tools):
+    """--validate-regex's verdicts and messages (re2j's) for valid and broken expressions; the
+    tool itself runs in the scenarios above, the checker in-process here (one JVM call each)."""
+    from pk.commands.consumer_groups import validate_regex
+
+    wrong = [(rx, k, validate_regex(rx)) for rx in RE2_CASES
+             for k in [kafka_tools("kafka-consumer-groups", "--validate-regex", rx).out.rstrip("\n")]
+             if k != validate_regex(rx)]
+    assert not wrong
+    k = kafka_tools("kafka-consumer-groups", "--validate-regex", "a", "--validate-regex", "b")
+    rc, out, err = _run_pk(os.devnull, "--validate-regex", "a", "--validate-regex", "b")
+    assert (rc, out, err.split("\n", 1)[0]) == (k.returncode, k.out, k.err_first)
