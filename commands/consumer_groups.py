@@ -1,23 +1,24 @@
-"""kafka-consumer-groups (ConsumerGroupCommand, Kafka 3.7 — the Scala `kafka.admin` one):
-argument checks, and the five actions --list, --describe, --delete, --reset-offsets and
---delete-offsets, written once against `GroupBackend` (engine_groups_backend.py implements it
-on the bundled engine; an AdminClient backend can implement it for a remote cluster).
+"""kafka-consumer-groups (ConsumerGroupCommand, Kafka 4.4's org.apache.kafka.tools.consumer.group
+one; kafka.admin.ConsumerGroupCommand before 3.8): argument checks, and the six actions --list,
+--describe, --delete, --reset-offsets, --delete-offsets and --validate-regex, written once
+against `GroupBackend` (engine_groups_backend.py implements it on the bundled engine,
+kafka_admin.KafkaGroupsBackend on a cluster).
 
-Texts, widths and check order follow core/src/main/scala/kafka/admin/ConsumerGroupCommand.scala
-@3.7.1. How Kafka reports things, and what pk does with it:
+Texts, widths and check order are Kafka 4.4's, compared with the real tool by
+tests/test_oracle_groups.py. How Kafka reports things, and what pk does with it:
 
 * printUsageAndExit (stderr, help table, exit 1) → `UsageError`: the message alone.
-* jopt-simple parse failures, which 3.7 leaves uncaught → `JoptError`: the JVM's first line.
+* jopt-simple parse failures, which Kafka leaves uncaught → `JoptError`: the JVM's first line.
 * printError (`\\nError: <msg>` on stdout, exit 0) → `Console.error`: `Error: <msg>` as one line
   on stderr; the command goes on as Kafka does, and the tool exits 1 at the end.
-* an unexpected exception, which 3.7 prints as `Error: Executing consumer group command failed
+* an unexpected exception, which Kafka prints as `Error: Executing consumer group command failed
   due to <message>` → `CommandFailure`: that line on stderr, exit 1.
 * lines Kafka itself prints on stderr (no active members, rebalancing, the reset WARN, the
   log4j WARN of an out-of-range offset) stay on stderr, byte for byte.
 
-Where Kafka's row order comes from hash maps (groups in a reset, members, partitions of a
-member) pk sorts: groups by id, members by the number of partitions they own (descending,
-as Kafka) then by member id, partitions by (topic, partition).
+Row order follows Kafka 4.4: members in the coordinator's order (owners of more partitions
+first in the offsets table), the rows of a reset in the iteration order of the Java HashMaps
+Kafka fills (`hash_order`), groups of a describe sorted by id (a TreeMap).
 """
 
 from __future__ import annotations
@@ -962,8 +963,8 @@ class ConsumerGroupService:
         committed = self.admin().committed_offsets(desc.group_id)
         rows = []
         assigned = set()
-        owners = sorted((m for m in desc.members if m.assignment),
-                        key=lambda m: (-len(set(m.assignment)), java_order(m.member_id)))
+        # the members with partitions, most partitions first, else in the coordinator's order
+        owners = sorted((m for m in desc.members if m.assignment), key=lambda m: -len(set(m.assignment)))
         for member in owners:
             partitions = sorted(set(member.assignment))
             assigned.update(partitions)
@@ -1001,7 +1002,7 @@ class ConsumerGroupService:
 
     def print_members(self, group_ids: list[str], verbose: bool) -> None:
         for desc in self._describe(group_ids):
-            members = sorted(desc.members, key=lambda m: java_order(m.member_id))
+            members = list(desc.members)  # in the coordinator's order, as Kafka prints them
             shown = self._should_print_member_state(desc.group_id, desc.state, len(members))
             if desc.state == "Dead":
                 continue

@@ -395,7 +395,7 @@ def test_describe_members_and_state(pk, backend, members):
     members(pk, backend, m, g)
     members(pk, backend, m, g)
     view = wait_stable(backend, g, 2)
-    ids = sorted(view.members)
+    ids = list(view.members)  # the coordinator's order, as Kafka prints them
     counts = {mid: len(view.members[mid][2]) for mid in ids}
     assert sorted(counts.values()) == [1, 2]
     widths = [max([15, len(g)]), max([15] + [len(i) for i in ids]), max([15] + [len(view.members[i][0]) for i in ids]),
