@@ -282,7 +282,7 @@ def test_console_producer_against_kafka(kafka, kafka_tools, tmp_path):
     rk = run_kafka(kafka_tools, "kafka-console-producer", ["--broker-list", b, "--topic", t], "x\n")
     assert rk.key() == (1, "", "broker-list is not a recognized option")
     assert run_pk("pk-console-producer", ["--broker-list", b, "--topic", t], "x\n").key() == (0, "", "")
-    print(f"producer: {len(PRODUCER_SCENARIOS)} scenarios, {first_matches} matched Kafka at first")
+    print(f"producer: {len(PRODUCER_SCENARIOS)} scenarios, {first_matches} equal to Kafka (status, stdout, stderr line 1)")
 
 
 # --------------------------------------------------------------------------- the consumer
@@ -447,6 +447,38 @@ def test_console_consumer_against_kafka(kafka, kafka_tools, tmp_path):
         "(org.apache.kafka.tools.consumer.ConsoleConsumer)\n"
         "org.apache.kafka.common.errors.TimeoutException\nProcessed a total of 0 messages\n"))
 
+    # Deliberate differences (README), asserted as documented: pk on the broker and on the engine.
+    timeout_log = ("[TIME] ERROR Error processing message, terminating consumer process:  "
+                   "(org.apache.kafka.tools.consumer.ConsoleConsumer)")
+    differences = [
+        # An --offset past the end, or a partition that does not exist: Kafka resets or waits
+        # until --timeout-ms; pk fails at once.
+        (["--topic", main, "--partition", "0", "--offset", "100", "--timeout-ms", "300"], (0, "", timeout_log),
+         (1, "", "Processed a total of 0 messages\nUnknown error when running consumer: Fetch position 100 is out of "
+                 f"range for partition {main}-0 (log start offset 0, log end offset 6)\n")),
+        (["--topic", main, "--partition", "3", "--offset", "0", "--timeout-ms", "300"], (0, "", timeout_log),
+         (1, "", "Processed a total of 0 messages\nUnknown error when running consumer: This server does not host "
+                 f"this topic-partition: {main}-3\n")),
+        # --max-messages is read before consuming (Kafka: after starting, then an uncaught error).
+        (["--topic", main, "--max-messages", "many"], (1, "", KIP_848),
+         (1, "", "Cannot parse argument 'many' of option max-messages\n")),
+        # Kafka 3.x's --whitelist, removed in 4.0, still works in pk.
+        (["--whitelist", main, "--from-beginning", "--max-messages", "1"],
+         (1, "", "whitelist is not a recognized option"),
+         (0, "val1\n", KIP_848 + "\nProcessed a total of 1 messages\n")),
+    ]
+    for args, kafka_key, pk_key in differences:
+        assert run_kafka(kafka_tools, "kafka-console-consumer", ["--bootstrap-server", b, *args]).key() == kafka_key
+        assert run_pk("pk-console-consumer", ["--bootstrap-server", b, *args]).key(True) == pk_key, args
+        assert run_pk("pk-console-consumer", args, data_dir=data_dir).key(True) == pk_key, args
+    # Unknown consumer configs: Kafka ignores them, pk refuses them with --bootstrap-server.
+    args = ["--topic", main, "--from-beginning", "--max-messages", "1", "--command-property", "colour=blue"]
+    rk = run_kafka(kafka_tools, "kafka-console-consumer", ["--bootstrap-server", b, *args])
+    assert rk.key() == (0, "val1\n", KIP_848)
+    assert run_pk("pk-console-consumer", ["--bootstrap-server", b, *args]).key(True) == (
+        1, "", "Unknown client configuration: colour\n")
+    assert run_pk("pk-console-consumer", args, data_dir=data_dir).key() == rk.key()
+
     # --enable-systest-events: Kafka prints shutdown_complete from a shutdown hook, which runs
     # only when its JVM exits: a JVM of its own.
     args = ["--topic", main, "--partition", "0", "--offset", "0", "--max-messages", "1", "--enable-systest-events"]
@@ -477,4 +509,4 @@ def test_console_consumer_against_kafka(kafka, kafka_tools, tmp_path):
         if group_runs[backend] != group_runs["kafka"]:
             problems.append(f"group runs: kafka {group_runs['kafka']!r}\n  {backend} {group_runs[backend]!r}")
     assert not problems, "\n".join(problems)
-    print(f"consumer: {len(scenarios) + 3} scenarios, {first_matches} matched Kafka at first")
+    print(f"consumer: {len(scenarios)} scenarios, {first_matches} equal to Kafka (status, stdout, stderr line 1)")
