@@ -1,4 +1,4 @@
-"""GetOffsetShell (kafka-get-offsets.sh, org.apache.kafka.tools.GetOffsetShell, Kafka 3.7).
+"""GetOffsetShell (kafka-get-offsets.sh, org.apache.kafka.tools.GetOffsetShell, Kafka 4.4; kafka.tools before 3.7).
 
     pk-run-class org.apache.kafka.tools.GetOffsetShell --topic 'orders.*' --time -1
     pk-run-class kafka.tools.GetOffsetShell --bootstrap-server broker:9092 --time earliest

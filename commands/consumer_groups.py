@@ -1066,7 +1066,7 @@ class ConsumerGroupService:
         failed = [(g, results[g]) for g in hash_order(results) if results[g] is not None]
 
         def quoted(groups) -> str:
-            return "'" + "', '".join(groups) + "'"
+            return ", ".join(f"'{g}'" for g in groups)  # nothing at all for no groups
 
         if not failed:
             self.console.println(f"Deletion of requested consumer groups ({quoted(success)}) was successful.")

@@ -1,4 +1,4 @@
-"""GetOffsetShell (Kafka 3.7, org.apache.kafka.tools.GetOffsetShell): topic-partition offsets.
+"""GetOffsetShell (Kafka 4.4, org.apache.kafka.tools.GetOffsetShell): topic-partition offsets.
 
 Written against `OffsetsSource`, a two-call interface (list topics with their partitions,
 list offsets) so that a remote cluster can be plugged in beside the bundled engine
