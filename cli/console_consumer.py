@@ -53,14 +53,16 @@ class UncaughtLong(_Uncaught, type(JAVA_LONG)):
 @click.option("--max-messages", type=JAVA_INT, metavar="N", help="Exit after N records.")
 @click.option("--timeout-ms", type=UncaughtLong(), metavar="MS", help="Exit when no record arrives for this long.")
 @click.option("--skip-message-on-error", is_flag=True, help="Skip a record that cannot be printed instead of stopping.")
-@click.option("--formatter", metavar="CLASS", help="The message formatter class.  [default: kafka.tools.DefaultMessageFormatter]")
+@click.option("--formatter", metavar="CLASS",
+              help="The message formatter class.  [default: org.apache.kafka.tools.consumer.DefaultMessageFormatter]")
 @click.option("--formatter-property", "formatter_properties", multiple=True, metavar="KEY=VALUE",
               help="Formatter property: print.timestamp, print.key, print.value, print.partition, print.offset, "
                    "print.epoch, print.delivery, print.headers, key.separator, line.separator, headers.separator, "
                    "null.literal, key.deserializer, value.deserializer, headers.deserializer.")
 @click.option("--property", "properties", multiple=True, metavar="KEY=VALUE",
               help="(DEPRECATED) The same as --formatter-property.")
-@click.option("--formatter-config", metavar="FILE", help="Properties file for the formatter (--formatter-property wins).")
+@click.option("--formatter-config", metavar="FILE",
+              help="Properties file for the formatter (--formatter-property wins).")
 @click.option("--key-deserializer", metavar="CLASS", help="Deserializer class for keys.")
 @click.option("--value-deserializer", metavar="CLASS", help="Deserializer class for values.")
 @click.option("--command-property", "command_properties", multiple=True, metavar="KEY=VALUE",

@@ -25,6 +25,9 @@ from pk.engine.producer import EngineProducer
 from conftest import BrokerProcess, Runner, free_port, tool_path
 
 PRODUCER = "pk-console-producer"
+# Kafka 4.4's console producer prints its exceptions' class before their message.
+KAFKA_EXCEPTION = "org.apache.kafka.common.KafkaException: "
+CONFIG_EXCEPTION = "org.apache.kafka.common.config.ConfigException: "
 KEYED = ("--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
 
 
@@ -225,7 +228,7 @@ def test_missing_key_separator_stops_after_storing_earlier_lines(pk, backend):
     create(backend, t, 3)
     lines = [f"k{i}:v{i}" for i in range(1, 3)] + ["abc"] + ["k4:v4"]
     proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
-                 "org.apache.kafka.common.KafkaException: No key separator found on line number 3: 'abc'")
+                 KAFKA_EXCEPTION + "No key separator found on line number 3: 'abc'")
     assert proc.out == ""
     got = sorted(r for p in range(3) for r in pairs(backend, t, p))
     assert got == [(b"k1", b"v1"), (b"k2", b"v2")]
@@ -237,7 +240,7 @@ def test_missing_key_separator_deep_in_a_large_input(pk, backend):
     lines = [f"key{i % 100}:value {i}" for i in range(30000)]
     lines[25000] = "broken line"
     proc = fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, input="\n".join(lines) + "\n"),
-                 "org.apache.kafka.common.KafkaException: No key separator found on line number 25001: 'broken line'")
+                 KAFKA_EXCEPTION + "No key separator found on line number 25001: 'broken line'")
     got = sum(len(stored(backend, t, p)) for p in range(2))
     assert got == 25000 and proc.out == ""
     for p in range(2):  # order kept within each partition
@@ -249,7 +252,7 @@ def test_missing_headers_delimiter(pk, backend):
     t = backend.topic("t")
     create(backend, t)
     fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", input="h:1\tv\nno delimiter\n"),
-          "org.apache.kafka.common.KafkaException: No headers delimiter found on line number 2: 'no delimiter'")
+          KAFKA_EXCEPTION + "No headers delimiter found on line number 2: 'no delimiter'")
     assert values(backend, t) == [b"v"]
 
 
@@ -257,7 +260,7 @@ def test_header_pair_without_key_separator(pk, backend):
     t = backend.topic("t")
     create(backend, t)
     fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", input="a:1\tok\na:1,b\tv\n"),
-          "org.apache.kafka.common.KafkaException: No header key separator found in pair 'b' on line number 2")
+          KAFKA_EXCEPTION + "No header key separator found in pair 'b' on line number 2")
     assert values(backend, t) == [b"ok"]
 
 
@@ -266,17 +269,18 @@ def test_header_key_equal_to_null_marker(pk, backend):
     create(backend, t)
     fails(pk(PRODUCER, *backend, "--topic", t, "--reader-property", "parse.headers=true", "--reader-property", "null.marker=X",
              input="X:1\tv\n"),
-          "org.apache.kafka.common.KafkaException: Header keys should not be equal to the null marker 'X' as they can't be null")
+          KAFKA_EXCEPTION + "Header keys should not be equal to the null marker 'X' as they can't be null")
 
 
 @pytest.mark.parametrize("props, message", [
-    (("headers.delimiter=,",), "org.apache.kafka.common.KafkaException: headers.delimiter and headers.separator may not be equal"),
-    (("headers.key.separator=\t",), "org.apache.kafka.common.KafkaException: headers.delimiter and headers.key.separator may not be equal"),
-    (("headers.separator=:",), "org.apache.kafka.common.KafkaException: headers.separator and headers.key.separator may not be equal"),
-    (("null.marker=\t", "headers.delimiter=#"), "org.apache.kafka.common.KafkaException: null.marker and key.separator may not be equal"),
-    (("null.marker=,",), "org.apache.kafka.common.KafkaException: null.marker and headers.separator may not be equal"),
-    (("null.marker=#", "headers.delimiter=#", "key.separator=:"), "org.apache.kafka.common.KafkaException: null.marker and headers.delimiter may not be equal"),
-    (("null.marker=:", "key.separator=;"), "org.apache.kafka.common.KafkaException: null.marker and headers.key.separator may not be equal"),
+    (("headers.delimiter=,",), KAFKA_EXCEPTION + "headers.delimiter and headers.separator may not be equal"),
+    (("headers.key.separator=\t",), KAFKA_EXCEPTION + "headers.delimiter and headers.key.separator may not be equal"),
+    (("headers.separator=:",), KAFKA_EXCEPTION + "headers.separator and headers.key.separator may not be equal"),
+    (("null.marker=\t", "headers.delimiter=#"), KAFKA_EXCEPTION + "null.marker and key.separator may not be equal"),
+    (("null.marker=,",), KAFKA_EXCEPTION + "null.marker and headers.separator may not be equal"),
+    (("null.marker=#", "headers.delimiter=#", "key.separator=:"),
+     KAFKA_EXCEPTION + "null.marker and headers.delimiter may not be equal"),
+    (("null.marker=:", "key.separator=;"), KAFKA_EXCEPTION + "null.marker and headers.key.separator may not be equal"),
 ])
 def test_reader_configuration_conflicts(pk, backend, props, message):
     t = backend.topic("t")
@@ -446,7 +450,7 @@ def test_compression_codec_in_stored_batches(pk, backend, args, codec):
 
 def test_invalid_codec(pk, backend):
     fails(pk(PRODUCER, *backend, "--topic", backend.topic("t"), "--compression-codec", "brotli", input="x\n"),
-          "org.apache.kafka.common.config.ConfigException: Invalid value brotli for configuration compression.type: String must be one of: "
+          CONFIG_EXCEPTION + "Invalid value brotli for configuration compression.type: String must be one of: "
           "none, gzip, snappy, lz4, zstd")
 
 
@@ -520,13 +524,18 @@ def test_producer_properties_merge():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--request-required-acks", "2"), "org.apache.kafka.common.config.ConfigException: Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
-    (("--command-property", "batch.size=big"), "org.apache.kafka.common.config.ConfigException: Invalid value big for configuration batch.size: Not a number of type INT"),
-    (("--command-property", "linger.ms=-1"), "org.apache.kafka.common.config.ConfigException: Invalid value -1 for configuration linger.ms: Value must be at least 0"),
+    (("--request-required-acks", "2"),
+     CONFIG_EXCEPTION + "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+    (("--command-property", "batch.size=big"),
+     CONFIG_EXCEPTION + "Invalid value big for configuration batch.size: Not a number of type INT"),
+    (("--command-property", "linger.ms=-1"),
+     CONFIG_EXCEPTION + "Invalid value -1 for configuration linger.ms: Value must be at least 0"),
     (("--command-property", "enable.idempotence=maybe"),
-     "org.apache.kafka.common.config.ConfigException: Invalid value maybe for configuration enable.idempotence: Expected value to be either true or false"),
+     CONFIG_EXCEPTION + "Invalid value maybe for configuration enable.idempotence: Expected value to be either "
+     "true or false"),
     (("--command-property", "enable.idempotence=true", "--request-required-acks", "1"),
-     "org.apache.kafka.common.config.ConfigException: Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."),
+     CONFIG_EXCEPTION + "Must set acks to all in order to use the idempotent producer. Otherwise we cannot "
+     "guarantee idempotence."),
     (("--batch-size", "x"), "Cannot parse argument 'x' of option batch-size"),
     (("--timeout", "9999999999999999999999"), "Cannot parse argument '9999999999999999999999' of option timeout"),
     (("--line-reader", "com.example.MyReader"), "java.lang.ClassNotFoundException: com.example.MyReader"),
@@ -621,7 +630,7 @@ def test_sync_sends_each_record_on_its_own(pk, backend):
         assert record_counts(backend, t) == [1, 1, 1]
     assert pairs(backend, t) == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
     fails(pk(PRODUCER, *backend, "--topic", t, "--sync", *KEYED, input="d:4\nbad\n"),
-          "org.apache.kafka.common.KafkaException: No key separator found on line number 2: 'bad'")
+          KAFKA_EXCEPTION + "No key separator found on line number 2: 'bad'")
     assert pairs(backend, t)[-1] == (b"d", b"4")
 
 

@@ -282,7 +282,8 @@ def test_console_producer_against_kafka(kafka, kafka_tools, tmp_path):
     rk = run_kafka(kafka_tools, "kafka-console-producer", ["--broker-list", b, "--topic", t], "x\n")
     assert rk.key() == (1, "", "broker-list is not a recognized option")
     assert run_pk("pk-console-producer", ["--broker-list", b, "--topic", t], "x\n").key() == (0, "", "")
-    print(f"producer: {len(PRODUCER_SCENARIOS)} scenarios, {first_matches} equal to Kafka (status, stdout, stderr line 1)")
+    print(f"producer: {len(PRODUCER_SCENARIOS)} scenarios, {first_matches} equal to Kafka "
+          "(status, stdout, stderr line 1)")
 
 
 # --------------------------------------------------------------------------- the consumer
