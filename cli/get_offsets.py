@@ -4,7 +4,7 @@
     pk-run-class kafka.tools.GetOffsetShell --bootstrap-server broker:9092 --time earliest
 
 Prints `<topic>:<partition>:<offset>` per matching partition that has an offset, from the
-bundled engine or, with --bootstrap-server (or the deprecated --broker-list), from a cluster
+bundled engine or, with --bootstrap-server, from a cluster
 through confluent-kafka's AdminClient (commands/kafka_admin.py). Errors are Kafka's
 "Error occurred: <message>" line on stderr, exit 1.
 """
@@ -30,11 +30,8 @@ class GetOffsetShellCommand(JoptCommand):
 @click.command(cls=GetOffsetShellCommand, help=USAGE_TEXT, no_args_message=USAGE_TEXT,
                context_settings={"help_option_names": ["--help"]})
 @click.option("--bootstrap-server", multiple=True, metavar="HOST1:PORT1,...,HOST3:PORT3",
-              help="The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2. Without it (and "
-                   "--broker-list) pk reads the bundled engine's data directory.")
-@click.option("--broker-list", multiple=True, metavar="HOST1:PORT1,...,HOST3:PORT3",
-              help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified. "
-                   "The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2.")
+              help="The server(s) to connect to in the form HOST1:PORT1,HOST2:PORT2. Without it "
+                   "pk reads the bundled engine's data directory.")
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over "
                    "--command-config.")
@@ -63,7 +60,7 @@ class GetOffsetShellCommand(JoptCommand):
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
+def cli(data_dir, ignored, bootstrap_server, x, **opts):
     from pk.commands import get_offsets as cmd
     from pk.commands.client_config import ClientConfigError
     from pk.commands.properties import PropertiesError
@@ -75,7 +72,7 @@ def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
         command_config=list(opts["command_config"]), exclude_internal_topics=opts["exclude_internal_topics"])
     source = None
     try:
-        source = _source(data_dir, bootstrap_server, broker_list, x, options)
+        source = _source(data_dir, bootstrap_server, x, options)
         lines = cmd.fetch_offsets(source, options, warn=lambda line: click.echo(line, err=True))
         out = sys.stdout
         for topic, partition, offset in lines:
@@ -98,14 +95,13 @@ def cli(data_dir, ignored, bootstrap_server, broker_list, x, **opts):
             source.close()
 
 
-def _source(data_dir, bootstrap_server, broker_list, x, options):
-    """The bundled engine, or the cluster given by --bootstrap-server (Kafka 3.7: it wins over
-    the deprecated --broker-list, which is used only without it). 3.7 validates the address
-    as a usage error, before its own checks; the Admin client is created after them."""
+def _source(data_dir, bootstrap_server, x, options):
+    """The bundled engine, or the cluster given by --bootstrap-server (Kafka 4.4 has no
+    --broker-list any more). Kafka validates the address as a usage error, before its own
+    checks; the Admin client is created after them."""
     from pk.commands import get_offsets as cmd
 
-    bootstrap = cmd.value_of("bootstrap-server" if bootstrap_server else "broker-list",
-                             list(bootstrap_server) or list(broker_list) or None)
+    bootstrap = cmd.value_of("bootstrap-server", list(bootstrap_server) or None)
     if bootstrap is None and not x:
         return cmd.EngineOffsets(data_dir)
     from pk.commands.client_config import ClientConfigError, check_target

@@ -5,11 +5,9 @@ list offsets) so that a remote cluster can be plugged in beside the bundled engi
 (`EngineOffsets`, below). A remote source maps `list_offsets` onto the ListOffsets API
 (timestamps -1 latest, -2 earliest, -3 max timestamp, -4 earliest local, else a time).
 
-Kafka's rule for the connection options, for when a remote backend is added: 3.7 requires
---bootstrap-server unless the deprecated --broker-list is given (jopt "requiredUnless":
-`Missing required option(s) [bootstrap-server]`), --bootstrap-server wins when both are
-given, and the value goes through ToolsUtils.validateBootstrapServer. pk without either
-option reads the bundled engine.
+Connection: Kafka 4.4 requires --bootstrap-server (`Missing required argument "[bootstrap-server]"`;
+the deprecated --broker-list is gone) and validates it with ToolsUtils.validateBootstrapServer;
+pk without it reads the bundled engine.
 
 Errors: `ToolError(message)` is what Kafka prints as "Error occurred: <message>" (exit 1).
 Per-partition failures are reported through `warn` and the partition is skipped.

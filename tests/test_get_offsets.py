@@ -260,16 +260,12 @@ def test_errors(pk, backend, orders):
 
 # --------------------------------------------------------------------------- --bootstrap-server / --broker-list
 @pytest.mark.server_only("the remote backend's own options")
-def test_broker_list_and_bootstrap_server(pk, backend, orders):
+def test_bootstrap_server_and_x(pk, backend, orders):
     _, o2 = orders
     server = backend[1]
     expected = lines((o2, 0, 5))
-    # 3.7: --broker-list (deprecated) when --bootstrap-server is absent; --bootstrap-server wins
-    # (the other is then not even validated)
-    assert ok(pk(*GOS, "--broker-list", server, "--topic", o2)) == expected
-    assert ok(pk(*GOS, "--bootstrap-server", server, "--broker-list", "not-an-address", "--topic", o2)) == expected
-    fails(pk(*GOS, "--broker-list", "not-an-address", "--topic", o2),
-          "Please provide valid host:port like host1:9091,host2:9092")
+    # Kafka 4.4 dropped the deprecated --broker-list (its tool: not a recognized option)
+    fails(pk(*GOS, "--broker-list", server, "--topic", o2), ERR + "broker-list is not a recognized option")
     fails(pk(*GOS, *backend, *backend, "--topic", o2),
           ERR + "Found multiple arguments for option bootstrap-server, but you asked for only one")
     assert ok(pk(*GOS, *backend, "-X", "client.id=pk-test", "--topic", o2)) == expected

@@ -149,6 +149,7 @@ SCENARIOS = [
     ["--topic", "[a"],
     ["--topic"],
     ["--bogus"],
+    ["--broker-list", "127.0.0.1:9", "--topic", ONE],  # gone in Kafka 4
     ["--topic", ONE, "--command-config", "/nonexistent/client.properties"],
 ]
 
