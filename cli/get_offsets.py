@@ -52,7 +52,8 @@ class GetOffsetShellCommand(JoptCommand):
 @click.option("--time", multiple=True, metavar="TIME",
               help="timestamp of the offsets before that. [Note: No offset is returned, if the timestamp "
                    "greater than recently committed record timestamp is given.] "
-                   "<timestamp> / -1 or latest / -2 or earliest / -3 or max-timestamp (default: latest)")
+                   "<timestamp> / -1 or latest / -2 or earliest / -3 or max-timestamp / -4 or earliest-local / "
+                   "-5 or latest-tiered / -6 or earliest-pending-upload (default: latest)")
 @click.option("--command-config", multiple=True, metavar="CONFIG-FILE",
               help="Property file containing configs to be passed to Admin Client.")
 @click.option("--exclude-internal-topics", is_flag=True,
