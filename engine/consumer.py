@@ -39,6 +39,16 @@ def _bool(value) -> bool:
     return str(value).strip().lower() == "true"
 
 
+def _int(config: dict, key: str, default: int) -> int:
+    """An INT consumer config as Java's ConfigDef parses it (trimmed), with its error text."""
+    if key not in config:
+        return default
+    text = str(config[key]).strip()
+    if re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31:
+        return int(text)
+    raise KafkaError(f"Invalid value {config[key]} for configuration {key}: Not a number of type INT")
+
+
 class EngineConsumer:
     def __init__(self, engine, config: dict[str, str] | None = None):
         from .offsets import OffsetStore  # imported here: keeps `import consumer` light
@@ -52,12 +62,12 @@ class EngineConsumer:
             raise KafkaError(f"Invalid value {self.auto_offset_reset} for configuration auto.offset.reset: "
                              "String must be one of: latest, earliest, none")
         self.enable_auto_commit = _bool(config.get("enable.auto.commit", "true")) and self.group_id is not None
-        self.auto_commit_interval = int(config.get("auto.commit.interval.ms", "5000")) / 1000.0
-        self.session_timeout_ms = int(config.get("session.timeout.ms", "45000"))
-        self.heartbeat_interval = int(config.get("heartbeat.interval.ms", "3000")) / 1000.0
-        self.rebalance_timeout_ms = int(config.get("max.poll.interval.ms", "300000"))
-        self.max_poll_records = int(config.get("max.poll.records", "500"))
-        self.max_partition_fetch_bytes = int(config.get("max.partition.fetch.bytes", str(1 << 20)))
+        self.auto_commit_interval = _int(config, "auto.commit.interval.ms", 5000) / 1000.0
+        self.session_timeout_ms = _int(config, "session.timeout.ms", 45000)
+        self.heartbeat_interval = _int(config, "heartbeat.interval.ms", 3000) / 1000.0
+        self.rebalance_timeout_ms = _int(config, "max.poll.interval.ms", 300000)
+        self.max_poll_records = _int(config, "max.poll.records", 500)
+        self.max_partition_fetch_bytes = _int(config, "max.partition.fetch.bytes", 1 << 20)
         self.exclude_internal = _bool(config.get("exclude.internal.topics", "true"))
         from .assignors import strategy_names
 

@@ -468,6 +468,16 @@ def test_console_consumer_against_kafka(kafka, kafka_tools, tmp_path):
          (1, "", "whitelist is not a recognized option"),
          (0, "val1\n", KIP_848 + "\nProcessed a total of 1 messages\n")),
     ]
+    # A configuration the consumer refuses: pk prints the ConfigException's message alone (Kafka
+    # logs "Unknown error when running consumer:", then the exception and its stack trace).
+    unknown_error = "[TIME] ERROR Unknown error when running consumer:  (org.apache.kafka.tools.consumer.ConsoleConsumer)"
+    differences += [
+        (["--topic", main, "--from-beginning", "--isolation-level", "dirty"], (1, "", unknown_error),
+         (1, "", "Invalid value dirty for configuration isolation.level: String must be one of: read_committed, "
+                 "read_uncommitted\n")),
+        (["--topic", main, "--from-beginning", "--command-property", "max.poll.records=x"], (1, "", unknown_error),
+         (1, "", "Invalid value x for configuration max.poll.records: Not a number of type INT\n")),
+    ]
     for args, kafka_key, pk_key in differences:
         assert run_kafka(kafka_tools, "kafka-console-consumer", ["--bootstrap-server", b, *args]).key() == kafka_key
         assert run_pk("pk-console-consumer", ["--bootstrap-server", b, *args]).key(True) == pk_key, args
