@@ -8,7 +8,9 @@
 // all exit through it; 2.8 has it in org.apache.kafka.common.utils, 4.x in .internals), by
 // System.exit (caught by a security manager), or by an uncaught exception (printed the way
 // the JVM prints it, status 1). An exiting tool's thread is parked, never resumed: what a
-// tool does after it asked to exit must not reach the output, as in a real JVM.
+// tool does after it asked to exit must not reach the output, as in a real JVM. The shutdown
+// hooks a tool adds through Kafka's Exit.addShutdownHook (producers flushing, consumers
+// leaving their group) run when that call ends, as the JVM would run them at exit.
 import java.io.*;
 import java.lang.reflect.*;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +20,30 @@ import java.util.concurrent.*;
 public final class ToolServer {
     static final class Call {
         final CompletableFuture<Integer> status = new CompletableFuture<>();
+        final List<Runnable> hooks = Collections.synchronizedList(new ArrayList<>());
+
+        /** End the call: run its shutdown hooks (each bounded, as a hung hook would hang the
+         *  JVM's exit), then report the status. Only the first end counts. */
+        void end(int code) {
+            synchronized (this) {
+                if (status.isDone()) return;
+                List<Runnable> toRun;
+                synchronized (hooks) { toRun = new ArrayList<>(hooks); hooks.clear(); }
+                List<Thread> threads = new ArrayList<>();
+                for (Runnable hook : toRun) {
+                    Thread t = new Thread(hook, "shutdown-hook");
+                    t.setDaemon(true);
+                    t.start();
+                    threads.add(t);
+                }
+                for (Thread t : threads) {
+                    try { t.join(10_000); } catch (InterruptedException ignored) { }
+                }
+                System.out.flush();
+                System.err.flush();
+                status.complete(code);
+            }
+        }
     }
 
     static final ThreadLocal<Call> CURRENT = new InheritableThreadLocal<>();
@@ -29,9 +55,7 @@ public final class ToolServer {
             if (serverExiting) return;
             throw new SecurityException("exit outside a tool call");
         }
-        System.out.flush();
-        System.err.flush();
-        call.status.complete(code);
+        call.end(code);
         while (true) {  // park this thread for good: the JVM would be gone by now
             try { Thread.sleep(Long.MAX_VALUE); } catch (InterruptedException ignored) { }
         }
@@ -63,6 +87,15 @@ public final class ToolServer {
                     });
                 exit.getMethod("setExitProcedure", procedure).invoke(null, proc);
                 exit.getMethod("setHaltProcedure", procedure).invoke(null, proc);
+                Class<?> adderType = Class.forName(name + "$ShutdownHookAdder");
+                Object adder = Proxy.newProxyInstance(adderType.getClassLoader(), new Class<?>[]{adderType},
+                    (proxy, method, args) -> {
+                        if (method.getDeclaringClass() == Object.class) return method.invoke(proxy, args);
+                        Call call = CURRENT.get();
+                        if (call != null) call.hooks.add((Runnable) args[1]);
+                        return null;
+                    });
+                exit.getMethod("setShutdownHookAdder", adderType).invoke(null, adder);
             } catch (ClassNotFoundException e) {
                 // not this Kafka's package
             } catch (ReflectiveOperationException e) {
@@ -105,17 +138,17 @@ public final class ToolServer {
                 try {
                     Method main = Class.forName(cls).getMethod("main", String[].class);
                     main.invoke(null, (Object) args);
-                    call.status.complete(0);
+                    call.end(0);
                 } catch (InvocationTargetException e) {
                     System.err.print("Exception in thread \"main\" ");
                     e.getCause().printStackTrace();
-                    call.status.complete(1);
+                    call.end(1);
                 } catch (ClassNotFoundException | NoSuchMethodException e) {
                     System.err.println("Error: Could not find or load main class " + cls);
-                    call.status.complete(1);
+                    call.end(1);
                 } catch (Throwable t) {
                     t.printStackTrace();
-                    call.status.complete(1);
+                    call.end(1);
                 }
             }, "main");
             tool.setDaemon(true);
