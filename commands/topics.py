@@ -314,13 +314,14 @@ def alter(backend: Backend, o: TopicOptions, out: Out) -> None:
 def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
     if o.topic_id is not None and o.topic is not None and o.if_exists:
         out("Only topic id will be used when both --topic and --topic-id are specified and topicId is not Uuid.ZERO_UUID")
-    if o.topic_id is not None and o.topic_id != "AAAAAAAAAAAAAAAAAAAAAA":
+    topic_id = parse_uuid(o.topic_id) if o.topic_id is not None else None
+    if topic_id is not None and topic_id != ZERO_UUID:
         infos = [t for t in backend.describe_topics(select_topics(backend, None, o.exclude_internal))
-                 if t.topic_id == o.topic_id]
+                 if t.topic_id == topic_id]
         for info in infos:  # Kafka's Admin describes topics by id with Metadata: no ELRs
             info.elr_known = False
         if not infos and not o.if_exists:
-            raise CommandError(f"TopicId '{o.topic_id}' does not exist as expected")
+            raise CommandError(f"TopicId '{topic_id}' does not exist as expected")
     else:
         topics = select_topics(backend, o.topic, o.exclude_internal)
         ensure_found(topics, o.topic, not o.if_exists)
@@ -339,6 +340,33 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
         for part in info.partitions:
             if not reporting or _matches_report(o, info, part, live):
                 out(partition_line(info.name, part) + elr_fields(info))
+
+
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+_BASE64_URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def parse_uuid(text: str) -> str:
+    """Uuid.fromString: Java's URL-safe Base64 decoder (padding optional, unused bits ignored),
+    then exactly 16 bytes; returns Uuid.toString (22 characters, no padding)."""
+    body, _, padding = text.partition("=")
+    for ch in body:
+        if ch not in _BASE64_URL:
+            raise CommandError(f"Illegal base64 character {ord(ch) & 0xFF:x}")
+    if "=" in text and ((len(body) % 4, "=" + padding) not in ((2, "=="), (3, "="))):
+        raise CommandError("Input byte array has wrong 4-byte ending unit")
+    if len(body) % 4 == 1:
+        raise CommandError("Last unit does not have enough valid bits")
+    size = len(body) * 6 // 8
+    if size != 16:
+        raise CommandError(f"Input string `{text}` decoded as {size} bytes, which is not equal to the expected "
+                           "16 bytes of a base64-encoded UUID")
+    value = 0
+    for ch in body:
+        value = value << 6 | _BASE64_URL.index(ch)
+    value >>= len(body) * 6 - 128  # the unused low bits of the last character
+    bits = value << 4  # re-encoded: 128 bits in 22 characters, the last one padded with zeros
+    return "".join(_BASE64_URL[(bits >> (6 * (21 - i))) & 63] for i in range(22))
 
 
 def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> bool:
