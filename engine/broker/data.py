@@ -254,7 +254,8 @@ class DataHandlers:
         while True:
             responses, size, failed, logs = self._fetch_once(body)
             remaining = deadline - loop.time()
-            if size >= body["min_bytes"] or failed or remaining <= 0:
+            # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
+            if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
                 break
             tokens = [plog.change_token() for plog in logs]
             while remaining > 0:
