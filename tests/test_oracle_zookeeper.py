@@ -98,7 +98,7 @@ def _same(kafka_run, mine, k_prefix=K, p_prefix=P):
 
 def _wait_deleted(pk, zk, name):
     deadline = time.monotonic() + 30
-    while name in pk("pk-topics", "--zookeeper", zk, "--list").out.split("\n"):
+    while any(line.split(" - ")[0] == name for line in pk("pk-topics", "--zookeeper", zk, "--list").out.split("\n")):
         assert time.monotonic() < deadline, f"{name} was not deleted by the Kafka 2.8 controller"
         time.sleep(0.2)
 
