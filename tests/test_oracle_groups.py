@@ -294,6 +294,8 @@ READ_ONLY = [
     (["--reset-offsets", "--group", EMPTY, "--all-topics", "--to-datetime", _utc(BASE_TS + 120_000, "+01:00"),
       "--dry-run"], "same"),
     (["--reset-offsets", "--group", EMPTY, "--all-topics", "--by-duration", "PT1M", "--dry-run"], "same"),
+    # (older than every record: the first offsets, no fallback)
+    (["--reset-offsets", "--group", EMPTY, "--all-topics", "--by-duration", "PT2H30M", "--dry-run"], "same"),
     (["--reset-offsets", "--group", EMPTY, "--all-topics", "--to-earliest", "--dry-run", "--export"], "same"),
     (["--reset-offsets", "--group", EMPTY, "--group", CONS, "--all-topics", "--to-latest", "--dry-run",
       "--export"], "same"),
