@@ -104,6 +104,24 @@ public final class ToolServer {
         }
     }
 
+    /** Scala's Console keeps its own streams (inherited by new threads from the thread that
+     *  creates them), first taken from System.out/err/in: point them at this call's too, or
+     *  the Scala tools of Kafka 2.8 would print into the first call's buffers. */
+    static void redirectScalaConsole(PrintStream out, PrintStream err, InputStream in) {
+        try {
+            Object console = Class.forName("scala.Console$").getField("MODULE$").get(null);
+            Class<?> c = console.getClass();
+            c.getMethod("setOutDirect", PrintStream.class).invoke(console, out);
+            c.getMethod("setErrDirect", PrintStream.class).invoke(console, err);
+            c.getMethod("setInDirect", BufferedReader.class).invoke(console,
+                new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)));
+        } catch (ClassNotFoundException e) {
+            // no Scala on this classpath
+        } catch (ReflectiveOperationException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static byte[] field(String s) {
         return s.equals("-") ? new byte[0] : Base64.getDecoder().decode(s);
     }
@@ -129,9 +147,11 @@ public final class ToolServer {
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             PrintStream toolOut = new PrintStream(out, true, StandardCharsets.UTF_8);
             PrintStream toolErr = new PrintStream(err, true, StandardCharsets.UTF_8);
-            System.setIn(new ByteArrayInputStream(stdin));
+            InputStream toolIn = new ByteArrayInputStream(stdin);
+            System.setIn(toolIn);
             System.setOut(toolOut);
             System.setErr(toolErr);
+            redirectScalaConsole(toolOut, toolErr, toolIn);
             Call call = new Call();
             Thread tool = new Thread(() -> {
                 CURRENT.set(call);
