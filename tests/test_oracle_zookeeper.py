@@ -6,9 +6,7 @@ pk); both then list and describe all of them: the outputs must be byte for byte 
 included: they are the same topics), so Kafka's tool reads what pk wrote and pk what Kafka
 wrote. A topic pk created is then produced to and consumed from through the Kafka 2.8 broker.
 
-Kafka 2.8's tool prints through scala.Console, which a shared tool JVM binds to its first call's
-output: whatever must be read from its stdout runs in a JVM of its own (`run_process`, 1.5 s);
-errors, which 2.8 also logs on stderr, are compared through the shared JVM. The differences
+Kafka's tool runs in the session's shared tool JVM (milliseconds a call). The differences
 that stay are the project's rules: an action error is Kafka's stdout line
 `Error while executing topic command : ...` on pk's stderr (exit status 1 both), and an
 exception Kafka lets escape from main (`Exception in thread "main" joptsimple....Exception: m`)
@@ -19,7 +17,6 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 
 from kafka_oracle import normalise
@@ -105,23 +102,18 @@ def _wait_deleted(pk, zk, name):
 
 def test_topics_written_by_either_tool_read_the_same_by_both(kafka28, kafka28_tools, pk):
     zk = kafka28.zookeeper
-    with ThreadPoolExecutor(3) as pool:  # Kafka's JVMs (on its topics) run while pk works on its own
-        kafka_runs = pool.submit(lambda: [kafka28_tools.run_process("kafka-topics", "--zookeeper", zk,
-                                                                    *_fill(args, K)) for args in WRITES])
-        mine = [pk("pk-topics", "--zookeeper", zk, *_fill(args, P)) for args in WRITES]
-        for kafka_run, my_run in zip(kafka_runs.result(), mine):
-            _same(kafka_run, my_run)
-        for prefix in (K, P):  # the 2.8 controller deletes them (delete.topic.enable defaults to true)
-            _wait_deleted(pk, zk, prefix + "b_c.d")
-        kafka_reads = [pool.submit(kafka28_tools.run_process, "kafka-topics", "--zookeeper", zk, *args)
-                       for args in READS]
-        for args, kafka_run in zip(READS, kafka_reads):
-            kafka_run = kafka_run.result()
-            assert kafka_run.returncode == 0, kafka_run.err
-            mine = pk("pk-topics", "--zookeeper", zk, *args)
-            assert (mine.returncode, mine.out, mine.err) == (0, kafka_run.out, ""), (args, kafka_run.out, mine.out)
+    for args in WRITES:  # each tool on its own topics
+        _same(kafka28_tools("kafka-topics", "--zookeeper", zk, *_fill(args, K)),
+              pk("pk-topics", "--zookeeper", zk, *_fill(args, P)))
+    for prefix in (K, P):  # the 2.8 controller deletes them (delete.topic.enable defaults to true)
+        _wait_deleted(pk, zk, prefix + "b_c.d")
+    for args in READS:
+        kafka_run = kafka28_tools("kafka-topics", "--zookeeper", zk, *args)
+        assert kafka_run.returncode == 0, kafka_run.err
+        mine = pk("pk-topics", "--zookeeper", zk, *args)
+        assert (mine.returncode, mine.out, mine.err) == (0, kafka_run.out, ""), (args, kafka_run.out, mine.out)
     # Both tools' topics are in the listing, served by broker 0, with their TopicIds.
-    described = kafka28_tools.run_process("kafka-topics", "--zookeeper", zk, "--describe", "--topic", P + "cfg").out
+    described = kafka28_tools("kafka-topics", "--zookeeper", zk, "--describe", "--topic", P + "cfg").out
     assert re.fullmatch(
         rf"Topic: {P}cfg\tTopicId: \S{{22}}\tPartitionCount: 2\tReplicationFactor: 1\tConfigs: "
         r"cleanup\.policy=compact,max\.message\.bytes=5000,retention\.ms=1000,segment\.ms=100000\n"
@@ -132,11 +124,11 @@ def test_topics_written_by_either_tool_read_the_same_by_both(kafka28, kafka28_to
 def test_errors_as_kafka_2_8(kafka28, kafka28_tools, pk):
     zk = kafka28.zookeeper
     for args in (["--create", "--topic", "{T}a", "--partitions", "1", "--replication-factor", "1"],):
-        kafka28_tools.run_process("kafka-topics", "--zookeeper", zk, *_fill(args, K), "--if-not-exists")
+        kafka28_tools("kafka-topics", "--zookeeper", zk, *_fill(args, K), "--if-not-exists")
         pk("pk-topics", "--zookeeper", zk, *_fill(args, P), "--if-not-exists")
-    # Two in a JVM of their own: the error line is on Kafka's stdout, after what it printed before.
+    # The error line is on Kafka's stdout, after what it printed before.
     for args in (["--describe", "--topic", "{T}nope"], ["--alter", "--topic", "{T}a", "--partitions", "1"]):
-        _same(kafka28_tools.run_process("kafka-topics", "--zookeeper", zk, *_fill(args, K)),
+        _same(kafka28_tools("kafka-topics", "--zookeeper", zk, *_fill(args, K)),
               pk("pk-topics", "--zookeeper", zk, *_fill(args, P)))
     for args in ERRORS:
         kafka_run = kafka28_tools("kafka-topics", "--zookeeper", zk, *_fill(args, K))
@@ -180,6 +172,6 @@ def test_topic_created_by_pk_is_served_by_the_kafka_2_8_broker(kafka28, kafka28_
     consumer.close()
     assert received == sent and partitions == {0, 1, 2}
     # Kafka 2.8's tool describes it as pk does (leaders elected by the 2.8 controller).
-    kafka_run = kafka28_tools.run_process("kafka-topics", "--zookeeper", zk, "--describe", "--topic", topic)
+    kafka_run = kafka28_tools("kafka-topics", "--zookeeper", zk, "--describe", "--topic", topic)
     assert pk("pk-topics", "--zookeeper", zk, "--describe", "--topic", topic).out == kafka_run.out
     assert kafka_run.out.count("\tLeader: 0\tReplicas: 0\tIsr: 0\n") == 3
