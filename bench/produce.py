@@ -103,8 +103,8 @@ def main() -> None:
                         os.devnull)
         unkeyed = measure("pk-console-producer (unkeyed)", lambda run: [producer, "--topic", f"plain-{run}"], plain)
         keyed_s = measure("pk-console-producer (parse.key)",
-                          lambda run: [producer, "--topic", f"keyed-{run}", "--property", "parse.key=true",
-                                       "--property", "key.separator=:"], keyed)
+                          lambda run: [producer, "--topic", f"keyed-{run}", "--reader-property", "parse.key=true",
+                                       "--reader-property", "key.separator=:"], keyed)
 
     n = args.lines
     print(f"{n:,} lines of {LINE} bytes ({size_mb:.0f} MB), topic of 3 partitions, median of {args.runs} runs; "
