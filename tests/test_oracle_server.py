@@ -64,12 +64,22 @@ class SameConfigBroker(BrokerProcess):
 
 
 @pytest.fixture(scope="module")
-def pk_broker(kafka, tmp_path_factory):
+def pk_broker(kafka, kafka_tools, tmp_path_factory):
     b = SameConfigBroker(str(tmp_path_factory.mktemp("oracle-server") / "data"), kafka).start()
     try:
         yield b
     finally:
         b.stop()
+        # A Kafka client a tool left open in the shared JVM would now log connection warnings
+        # into the tool server's answers: check, and start the JVM afresh if it happened.
+        time.sleep(1)
+        try:
+            version = kafka_tools("kafka-topics", "--version").out
+        except (ValueError, TimeoutError) as e:
+            version = repr(e)
+        if not version.startswith(kafka_tools.dist.version):
+            kafka_tools.close()
+            pytest.fail(f"a Kafka client outlived its tool call against pk-server-start: {version[:300]}")
 
 
 _CLIENT_IDS = re.compile(r"\b(adminclient|consumer-[\w.-]+|producer)-\d+\b")
@@ -310,6 +320,35 @@ def test_consumer_groups(pair):
     assert k[0] == p[0] == 0
     cg = ("kafka-consumer-groups", "--bootstrap-server", "{B}")
     pair.both(*cg, "--list", lines=mine)
+    # an active member (confluent-kafka, the classic protocol) on each broker
+    from confluent_kafka import Consumer
+
+    members = []
+    try:
+        for bootstrap in pair.brokers.values():
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": g, "client.id": P + "client",
+                          "log_level": 0, "enable.auto.commit": False})
+            members.append(c)
+            c.subscribe([t])
+            deadline = time.monotonic() + 30
+            while len(c.assignment()) < 2 and time.monotonic() < deadline:
+                c.poll(0.1)
+            assert len(c.assignment()) == 2
+        for args in (
+            ("--describe", "--group", g),
+            ("--describe", "--group", g, "--members"),
+            ("--describe", "--group", g, "--members", "--verbose"),
+            ("--describe", "--group", g, "--state"),
+            ("--delete", "--group", g),
+            ("--reset-offsets", "--group", g, "--topic", t, "--to-earliest", "--execute"),
+            ("--delete-offsets", "--group", g, "--topic", t),
+        ):
+            k, _ = pair.both(*cg, *args)
+            if args[-1] == "--members":
+                assert f"{g} {P}client-<uuid> /127.0.0.1 {P}client 2" in re.sub(r" +", " ", k[1]), k
+    finally:
+        for c in members:
+            c.close()
     for args in (
         ("--describe", "--group", g),
         ("--describe", "--group", g, "--offsets"),
@@ -333,9 +372,10 @@ def test_consumer_groups(pair):
         ("--delete", "--group", g),
         ("--delete", "--group", g),
         ("--describe", "--group"),
-        ("--reset-offsets", "--group", g),
     ):
         pair.both(*cg, *args)
+    # exits (usage) while its admin client is open: a JVM of its own, where the exit ends it
+    pair.both(*cg, "--reset-offsets", "--group", g, process=True)
     pair.both(*cg, "--list", lines=mine)
     pair.check()
 
@@ -468,12 +508,27 @@ def test_producer_perf(pair):
         ("--num-records", "20", "--record-size", "10", "--throughput", "-1", "--producer-props",
          "bootstrap.servers={B}", "acks=1", "linger.ms=0", "compression.type=lz4"),
         ("--num-records", "20", "--payload-monotonic", "--throughput", "-1", "--command-property",
-         "bootstrap.servers={B}", "--command-property", "acks=all"),
+         "bootstrap.servers={B}", "acks=all", "enable.idempotence=true"),
+        ("--num-records", "20", "--payload-monotonic", "--throughput", "-1", "--command-property",
+         "bootstrap.servers={B}", "--command-property", "acks=all"),        # the last one wins
         ("--num-records", "20", "--record-size", "10", "--throughput", "-1", "--transactional-id", "x",
          "--bootstrap-server", "{B}", "--transaction-duration-ms", "0"),
         ("--num-records", "20", "--throughput", "-1", "--bootstrap-server", "{B}"),
     ):
         pair.both(*pp, *args, fix=_producer_figures)
+    pair.check()
+
+
+@pytest.mark.xfail(reason="pk-server-start lacks transactions: FindCoordinator v0+ for key type 1 (TRANSACTION), "
+                          "AddPartitionsToTxn v0+ and EndTxn v0+ (Kafka 4.4's kafka-producer-perf-test "
+                          "--transactional-id needs them)", strict=True)
+def test_producer_perf_transactional(pair):
+    t = P + "pperf-tx"
+    create(pair, t)
+    pair.both("kafka-producer-perf-test", "--topic", t, "--num-records", "20", "--record-size", "10",
+              "--throughput", "-1", "--transactional-id", P + "tx", "--transaction-duration-ms", "100",
+              "--bootstrap-server", "{B}", "--command-property", "max.block.ms=2000", fix=_producer_figures,
+              process=True)  # the failed producer is never closed: not in the shared JVM
     pair.check()
 
 
