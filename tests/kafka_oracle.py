@@ -188,8 +188,12 @@ class KafkaTools:
         if answer is None:  # a tool that hangs (or a dead JVM): start afresh next time
             self.close()
             raise TimeoutError(f"{cls} {' '.join(args)} did not finish within {timeout} s")
-        status, out, err = answer.split(" ")
-        return ToolResult(int(status), _unfield(out), _unfield(err))
+        try:
+            status, out, err = answer.split(" ")
+            return ToolResult(int(status), _unfield(out), _unfield(err))
+        except ValueError:  # not the tool server's answer: start afresh next time
+            self.close()
+            raise RuntimeError(f"the tool server answered {answer[:200]!r} to {cls} {' '.join(args)}") from None
 
     @staticmethod
     def _read_line(server: subprocess.Popen, timeout: float) -> str | None:

@@ -131,7 +131,11 @@ public final class ToolServer {
     }
 
     public static void main(String[] argv) throws Exception {
-        PrintStream realOut = System.out;
+        // The protocol has stdout to itself; between calls, whatever a tool's leftover threads
+        // print (clients logging after their broker stopped) goes to the real stderr.
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.US_ASCII);
+        PrintStream idle = System.err;
+        System.setOut(idle);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
         hookKafkaExit();
         guardSystemExit();
@@ -176,10 +180,11 @@ public final class ToolServer {
             int status = call.status.get();
             toolOut.flush();
             toolErr.flush();
-            System.setOut(realOut);
-            System.setErr(realOut);
-            realOut.println(status + " " + encode(out.toByteArray()) + " " + encode(err.toByteArray()));
-            realOut.flush();
+            System.setOut(idle);
+            System.setErr(idle);
+            redirectScalaConsole(idle, idle, new ByteArrayInputStream(new byte[0]));
+            protocol.println(status + " " + encode(out.toByteArray()) + " " + encode(err.toByteArray()));
+            protocol.flush();
         }
         serverExiting = true;
         Runtime.getRuntime().halt(0);
