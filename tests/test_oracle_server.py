@@ -9,10 +9,9 @@ ids, and the figures of the perf tools. Where Kafka 4.4's clients need a protoco
 pk-server-start does not serve yet, the scenario sits in its own test, marked xfail (strict)
 with the API and version in the reason.
 
-ConsoleProducer runs in a JVM of its own (`run_process`): it never closes its producer (the
-JVM's shutdown hook does), so in the shared tool JVM the producer would outlive the call, send
-late and, once this module's pk-server-start stops, log connection warnings into the shared
-JVM's output.
+Kafka's tools run in the session's shared tool JVM, which runs each call's shutdown hooks (the
+console producer closes its producer there) and keeps what leftover client threads log out of
+the answers.
 """
 
 from __future__ import annotations
@@ -148,7 +147,7 @@ def produce(pair: Pair, topic: str, lines: str) -> None:
     """key:value lines through Kafka's ConsoleProducer (in a JVM of its own), on both."""
     k, p = pair.both("kafka-console-producer", "--bootstrap-server", "{B}", "--topic", topic,
                      "--reader-property", "parse.key=true", "--reader-property", "key.separator=:",
-                     input=lines, process=True)
+                     input=lines)
     assert k == p and k[0] == 0, (k, p)
 
 
@@ -302,7 +301,7 @@ def test_console_consumer_group_resumes(pair):
                           "the topic has correlation id 2, not 1, in the producer's warning)", strict=True)
 def test_console_producer_auto_creates(pair):
     t = P + "auto"
-    pair.both("kafka-console-producer", "--bootstrap-server", "{B}", "--topic", t, input="a\n", process=True)
+    pair.both("kafka-console-producer", "--bootstrap-server", "{B}", "--topic", t, input="a\n")
     pair.both("kafka-console-consumer", "--bootstrap-server", "{B}", "--topic", t, "--from-beginning",
               "--max-messages", "1")
     pair.check()
@@ -375,7 +374,7 @@ def test_consumer_groups(pair):
     ):
         pair.both(*cg, *args)
     # exits (usage) while its admin client is open: a JVM of its own, where the exit ends it
-    pair.both(*cg, "--reset-offsets", "--group", g, process=True)
+    pair.both(*cg, "--reset-offsets", "--group", g)
     pair.both(*cg, "--list", lines=mine)
     pair.check()
 
@@ -527,8 +526,7 @@ def test_producer_perf_transactional(pair):
     create(pair, t)
     pair.both("kafka-producer-perf-test", "--topic", t, "--num-records", "20", "--record-size", "10",
               "--throughput", "-1", "--transactional-id", P + "tx", "--transaction-duration-ms", "100",
-              "--bootstrap-server", "{B}", "--command-property", "max.block.ms=2000", fix=_producer_figures,
-              process=True)  # the failed producer is never closed: not in the shared JVM
+              "--bootstrap-server", "{B}", "--command-property", "max.block.ms=2000", fix=_producer_figures)
     pair.check()
 
 
