@@ -18,7 +18,7 @@ tests/test_oracle_groups.py. How Kafka reports things, and what pk does with it:
 
 Row order follows Kafka 4.4: members in the coordinator's order (owners of more partitions
 first in the offsets table), the rows of a reset in the iteration order of the Java HashMaps
-Kafka fills (`hash_order`), groups of a describe sorted by id (a TreeMap).
+Kafka fills (`hashmap_order`), groups of a describe sorted by id (a TreeMap).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
+
+from pk.engine.javacompat import hashmap_order
 
 TopicPartition = tuple[str, int]
 
@@ -410,34 +412,6 @@ def parse_types(text: str) -> set[str]:
     if None in parsed:
         raise UsageError(f"Invalid types list '{text}'. Valid types are: {', '.join(VALID_TYPES)}")
     return parsed
-
-
-def java_hash(text: str) -> int:
-    """java.lang.String.hashCode()."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def tp_hash(tp: TopicPartition) -> int:
-    """org.apache.kafka.common.TopicPartition.hashCode()."""
-    return (31 * (31 + tp[1]) + java_hash(tp[0])) & 0xFFFFFFFF
-
-
-def hash_order(keys, hash_of=None) -> list:
-    """The iteration order of a java.util.HashMap into which `keys` were put in this order
-    (Kafka prints several tables by iterating HashMaps)."""
-    keys = list(keys)
-    hash_of = hash_of or (lambda k: tp_hash(k) if isinstance(k, tuple) else java_hash(k))
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-    def bucket(k):
-        h = hash_of(k)
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(keys, key=bucket)  # stable: a bucket keeps the insertion order
 
 
 def validate_regex(regex: str) -> str:
@@ -921,7 +895,7 @@ class ConsumerGroupService:
         ids = list(dict.fromkeys(group_ids))
         described = self.admin().describe_groups(ids)
         if missing_fails:
-            for group in hash_order(ids):
+            for group in hashmap_order(ids):
                 if group in described and described[group].state == "Dead":
                     raise CommandFailure(f"{_ERRORS}GroupIdNotFoundException: Group {group} not found.")
         return [described[g] for g in sorted(described, key=java_order)]
@@ -1062,8 +1036,8 @@ class ConsumerGroupService:
     def delete_groups(self) -> None:
         group_ids = list(dict.fromkeys(self._group_ids()))
         results = self.admin().delete_groups(group_ids)
-        success = [g for g in hash_order(results) if results[g] is None]
-        failed = [(g, results[g]) for g in hash_order(results) if results[g] is not None]
+        success = [g for g in hashmap_order(results) if results[g] is None]
+        failed = [(g, results[g]) for g in hashmap_order(results) if results[g] is not None]
 
         def quoted(groups) -> str:
             return ", ".join(f"'{g}'" for g in groups)  # nothing at all for no groups
@@ -1222,7 +1196,7 @@ class ConsumerGroupService:
     def _timestamp_offsets(self, partitions: list[TopicPartition], timestamp: int) -> dict[TopicPartition, int]:
         found = self.admin().offsets_for_timestamp(partitions, timestamp)
         prepared = {tp: off for tp, off in found.items() if off is not None}
-        empty = hash_order(tp for tp, off in found.items() if off is None)
+        empty = hashmap_order(tp for tp, off in found.items() if off is None)
         for topic, p in empty:
             self.console.println(f"\nWarn: Partition {p} from topic {topic} is empty. Falling back to latest known offset.")
         if empty:
@@ -1230,7 +1204,7 @@ class ConsumerGroupService:
         return prepared
 
     def _check_offsets_range(self, requested: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        partitions = hash_order(sorted(requested))
+        partitions = hashmap_order(sorted(requested))
         starts = self.admin().log_start_offsets(partitions)
         ends = self.admin().log_end_offsets(partitions)
         checked = {}
@@ -1299,9 +1273,9 @@ class ConsumerGroupService:
     def export_offsets_to_csv(self, result: dict[str, dict[TopicPartition, int]]) -> str:
         single_group = len(self.o.group) == 1
         rows = []
-        for group in hash_order(result):
+        for group in hashmap_order(result):
             offsets = result[group]
-            for topic, p in hash_order(sorted(offsets)):
+            for topic, p in hashmap_order(sorted(offsets)):
                 offset = offsets[(topic, p)]
                 cells = ([] if single_group else [_csv_field(group)]) + [_csv_field(topic), str(p), str(offset)]
                 rows.append(",".join(cells) + "\n")
@@ -1315,9 +1289,9 @@ class ConsumerGroupService:
             return f"\n{pad(a, wg)} {pad(b, wt)} {pad(c, 10)} {d}"
 
         text = line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") if result else ""
-        for group in hash_order(result):
+        for group in hashmap_order(result):
             offsets = result[group]
-            for topic, p in hash_order(sorted(offsets)):
+            for topic, p in hashmap_order(sorted(offsets)):
                 text += line(group, topic, p, offsets[(topic, p)])
         self.console.println(text)
 

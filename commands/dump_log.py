@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 
 from pk.engine import compression, records
 from pk.engine.consumer_offsets import java_utf8
+from pk.engine.javacompat import string_hash
 
 INT_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -267,12 +268,6 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
     return sequence - decrement
 
 
-def java_string_hash(text: str) -> int:
-    from pk.engine.consumer_offsets import java_string_hash as h
-
-    return h(text)
-
-
 class ScalaHashMap:
     """Iteration order of scala.collection.mutable.HashMap (Scala 2.13) with String keys.
 
@@ -303,7 +298,7 @@ class ScalaHashMap:
 
     def items(self) -> list[tuple]:
         def order(key):
-            h = java_string_hash(key) & 0xFFFFFFFF
+            h = string_hash(key)
             improved = h ^ (h >> 16)
             signed = improved - (1 << 32) if improved & 0x80000000 else improved
             return improved & (self.length - 1), signed, self._seq[key]
@@ -326,7 +321,7 @@ class JavaHashMap(ScalaHashMap):
 
     def items(self) -> list[tuple]:
         def order(key):
-            h = java_string_hash(key) & 0xFFFFFFFF
+            h = string_hash(key)
             return (h ^ (h >> 16)) & (self.length - 1), -self._seq[key]
 
         return [(k, self.values[k]) for k in sorted(self.values, key=order)]

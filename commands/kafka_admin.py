@@ -398,12 +398,12 @@ class KafkaTopicsBackend:
             entries = configs.get(name, {})
             # TopicCommand prints the entries of a Config, a java.util.HashMap filled in the
             # response's order (librdkafka keeps it): the same iteration order here.
-            from .topics import java_hashmap_order
+            from pk.engine.javacompat import hashmap_order
 
             overrides = {k: "null" if e.value is None else e.value for k, e in entries.items()
                          if e.source != ConfigSource.DEFAULT_CONFIG.value and not (
                              e.source == ConfigSource.UNKNOWN_CONFIG.value and e.is_default)}
-            overrides = {k: overrides[k] for k in java_hashmap_order(list(entries), default_capacity=True)
+            overrides = {k: overrides[k] for k in hashmap_order(entries)
                          if k in overrides}
             min_isr = entries.get("min.insync.replicas")
             try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pk.engine.errors import KafkaError, TopicExistsError
+from pk.engine.topic_config import java_hashmap_order
 
 from .backend import Backend, TopicInfo
 
@@ -376,12 +377,6 @@ def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> b
             or (o.unavailable_partitions and (not has_leader or part.leader not in live))
             or (o.under_min_isr_partitions and (not has_leader or len(part.isr) < info.min_insync_replicas))
             or (o.at_min_isr_partitions and len(part.isr) == info.min_insync_replicas))
-
-
-def java_hashmap_order(keys: list[str], default_capacity: bool = False) -> list[str]:
-    from pk.engine.topic_config import java_hashmap_order as order
-
-    return order(keys, default_capacity)
 
 
 def elr_fields(info: TopicInfo) -> str:

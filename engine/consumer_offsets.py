@@ -27,6 +27,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
+from .javacompat import signed32, string_hash
+
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 DEFAULT_NUM_PARTITIONS = 50
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -45,12 +47,8 @@ class SchemaError(ValueError):
 
 # --------------------------------------------------------------------------- group -> partition
 def java_string_hash(text: str) -> int:
-    """Java's String.hashCode: 31*h + c over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
+    """Java's String.hashCode, as the signed 32-bit int Kafka's partitionFor takes abs() of."""
+    return signed32(string_hash(text))
 
 
 def kafka_abs(n: int) -> int:

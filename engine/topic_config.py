@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from .errors import InvalidConfigurationError
+from .javacompat import hashmap_order, string_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # for type checkers only: importing typing costs the CLI start-up time
@@ -581,36 +582,9 @@ def describe_order(names) -> list[str]:
 
 def java_hashmap_order(keys, default_capacity: bool = False) -> list[str]:
     """The iteration order of a java.util.HashMap<String, ?> after putting `keys` in this order:
-    by bucket (spread hash & (capacity - 1)), then insertion order within a bucket (resizing
-    keeps it). Capacity: `new HashMap<>(n)` (tableSizeFor(n)) or, with default_capacity, 16;
-    doubled while the size exceeds its 3/4. Kafka's tools print several maps this way."""
+    `new HashMap<>(n)`, or with default_capacity `new HashMap<>()`."""
     keys = list(dict.fromkeys(keys))
-    capacity = 16
-    if not default_capacity:
-        capacity = 1
-        while capacity < len(keys):
-            capacity *= 2
-    while len(keys) > capacity * 3 // 4:  # the resize threshold, (int) (capacity * 0.75)
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = _java_string_hash(key)
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(keys, key=bucket)
-
-
-def _java_string_hash(s: str) -> int:
-    """String.hashCode over UTF-16 code units, as an unsigned 32-bit int."""
-    h = 0
-    for ch in s:
-        c = ord(ch)
-        if c > 0xFFFF:              # a surrogate pair in Java
-            c -= 0x10000
-            h = (31 * h + 0xD800 + (c >> 10)) & 0xFFFFFFFF
-            c = 0xDC00 + (c & 0x3FF)
-        h = (31 * h + c) & 0xFFFFFFFF
-    return h
+    return hashmap_order(keys, sized_for=None if default_capacity else len(keys))
 
 
 def _properties_order(keys) -> list[str]:
@@ -623,7 +597,7 @@ def _properties_order(keys) -> list[str]:
     """
     n, bins, count = 16, [[] for _ in range(16)], 0
     for k in keys:
-        h = _java_string_hash(k)
+        h = string_hash(k)
         h = (h ^ (h >> 16)) & 0x7FFFFFFF
         bins[h & (n - 1)].append((h, k))
         count += 1

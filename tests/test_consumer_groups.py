@@ -23,11 +23,11 @@ from conftest import TEST_BOOTSTRAP, Runner, free_port, tool_path
 from pk.commands.consumer_groups import (
     CommandFailure,
     get_date_time,
-    hash_order,
     instant_minus_ms,
     parse_duration_ns,
 )
 from pk.engine import records
+from pk.engine.javacompat import hashmap_order as hash_order
 from pk.engine.engine import Engine
 from pk.engine.groups import GroupCoordinator
 from pk.engine.offsets import OffsetStore
