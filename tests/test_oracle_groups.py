@@ -212,13 +212,15 @@ class Sides:
 
 
 def _ours(text: str) -> str:
-    """A --list output's header and this module's groups, sorted (pk sorts its listings)."""
+    """A --list output's header and this module's groups, sorted (pk sorts its listings). The
+    table's columns are as wide as the longest group id on the cluster, and the shared broker
+    holds other modules' groups: runs of padding become one space."""
     lines = text.splitlines()
     if not lines:
         return text
     head = [lines[0]] if lines[0].startswith("GROUP ") else []
     mine = sorted(line for line in lines[len(head):] if line.startswith(P) and not line.startswith(P + "x"))
-    return "".join(line + "\n" for line in head + mine)
+    return "".join(re.sub(r" {2,}", " ", line) + "\n" for line in head + mine)
 
 
 def _kafka_error_moved(kafka):
