@@ -10,7 +10,7 @@ Works on any Kafka-format file given by path (pk's or a broker's):
 * `.snapshot` (producer state) and `.txnindex` (aborted transactions).
 
 The layouts, the field order and the order of the reports follow DumpLogSegments.scala at
-3.7.1 (see kafka-cli.md §4.2), down to Scala's HashMap order of the per-file reports and the
+3.7.1 (docs/versions.md), down to Scala's HashMap order of the per-file reports and the
 reversed order of the mismatch lists. Where Kafka dies with an uncaught Java exception this
 raises JavaError, whose `line` is the JVM's first line ("Exception in thread "main" ...").
 """

@@ -1,8 +1,8 @@
 """Kafka's DefaultMessageFormatter (4.4): how the console consumer prints each record.
 
 Fields in a fixed order (timestamp, partition, offset, headers, key, value), each followed by
-`key.separator` when a later field is printed and by `line.separator` otherwise
-(kafka-cli.md §3.4). Keys, values and header values are written as raw bytes.
+`key.separator` when a later field is printed and by `line.separator` otherwise.
+Keys, values and header values are written as raw bytes.
 """
 
 from __future__ import annotations

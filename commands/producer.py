@@ -9,7 +9,7 @@ the reader append lingering batches while it waits for input.
 
 Errors: `UsageError` for what Kafka reports as a usage/option error, `CommandError` for
 everything else (bad input line, producer config, send failure). Both carry the one line pk
-prints (Kafka's exception message, pk-choices.md); the caller exits 1.
+prints (Kafka's exception message); the caller exits 1.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ READER_CLASSES = (DEFAULT_READER, "kafka.tools.ConsoleProducer$LineMessageReader
 CLIENT_ID = "console-producer"
 BYTE_ARRAY_SERIALIZER = "org.apache.kafka.common.serialization.ByteArraySerializer"
 
-# The line reader's properties (kafka-cli.md §2.3), plus pk's `file` (read this file, not stdin).
+# The line reader's properties (Kafka's LineMessageReader), plus pk's `file` (read this file, not stdin).
 READER_PROPERTIES = ("topic", "parse.key", "key.separator", "parse.headers", "headers.delimiter",
                      "headers.separator", "headers.key.separator", "ignore.error", "null.marker", "file")
 
@@ -335,7 +335,7 @@ def java_regex_split(pattern: re.Pattern, text: str) -> list[str]:
 
 
 class LineReader:
-    """LineMessageReader: its configure() checks and its parsing, exactly (kafka-cli.md §2.3).
+    """LineMessageReader: its configure() checks and its parsing, exactly.
 
     Lines are bytes of valid UTF-8 without their terminator. Splitting the bytes at the
     UTF-8 encoding of a separator gives the same pieces as Java's indexOf/substring on the

@@ -5,7 +5,7 @@ What `kafka-topics --zookeeper` did in Kafka 2.8.2, mirrored from
   core/src/main/scala/kafka/zk/AdminZkClient.scala   create / add partitions / change config
   core/src/main/scala/kafka/zk/ZkData.scala          the JSON documents
   core/src/main/scala/kafka/admin/AdminUtils.scala   replica assignment (assign_replicas_to_brokers)
-(see zookeeper-and-spark.md Part A). The layout, relative to the connect string's chroot:
+(see docs/versions.md). The layout, relative to the connect string's chroot:
 
   /brokers/ids/<id>                       broker registrations (ephemeral; the live brokers)
   /brokers/topics/<t>                     {"partitions":{..},"adding_replicas":{..},"removing_replicas":{..},"version":3}

@@ -2,7 +2,7 @@
 
 In Kafka the group leader (a client) runs the assignor; on the bundled engine the member that
 completes a rebalance runs it. Each takes the members' subscriptions and the partition count
-of every topic, and returns {member_id: {topic: [partitions]}} (kafka-protocol.md §9.3).
+of every topic, and returns {member_id: {topic: [partitions]}}.
 """
 
 from __future__ import annotations

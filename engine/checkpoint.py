@@ -1,7 +1,7 @@
 """Kafka's offset checkpoint files (`recovery-point-offset-checkpoint`, ...).
 
 Text: a version line (0), an entry count, then "<topic> <partition> <offset>" lines
-(kafka-protocol.md §4.8). One file per data directory is shared by every partition, so
+(docs/on-disk-layout.md). One file per data directory is shared by every partition, so
 updates are read-modify-write under a lock and land atomically.
 """
 

@@ -1,4 +1,4 @@
-"""Log compaction, as Kafka's log cleaner does it (kafka-protocol.md §5.3).
+"""Log compaction, as Kafka's log cleaner does it (docs/on-disk-layout.md).
 
 For a partition of a topic whose cleanup.policy contains `compact`:
 

@@ -1,4 +1,4 @@
-"""What log compaction keeps, and the batches it rewrites (kafka-protocol.md §5.3).
+"""What log compaction keeps, and the batches it rewrites (see cleaner.py).
 
 Pure functions on segment bytes, shared by the engine's cleaner (cleaner.py, PartitionLog)
 and the Spark job (spark_ops/compact.py), so both write the same bytes for the same input:

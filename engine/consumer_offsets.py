@@ -1,6 +1,6 @@
 """Record formats of `__consumer_offsets`, and the consumer protocol payloads they embed.
 
-Byte-exact with Kafka 3.7's message schemas (kafka-protocol.md §6, §9.4):
+Byte-exact with Kafka 3.7's message schemas (docs/versions.md):
 
 * keys and values are *version-prefixed*: an int16 version, then the struct;
 * key version 0/1 = OffsetCommitKey (group, topic, partition; Kafka writes 1),

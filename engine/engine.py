@@ -38,7 +38,7 @@ from .paths import default_data_dir, groups_dir, topics_dir
 NODE_ID = 0
 META_PROPERTIES = "meta.properties"
 
-# Broker settings the engine honours, with Kafka's defaults (kafka-cli.md §5.2).
+# Broker settings the engine honours, with Kafka's defaults.
 BROKER_DEFAULTS = {
     "num.partitions": "1",
     "default.replication.factor": "1",

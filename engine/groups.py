@@ -5,7 +5,7 @@ coordinate through `<data dir>/.pk/groups/<group>.json`, changed only under an f
 matching `.lock` file. Each change replaces the file atomically, so a member can poll for
 changes with one stat() and read the file without the lock.
 
-The protocol follows the classic one (kafka-protocol.md §9.2) with the broker and the leader
+The protocol follows the classic one (docs/protocol.md, engine/broker/groups.py) with the broker and the leader
 folded together: whoever changes the membership (a join, a leave, an expired session) bumps
 the generation and computes the new assignment with the group's chosen assignor. Members
 learn of it at their next poll. A partition is *owned* by at most one member at a time: a

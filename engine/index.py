@@ -1,7 +1,7 @@
 """Kafka's per-segment indexes: `.index` (offset → position) and `.timeindex`.
 
-Both are sorted arrays of big-endian fixed-size entries with no header (kafka-protocol.md
-§4.4, §4.5). pk appends entries as it goes instead of preallocating, so a file's length is
+Both are sorted arrays of big-endian fixed-size entries with no header
+(docs/on-disk-layout.md). pk appends entries as it goes instead of preallocating, so a file's length is
 always a whole number of entries once written, and Kafka reads it the same way (entry count
 = length / entry size). They are caches: when one fails the sanity check it is rebuilt from
 the log.

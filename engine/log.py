@@ -315,7 +315,7 @@ class PartitionLog:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _recover(self) -> None:
-        """Validate everything past the recovery point; cut a torn tail (kafka-protocol.md §4.10)."""
+        """Validate everything past the recovery point; cut a torn tail (docs/on-disk-layout.md, "Crash safety")."""
         if cleaner.complete_swaps(self.dir):
             self._bump(cleaned=True)
             self._refresh_segments()

@@ -1,4 +1,4 @@
-"""Where a producer puts a record: Kafka's Java client partitioning (kafka-protocol.md §7).
+"""Where a producer puts a record: Kafka's Java client partitioning.
 
 - keyed records: `to_positive(murmur2(key)) % partitions` (Utils.murmur2 and
   BuiltInPartitioner.partitionForKey, identical in every Java client version);

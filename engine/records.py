@@ -1,6 +1,6 @@
 """RecordBatch v2 (magic 2): the unit Kafka stores on disk and sends on the wire.
 
-Layout (kafka-protocol.md §3): a 61-byte header, then `recordsCount` records, compressed
+Layout (docs/on-disk-layout.md): a 61-byte header, then `recordsCount` records, compressed
 as one stream when the codec bits are set. The CRC-32C covers everything from the
 attributes field (byte 21) to the end, so rewriting baseOffset or partitionLeaderEpoch
 (bytes 0-7 and 12-15) never changes it: that is how a broker assigns offsets without

@@ -1,4 +1,4 @@
-"""One log segment: `<base>.log` with its `.index` and `.timeindex` (kafka-protocol.md §4.2-4.5).
+"""One log segment: `<base>.log` with its `.index` and `.timeindex` (docs/on-disk-layout.md).
 
 The .log file is record batches back to back. A segment object knows where its last
 complete batch ends and keeps the two indexes the way Kafka's LogSegment.append does:

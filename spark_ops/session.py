@@ -2,7 +2,7 @@
 check, the SparkSession, a stage-progress line on stderr, and the `spark-submit` command line
 for running a subcommand as a Spark application (`--submit`, `--print-command`).
 
-Two ways to run, as in spark-submit's own conventions (zookeeper-and-spark.md B6):
+Two ways to run, as in spark-submit's own conventions:
 - in-process (default): the CLI builds a SparkSession itself (pyspark starts the JVM through
   the package's spark-submit), with PYSPARK_PYTHON set to this interpreter so that Python
   data-source workers import the same pk, pyarrow and confluent-kafka;

@@ -352,7 +352,7 @@ def _four_letter(port: int, word: bytes) -> bytes:
 
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory):
-    """A standalone ZooKeeper 3.8 (zookeeper-and-spark.md A6) on a free loopback port, with a
+    """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with a
     throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
     if shutil.which("java") is None or not os.path.exists(ZK_JAR):
         pytest.skip("needs a JRE and Debian's zookeeper package (scripts/test installs them)")

@@ -1,4 +1,4 @@
-"""The partition assignors the bundled engine's consumer groups choose from (kafka-protocol.md §9.3)."""
+"""The partition assignors the bundled engine's consumer groups choose from."""
 
 from __future__ import annotations
 

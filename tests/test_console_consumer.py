@@ -1,4 +1,4 @@
-"""pk-console-consumer as an installed tool (kafka-cli.md §3), on both backends (conftest.py):
+"""pk-console-consumer as an installed tool, on both backends (conftest.py):
 the bundled engine, and pk-server-start (or PK_TEST_BOOTSTRAP) through --bootstrap-server and
 confluent-kafka. Records are written straight into the log through the engine (the server
 shares its data directory), or produced with confluent-kafka on another cluster."""

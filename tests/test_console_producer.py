@@ -2,7 +2,7 @@
 engine on a temporary data directory, and pk-server-start (or PK_TEST_BOOTSTRAP) through
 --bootstrap-server and confluent-kafka. What it stored is read back with the engine itself
 (the server shares its data directory) or, on another cluster, with a consumer
-(kafka-cli.md §2, pk-choices.md)."""
+(README.md's "Differences from Kafka's tools")."""
 
 from __future__ import annotations
 
@@ -808,7 +808,7 @@ def test_unresolvable_bootstrap_host(plain):
 @pytest.mark.server_only("librdkafka properties")
 def test_x_passes_librdkafka_properties_through(pk, backend):
     """-X wins over everything: here librdkafka's own default partitioner (CRC-32), which puts
-    keys elsewhere than Java's murmur2 (kafka-protocol.md §7.3)."""
+    keys elsewhere than Java's murmur2."""
     t, crc = backend.topic("murmur"), backend.topic("crc")
     create(backend, t, 12)
     create(backend, crc, 12)

@@ -1,4 +1,4 @@
-"""pk-run-class kafka.admin.ConsumerGroupCommand (kafka-cli.md §4.3; the texts of Kafka 4.4's
+"""pk-run-class kafka.admin.ConsumerGroupCommand (the texts of Kafka 4.4's
 ConsumerGroupCommand, checked against the real tool in test_oracle_groups.py) on both backends (conftest.py): the bundled engine, and pk-server-start
 (or PK_TEST_BOOTSTRAP) through --bootstrap-server and confluent-kafka's AdminClient. Groups are
 made by real pk-console-consumer processes on the same backend; offsets are committed and read

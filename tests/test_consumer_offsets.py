@@ -1,6 +1,6 @@
 """`__consumer_offsets` record formats and consumer protocol payloads (engine/consumer_offsets.py).
 
-Expected bytes come from Kafka 3.7's message schemas (kafka-protocol.md §6.3, §9.4) and are
+Expected bytes come from Kafka 3.7's message schemas and are
 cross-checked against kafka-python's independent implementation of the consumer protocol.
 """
 
@@ -176,7 +176,7 @@ def test_decode_record_dispatches_on_key():
 
 # --------------------------------------------------------------------------- consumer protocol
 def test_assignment_bytes_seen_from_librdkafka():
-    # kafka-protocol.md §9.4: version 0, topic t1 partition 0, 0-length user data
+    # ConsumerProtocolAssignment version 0, topic t1 partition 0, 0-length user data
     raw = bytes.fromhex("0000" "00000001" "0002" "7431" "00000001" "00000000" "00000000")
     assert co.encode_assignment({"t1": [0]}, user_data=b"", version=0) == raw
     decoded = co.decode_assignment(raw)

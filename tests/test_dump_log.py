@@ -20,7 +20,7 @@ from pk.engine.engine import Engine
 
 DUMP = ("pk-run-class", "kafka.tools.DumpLogSegments")
 SEG = "00000000000000000000"
-# kafka-protocol.md §3.3: two records built by kafka-python ("k1"/"hello", null/"world" with header h=v)
+# Two records built by kafka-python ("k1"/"hello", null/"world" with header h=v)
 WORKED_EXAMPLE = bytes.fromhex(
     "00000000000000000000004f00000000024469c88d0000000000010000018bcfe568000000018bcfe56805ffffffffffff"
     "ffffffffffffffff000000021a000000046b310a68656c6c6f001e000a02010a776f726c640202680276")

@@ -1,4 +1,4 @@
-"""Kafka's Java client partitioning (kafka-protocol.md §7): murmur2 with the published test
+"""Kafka's Java client partitioning: murmur2 with the published test
 vectors, toPositive, partitionForKey, and the sticky choice for null keys."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_to_positive_masks_the_sign_bit_it_is_not_abs():
     assert to_positive(-973932308) == 1173551340
 
 
-# kafka-protocol.md §7.1: partitions observed with librdkafka murmur2_random and kafka-python.
+# Partitions observed with librdkafka murmur2_random and kafka-python.
 PARTITION_EXAMPLES = [
     (b"kafka", 0, 4),
     (b"21", 0, 0),

@@ -1,4 +1,4 @@
-"""Tests of pk.engine.protocol: the byte examples of the reference (§1.7), primitive
+"""Tests of pk.engine.protocol: hand-checked byte examples, primitive
 codecs, frames/headers, and a round trip of every schema at every served version.
 
 ``random_body``/``plain`` are also used by test_protocol_crosscheck.py and
@@ -113,7 +113,7 @@ ALL = list(all_schema_versions())
 IDS = [f"{kp.API_NAMES[k]}-v{v}" for k, v in ALL]
 
 
-# ----------------------------------------------------- §1.7 byte examples
+# ----------------------------------------------------- byte examples
 
 APIVERSIONS_V3_REQUEST = (
     bytes.fromhex("0012 0003 00000001") + b"\x00\x07rdkafka" + b"\x00"

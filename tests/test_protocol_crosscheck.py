@@ -149,7 +149,7 @@ def test_body_against_kafka_python(key, kind, version):
     for _ in range(30):
         body = random_body(schema, version, rng)
         if key == 18 and kind == "response":
-            body["error_code"] = 0  # kafka-python reads an error reply as a v0 body (§2.3)
+            body["error_code"] = 0  # kafka-python reads an error reply as a v0 body (docs/protocol.md)
         expected = with_defaults(schema, version, body)
         ours = schema.encode(body, version)
         # pk -> kafka-python
@@ -278,7 +278,7 @@ def test_body_against_kafka_python_old_structs(key, kind, version):
     for _ in range(30):
         # their values -> their bytes -> pk -> same bytes
         values = _old_random(cls.SCHEMA, rng)
-        if key == 18 and kind == "response":  # an error reply is read as v0 (§2.3)
+        if key == 18 and kind == "response":  # an error reply is read as v0 (docs/protocol.md)
             values = (0,) + values[1:]
         theirs = cls(*values).encode()
         decoded = schema.decode(theirs, version)

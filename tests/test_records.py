@@ -1,6 +1,6 @@
 """RecordBatch v2 codec (engine/records.py, engine/compression.py).
 
-Checked against the worked example of kafka-protocol.md §3.3, the varint table of §1.1 and,
+Checked against a worked example built by kafka-python, a table of varint encodings and,
 in both directions, kafka-python's independent implementation of the format.
 """
 
@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # kafka-python's protocol schemas use deprecate
 from pk.engine import compression, records
 from pk.engine.errors import CorruptRecordError
 
-# kafka-protocol.md §3.3: built by kafka-python 3.0.12's DefaultRecordBatchBuilder.
+# Built by kafka-python 3.0.12's DefaultRecordBatchBuilder.
 FIXTURE = bytes.fromhex(
     "00000000000000000000004f00000000024469c88d0000000000010000018bcfe568000000018bcfe56805"
     "ffffffffffffffffffffffffffff000000021a000000046b310a68656c6c6f001e000a02010a776f726c64"

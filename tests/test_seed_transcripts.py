@@ -1,4 +1,4 @@
-"""The seeds' transcripts (shared/seeds/), replayed with `kafka-` replaced by `pk-`, on both
+"""The seeds' transcripts (tutorial sessions with Kafka's tools, restated below), replayed with `kafka-` replaced by `pk-`, on both
 backends (conftest.py): the console producer and consumer run on the bundled engine and
 through --bootstrap-server against pk-server-start; pk-topics and GetOffsetShell work on the
 data directory the server shares. The seeds used the ZooKeeper-era tool; pk prints what Kafka

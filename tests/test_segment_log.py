@@ -2,7 +2,7 @@
 
 Every check reads the real files in tmp_path; kafka-python's reader is the independent
 judge of the .log format, and a small model in this file is the judge of Kafka's
-index rules (kafka-protocol.md §4.3-4.5, §4.10, §5.2).
+index rules (docs/on-disk-layout.md).
 """
 
 from __future__ import annotations

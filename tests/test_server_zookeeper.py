@@ -1,6 +1,6 @@
 """pk-server-start with zookeeper.connect: a real ZooKeeper (the `zookeeper` fixture), a real
-broker subprocess, the real pk-topics --zookeeper and real clients (zookeeper-and-spark.md
-Part A; Kafka 2.8.2's ZkData.scala for the JSON the broker and its controller write).
+broker subprocess, the real pk-topics --zookeeper and real clients
+(Kafka 2.8.2's ZkData.scala for the JSON the broker and its controller write).
 
 Each test has its own chroot, so that brokers of different tests never meet.
 """

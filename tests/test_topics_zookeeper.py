@@ -1,6 +1,6 @@
 """pk-topics --zookeeper against a real ZooKeeper (Debian's package, started here on a free port),
-compared with what Kafka 2.8.2's `kafka-topics --zookeeper` prints and writes (kafka-cli.md §1.12,
-zookeeper-and-spark.md Part A, pk-choices.md).
+compared with what Kafka 2.8.2's `kafka-topics --zookeeper` prints and writes
+(docs/versions.md).
 
 No Kafka broker runs: the tests register brokers themselves (ephemeral /brokers/ids/<id>) and
 write the partition state znodes a controller would write.

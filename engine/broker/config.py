@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# Key -> default (None: no default). Kafka's names and defaults (kafka-cli.md §5.2).
+# Key -> default (None: no default). Kafka's names and defaults.
 KNOWN: dict[str, str | None] = {
     "node.id": None,
     "broker.id": "0",

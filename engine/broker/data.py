@@ -1,7 +1,7 @@
 """Handlers of the data path: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId.
 
 Produce stores each partition's record batch as the client sent it (compressed or not): the
-batch is validated (kafka-protocol.md §3.6), checked against its producer's sequence state
+batch is validated (docs/protocol.md), checked against its producer's sequence state
 when it comes from an idempotent producer (producer_state.py), and appended by the engine,
 which assigns its offsets by rewriting the 8 bytes outside the CRC. Fetch serves batches
 straight from the segment files and long-polls: it sleeps until an append in this process
@@ -219,7 +219,7 @@ class DataHandlers:
 
     @staticmethod
     def _validate(data, version: int) -> records.BatchHeader:
-        """The checks of §3.6 that come before the engine's (which then checks the size
+        """The checks of Kafka's produce validation that come before the engine's (which then checks the size
         against max.message.bytes and compacted topics' keys): exactly one complete magic-2
         batch with a good CRC and consistent counts, no zstd below v7, no transactions."""
         if data is None or len(data) == 0:
@@ -385,7 +385,7 @@ _CRC = struct.Struct(">I")
 
 def _stamp_log_append_time(batch, now_ms: int) -> bytearray:
     """message.timestamp.type=LogAppendTime: the batch's timestamp type bit and max timestamp
-    become the broker's, and the CRC is recomputed (kafka-protocol.md §3.1)."""
+    become the broker's, and the CRC is recomputed (docs/on-disk-layout.md)."""
     out = bytearray(batch)
     _ATTRIBUTES.pack_into(out, 21, _ATTRIBUTES.unpack_from(out, 21)[0] | records.TIMESTAMP_TYPE_MASK)
     _TIMESTAMP.pack_into(out, 35, now_ms)

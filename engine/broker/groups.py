@@ -1,8 +1,8 @@
 """The group coordinator: Kafka's classic consumer-group protocol, coordinator side.
 
 FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
-ListGroups, DescribeGroups, DeleteGroups and OffsetDelete (kafka-protocol.md §2.4.6-2.4.14,
-§2.4.22, §9). The logic mirrors Kafka's own classic-group coordinator
+ListGroups, DescribeGroups, DeleteGroups and OffsetDelete (docs/protocol.md).
+The logic mirrors Kafka's own classic-group coordinator
 (group-coordinator/.../GroupMetadataManager.java, classic/ClassicGroup.java at apache/kafka
 1eb76443) state for state:
 
@@ -25,7 +25,7 @@ Timers, as Kafka's coordinator timer keys (loop.call_later handles, cancelled an
 - per group, the sync phase: members that do not send SyncGroup within the rebalance timeout
   after the join phase are removed and the group rebalances again.
 
-Durable state is what Kafka keeps in `__consumer_offsets` (§6), written through the same
+Durable state is what Kafka keeps in `__consumer_offsets` (engine/consumer_offsets.py), written through the same
 records the bundled engine's consumers use: committed offsets through `OffsetStore`
 (OffsetCommit records), and a GroupMetadata record whenever a rebalance completes (the
 leader's SyncGroup) or the group becomes Empty; DeleteGroups writes tombstones for both.

@@ -1,7 +1,7 @@
 """Kafka protocol error codes and the codec's own exceptions.
 
 Error codes are the int16 values a broker puts in ``error_code`` fields
-(reference §8; names and numbers as in Kafka's ``Errors.java``)::
+(names and numbers as in Kafka's ``Errors.java``)::
 
     from pk.engine.protocol import errors as E
     {"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, ...}
@@ -18,7 +18,7 @@ Exceptions raised by the codec all derive from :class:`ProtocolError`:
   wrong type, ``None`` in a non-nullable field, unknown key, integer overflow).
 
 The broker's reaction to any of the first three is to log and close the
-connection (that is what the Java broker does, reference §1.6).
+connection (that is what the Java broker does; see docs/protocol.md).
 """
 
 from __future__ import annotations

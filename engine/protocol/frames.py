@@ -1,4 +1,4 @@
-"""Frames, headers and the ApiVersions special cases (reference §1.2-§1.4, §2.3).
+"""Frames, headers and the ApiVersions special cases (docs/protocol.md).
 
 A frame on the wire is ``int32 length`` + ``length`` bytes of header and body.
 ``parse_request`` takes the bytes *after* the length prefix;
@@ -117,7 +117,7 @@ def parse_request(frame) -> Request:
     lo, hi = SUPPORTED_VERSIONS[api_key]
     if not lo <= api_version <= hi:
         if api_key == _API_VERSIONS:
-            # Do not parse the body (reference §2.3); the client id is best effort.
+            # Do not parse the body (docs/protocol.md); the client id is best effort.
             try:
                 client_id = read_nullable_string(mv, 8)[0] or ""
             except (DecodeError, struct.error):
@@ -197,13 +197,13 @@ def api_versions_body(versions: dict[int, tuple[int, int]] | None = None,
 
 def api_versions_fallback(correlation_id: int,
                           versions: dict[int, tuple[int, int]] | None = None) -> bytes:
-    """The reply to an ApiVersions request of an unsupported version (reference §2.3):
+    """The reply to an ApiVersions request of an unsupported version (docs/protocol.md):
     response header v0 and a v0 body: error 35 (UNSUPPORTED_VERSION), then every
     advertised (key, min, max) with an int32 count, no throttle time. Full frame.
 
     The Java broker lists only its ApiVersions entry here (``ApiVersionsRequest.
-    getErrorResponse``); clients only need that entry, and the reference's
-    prototype, which sent the whole list, worked with every client tested.
+    getErrorResponse``); clients only need that entry, and the whole list,
+    which pk sends, worked with every client tested.
     Pass ``versions={18: (0, 3)}`` for the Java form."""
     versions = SUPPORTED_VERSIONS if versions is None else versions
     body = struct.pack(">ihi", correlation_id, _UNSUPPORTED_VERSION, len(versions))

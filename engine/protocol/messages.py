@@ -1,6 +1,6 @@
 """Request and response schemas for every API and version pk's broker serves.
 
-The version profile is the one of reference §2.2 (plus DeleteRecords 0-1,
+The version profile (docs/protocol.md) is a core set of APIs (plus DeleteRecords 0-1,
 DeleteGroups 0-1, DescribeCluster 0-1, OffsetDelete 0, AlterConfigs 0-1 and
 IncrementalAlterConfigs 0): ``SUPPORTED_VERSIONS``
 is what ApiVersions advertises, and every schema below implements exactly that

@@ -1,4 +1,4 @@
-"""Primitive codecs of the Kafka wire protocol (reference §1.1 and §1.5).
+"""Primitive codecs of the Kafka wire protocol (docs/protocol.md).
 
 Two layers:
 
@@ -547,7 +547,7 @@ class _BytesType(Type):
 
 class _RecordsType(Type):
     # Kafka's own default for records is null; b"" (an empty record set) is what
-    # every tested client accepted in a Fetch response (reference §2.4.4).
+    # every tested client accepted in a Fetch response.
     name = "records"
     default = b""
     min_size = 1
