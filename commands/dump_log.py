@@ -26,7 +26,8 @@ from typing import Callable, Iterator
 
 from pk.engine import compression, records
 from pk.engine.consumer_offsets import java_utf8
-from pk.engine.javacompat import string_hash
+from pk.engine.javacompat import JavaHashMap, java_split
+from pk.engine.javacompat import jackson_json as _json
 
 INT_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -218,16 +219,6 @@ def sibling(path: str, name: str) -> str:
     return f"{parent.rstrip('/')}/{name}" if parent != "/" else f"/{name}"
 
 
-def java_split_regex_dot(name: str) -> list[str]:
-    """name.split("\\\\.") (trailing empty strings dropped)."""
-    parts = name.split(".")
-    while len(parts) > 1 and parts[-1] == "":
-        parts.pop()
-    if all(p == "" for p in parts) and "." in name:
-        return []
-    return parts
-
-
 def parse_long(text: str) -> int:
     if re.fullmatch(r"[+-]?\d+", text) and -2**63 <= int(text) < 2**63:
         return int(text)
@@ -242,7 +233,7 @@ def parse_int(text: str) -> int:
 
 def start_offset_of(path: str) -> int:
     """file.getName.split("\\\\.")(0).toLong."""
-    parts = java_split_regex_dot(file_name(path))
+    parts = java_split(file_name(path), r"\.")
     if not parts:
         raise JavaError("java.lang.ArrayIndexOutOfBoundsException", "Index 0 out of bounds for length 0")
     return parse_long(parts[0])
@@ -266,65 +257,6 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
     if sequence < decrement:
         return INT_MAX - (decrement - sequence) + 1
     return sequence - decrement
-
-
-class ScalaHashMap:
-    """Iteration order of scala.collection.mutable.HashMap (Scala 2.13) with String keys.
-
-    Nodes sit in bucket `improved & (len - 1)`, sorted by improved hash inside a bucket
-    (ties: insertion order); the table doubles when `size + 1 >= 0.75 * len` on a put.
-    """
-
-    def __init__(self):
-        self.length = 16
-        self.values: dict = {}
-        self._seq: dict = {}
-
-    def put(self, key: str, value) -> None:
-        if len(self.values) + 1 >= int(self.length * 0.75):
-            self.length *= 2
-        if key not in self.values:
-            self._seq[key] = len(self._seq)
-        self.values[key] = value
-
-    def get(self, key: str, default=None):
-        return self.values.get(key, default)
-
-    def __contains__(self, key) -> bool:
-        return key in self.values
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def items(self) -> list[tuple]:
-        def order(key):
-            h = string_hash(key)
-            improved = h ^ (h >> 16)
-            signed = improved - (1 << 32) if improved & 0x80000000 else improved
-            return improved & (self.length - 1), signed, self._seq[key]
-
-        return [(k, self.values[k]) for k in sorted(self.values, key=order)]
-
-
-class JavaHashMap(ScalaHashMap):
-    """Iteration order of a java.util.HashMap with String keys filled by computeIfAbsent: bucket
-    `(h ^ h >>> 16) & (n - 1)`, and inside a bucket the newest key first (computeIfAbsent links a
-    new node at the head of its bucket; resizing keeps that order). The table (16) doubles when
-    an insertion makes size > 0.75 n."""
-
-    def put(self, key: str, value) -> None:
-        if key not in self.values:
-            self._seq[key] = len(self._seq)
-            if len(self.values) + 1 > int(self.length * 0.75):
-                self.length *= 2
-        self.values[key] = value
-
-    def items(self) -> list[tuple]:
-        def order(key):
-            h = string_hash(key)
-            return (h ^ (h >> 16)) & (self.length - 1), -self._seq[key]
-
-        return [(k, self.values[k]) for k in sorted(self.values, key=order)]
 
 
 # --------------------------------------------------------------------------- files
@@ -761,47 +693,11 @@ class DecoderMessageParser:
         return key, self.value_decoder(rec.value)
 
 
-def jackson_string(text: str) -> str:
-    """A JSON string as Jackson writes it (control characters escaped, \\uXXXX upper-case)."""
-    out = ['"']
-    for ch in text:
-        c = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif c < 0x20:
-            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(c, f"\\u{c:04X}"))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def big_int_hex(data: bytes) -> str:
     """"%X".format(BigInt(1, bytes)): upper-case, no leading zeros, "" for no bytes."""
     if not data:
         return ""
     return f"{int.from_bytes(data, 'big'):X}"
-
-
-def _json(value) -> str:
-    """Jackson's ObjectNode.toString() of a tree of dicts, lists, str, int, bool, bytes, None."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return jackson_string(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        import base64
-
-        return '"' + base64.b64encode(bytes(value)).decode() + '"'  # BinaryNode
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{jackson_string(k)}:{_json(v)}" for k, v in value.items()) + "}"
-    return "[" + ",".join(_json(v) for v in value) + "]"
 
 
 class OffsetsMessageParser:
@@ -1364,7 +1260,7 @@ def largest_lower_bound_slot(entries: int, key_at: Callable[[int], int], target:
 
 def _segment_paths(path: str) -> tuple[int, str, str]:
     start = start_offset_of(path)
-    parts = java_split_regex_dot(file_name(path))
+    parts = java_split(file_name(path), r"\.")
     stem = parts[0] if parts else ""
     return start, sibling(path, stem + ".log"), sibling(path, stem + ".index")
 

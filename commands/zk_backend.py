@@ -5,18 +5,10 @@ What `kafka-topics --zookeeper` did in Kafka 2.8.2, mirrored from
   core/src/main/scala/kafka/zk/AdminZkClient.scala   create / add partitions / change config
   core/src/main/scala/kafka/zk/ZkData.scala          the JSON documents
   core/src/main/scala/kafka/admin/AdminUtils.scala   replica assignment (assign_replicas_to_brokers)
-(see docs/versions.md). The layout, relative to the connect string's chroot:
-
-  /brokers/ids/<id>                       broker registrations (ephemeral; the live brokers)
-  /brokers/topics/<t>                     {"partitions":{..},"adding_replicas":{..},"removing_replicas":{..},"version":3}
-                                          (+ "topic_id" when one is known; kafka-topics never adds one)
-  /brokers/topics/<t>/partitions/<p>/state  leader and ISR, written by the controller, only read here
-  /config/topics/<t>                      {"version":1,"config":{..}}: written, even empty, before the assignment
-  /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} after a config change
-  /admin/delete_topics/<t>                the deletion marker (no data)
-
-The JSON is byte for byte what Kafka 2.8 (Scala 2.13 build, Jackson) writes, key order included:
-Scala's mutable.HashMap order for the assignment maps, java.util.Properties order for configs.
+(see docs/versions.md). The znode paths and JSON documents (byte for byte what
+Kafka 2.8 writes) are in pk.engine.zk_formats; relative to the connect string's chroot, the
+state znodes are written by the controller and only read here, and /config/topics/<t> is
+written, even empty, before the assignment.
 
 Errors carry Kafka's messages (KafkaError, printed after "Error while executing topic command : ");
 ZkFatalError is what Kafka never caught, printed as the JVM's first line.
@@ -25,12 +17,28 @@ ZkFatalError is what Kafka never caught, printed as the JVM's first line.
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
 from pk.engine.errors import KafkaError, TopicExistsError
+from pk.engine.javacompat import JavaRandom
+from pk.engine.zk_formats import (
+    BROKER_IDS,
+    CONFIG_CHANGES,
+    CONFIG_TOPICS,
+    DELETE_TOPICS,
+    TOPICS,
+    ReplicaAssignment,
+    TopicAssignment,
+    decode_config,
+    decode_topic_assignment,
+    encode_config,
+    encode_config_change,
+    encode_topic_assignment,
+    partition_state_path,
+    topic_path,
+)
 
 from .backend import PartitionInfo, TopicInfo
 from .topics import CommandError
@@ -40,57 +48,12 @@ from .topics import CommandError
 CONNECT_TIMEOUT_S = 5.0
 SESSION_TIMEOUT_S = 30.0
 
-BROKER_IDS = "/brokers/ids"
-TOPICS = "/brokers/topics"
-CONFIG_TOPICS = "/config/topics"
-CONFIG_CHANGES = "/config/changes"
-DELETE_TOPICS = "/admin/delete_topics"
-
-
-def topic_path(topic: str) -> str:
-    return f"{TOPICS}/{topic}"
-
-
-def partition_state_path(topic: str, partition: int) -> str:
-    return f"{TOPICS}/{topic}/partitions/{partition}/state"
-
 
 class ZkFatalError(KafkaError):
     """An exception Kafka 2.8 let escape main(): str() is the JVM's first line."""
 
 
 # --------------------------------------------------------------------------- AdminUtils
-class JavaRandom:
-    """java.util.Random (the 48-bit LCG), so that a seed picks what Kafka's Random would."""
-
-    _MULTIPLIER = 0x5DEECE66D
-    _MASK = (1 << 48) - 1
-
-    def __init__(self, seed: int | None = None):
-        if seed is None:
-            seed = int.from_bytes(os.urandom(8), "big")
-        self._seed = (seed ^ self._MULTIPLIER) & self._MASK
-
-    def _next(self, bits: int) -> int:
-        self._seed = (self._seed * self._MULTIPLIER + 0xB) & self._MASK
-        r = self._seed >> (48 - bits)
-        return r - (1 << 32) if r & 0x80000000 else r
-
-    def next_int(self, bound: int) -> int:
-        if bound <= 0:
-            raise ValueError("bound must be positive")
-        r = self._next(31)
-        m = bound - 1
-        if bound & m == 0:  # a power of two
-            return (bound * r) >> 31
-        u = r
-        while True:
-            r = u % bound
-            if u - r + m < 2**31:  # Java: the int sum did not overflow
-                return r
-            u = self._next(31)
-
-
 @dataclass(frozen=True)
 class BrokerMetadata:
     id: int
@@ -174,96 +137,6 @@ def assign_replicas_to_brokers(brokers: list[BrokerMetadata], n_partitions: int,
 
 
 # --------------------------------------------------------------------------- ZkData
-@dataclass
-class ReplicaAssignment:
-    replicas: list[int]
-    adding: list[int] = field(default_factory=list)
-    removing: list[int] = field(default_factory=list)
-
-
-@dataclass
-class TopicAssignment:
-    """TopicZNode.decode: the partitions in the znode's order."""
-    topic_id: str | None
-    partitions: dict[int, ReplicaAssignment]
-
-
-def _json_map(m) -> str:
-    return "{" + ",".join(f'"{k}":[{",".join(map(str, v))}]' for k, v in m.items()) + "}"
-
-
-def encode_topic_assignment(topic_id: str | None, assignment: dict[int, ReplicaAssignment]) -> bytes:
-    """TopicZNode.encode (2.8): version 3, adding/removing replicas only for the partitions
-    that have some. The partition maps are Scala mutable.HashMaps; the outer map is built by
-    mutable.Map(4 pairs), whose 8-slot table iterates as written below (checked on the JVM)."""
-    from .dump_log import ScalaHashMap, jackson_string
-
-    replicas, adding, removing = ScalaHashMap(), ScalaHashMap(), ScalaHashMap()
-    for partition, a in assignment.items():
-        replicas.put(str(partition), a.replicas)
-        if a.adding:
-            adding.put(str(partition), a.adding)
-        if a.removing:
-            removing.put(str(partition), a.removing)
-    fields = [f'"partitions":{_json_map(replicas)}']
-    if topic_id is not None:
-        fields.append(f'"topic_id":{jackson_string(topic_id)}')
-    fields += [f'"adding_replicas":{_json_map(adding)}', f'"removing_replicas":{_json_map(removing)}',
-               '"version":3']
-    return ("{" + ",".join(fields) + "}").encode()
-
-
-def decode_topic_assignment(data: bytes | None) -> TopicAssignment:
-    """TopicZNode.decode: missing adding/removing replicas and topic_id read as empty; no data
-    or unparsable JSON reads as no partitions (Json.parseBytes gives None). ValueError if the
-    JSON does not have the shape of an assignment."""
-    try:
-        js = json.loads(data) if data else None
-    except ValueError:
-        js = None
-    if not isinstance(js, dict):
-        return TopicAssignment(None, {})
-    try:
-        adding = js.get("adding_replicas") or {}
-        removing = js.get("removing_replicas") or {}
-        partitions = {int(p): ReplicaAssignment([int(b) for b in r], [int(b) for b in adding.get(p, [])],
-                                                [int(b) for b in removing.get(p, [])])
-                      for p, r in (js.get("partitions") or {}).items()}
-        topic_id = js.get("topic_id")
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise ValueError(str(exc)) from None
-    return TopicAssignment(None if topic_id is None else str(topic_id), partitions)
-
-
-def encode_config(configs: dict[str, str], insertion_order: list[str] | None = None) -> bytes:
-    """ConfigEntityZNode.encode: {"version":1,"config":<Properties>}. A Properties (Java 9+)
-    iterates in its ConcurrentHashMap order, which depends on the order keys went in."""
-    from pk.engine.topic_config import _properties_order
-
-    from .dump_log import jackson_string
-
-    keys = [k for k in _properties_order(insertion_order or list(configs)) if k in configs]
-    body = ",".join(f"{jackson_string(k)}:{jackson_string(configs[k])}" for k in keys)
-    return ('{"version":1,"config":{' + body + "}}").encode()
-
-
-def decode_config(data: bytes | None) -> dict[str, str]:
-    try:
-        js = json.loads(data) if data else None
-    except ValueError:
-        return {}
-    config = js.get("config") if isinstance(js, dict) else None
-    if not isinstance(config, dict):
-        return {}
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
-
-
-def encode_config_change(entity_path: str) -> bytes:
-    from .dump_log import jackson_string
-
-    return ('{"version":2,"entity_path":' + jackson_string(entity_path) + "}").encode()
-
-
 def decode_broker(broker_id: int, data: bytes) -> BrokerMetadata:
     """BrokerIdZNode.decode, as far as kafka-topics needs it (the id and the rack)."""
     text = data.decode("utf-8", "replace")

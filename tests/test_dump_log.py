@@ -647,8 +647,8 @@ def test_emulations_match_the_jvm(tmp_path):
     import random
     import subprocess
 
-    from pk.commands.dump_log import ScalaHashMap, jackson_string
     from pk.engine.consumer_offsets import java_utf8
+    from pk.engine.javacompat import ScalaHashMap, jackson_string
 
     cp = _jvm_classpath()
     if cp is None:

@@ -44,17 +44,25 @@ from dataclasses import dataclass
 
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
-from pk.commands.zk_backend import (
+from ..zk_formats import (
     BROKER_IDS,
+    CLUSTER_ID,
     CONFIG_CHANGES,
     CONFIG_TOPICS,
+    CONTROLLER,
+    CONTROLLER_EPOCH,
     DELETE_TOPICS,
+    PERSISTENT_PATHS,
     TOPICS,
     ReplicaAssignment,
     decode_config,
     decode_topic_assignment,
+    encode_broker,
+    encode_cluster_id,
     encode_config,
     encode_config_change,
+    encode_controller,
+    encode_partition_state,
     encode_topic_assignment,
     partition_state_path,
     topic_path,
@@ -68,13 +76,6 @@ from ..metadata import TopicMetadata, new_kafka_uuid
 log = logging.getLogger("kafka.server.KafkaServer")
 ctl_log = logging.getLogger("kafka.controller.KafkaController")
 
-CONTROLLER = "/controller"
-CONTROLLER_EPOCH = "/controller_epoch"
-CLUSTER_ID = "/cluster/id"
-# KafkaZkClient.createTopLevelPaths (2.8)
-PERSISTENT_PATHS = ("/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
-                    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
-                    CONFIG_TOPICS, "/config/clients", "/config/users", "/config/brokers", "/config/ips")
 RESYNC_S = 10.0
 META_PROPERTIES = "meta.properties"
 
@@ -84,44 +85,6 @@ class ZooKeeperStartupError(Exception):
 
     def report(self, logger: logging.Logger) -> None:
         logger.error("Fatal error during KafkaServer startup. Prepare to shutdown\n%s", self)
-
-
-# --------------------------------------------------------------------------- ZkData encoders
-def encode_broker(broker_id: int, host: str, port: int, rack: str | None = None,
-                  timestamp_ms: int | None = None) -> bytes:
-    """BrokerIdZNode.encode, version 5 (2.7/2.8), one PLAINTEXT endpoint. The keys go into a
-    Scala mutable.HashMap; its iteration order is what Jackson writes."""
-    from pk.commands.dump_log import ScalaHashMap, jackson_string
-
-    stamp = str(int(time.time() * 1000) if timestamp_ms is None else timestamp_ms)
-    endpoint = f"PLAINTEXT://{host}:{port}"
-    values = ScalaHashMap()
-    for key, value in (("version", "5"), ("host", jackson_string(host)), ("port", str(port)),
-                       ("endpoints", f"[{jackson_string(endpoint)}]"), ("jmx_port", "-1"),
-                       ("timestamp", jackson_string(stamp))):
-        values.put(key, value)
-    if rack is not None:
-        values.put("rack", jackson_string(rack))
-    values.put("listener_security_protocol_map", '{"PLAINTEXT":"PLAINTEXT"}')
-    values.put("features", "{}")
-    return ("{" + ",".join(f'"{k}":{v}' for k, v in values.items()) + "}").encode()
-
-
-def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
-    """ControllerZNode.encode: an immutable Map3, so insertion order."""
-    stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-    return f'{{"version":1,"brokerid":{broker_id},"timestamp":"{stamp}"}}'.encode()
-
-
-def encode_cluster_id(cluster_id: str) -> bytes:
-    """ClusterIdZNode.toJson (note the string version)."""
-    return f'{{"version":"1","id":"{cluster_id}"}}'.encode()
-
-
-def encode_partition_state(leader: int, leader_epoch: int, isr: list[int], controller_epoch: int) -> bytes:
-    """TopicPartitionStateZNode.encode (the order Kafka 2.8 writes, zookeeper-and-spark.md A1)."""
-    return (f'{{"controller_epoch":{controller_epoch},"leader":{leader},"version":1,'
-            f'"leader_epoch":{leader_epoch},"isr":[{",".join(map(str, isr))}]}}').encode()
 
 
 # --------------------------------------------------------------------------- snapshots
