@@ -37,6 +37,8 @@ import re
 import socket
 from typing import Iterable, Mapping, Sequence
 
+from pk.engine.javacompat import java_split
+
 
 class ClientConfigError(ValueError):
     """A client configuration that cannot be used; str() is the one line to print."""
@@ -54,21 +56,12 @@ INVALID_BOOTSTRAP = "Error while validating the bootstrap address"
 NOT_RESOLVABLE = "No resolvable bootstrap urls given in bootstrap.servers"
 
 
-def _java_split(text: str, sep: str) -> list[str]:
-    """String.split with a one-character literal that occurs in `text`: trailing empty
-    strings are removed (",".split(",") is empty)."""
-    parts = text.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def validate_bootstrap(text: str | None) -> None:
     """ToolsUtils.validateBootstrapServer (Kafka 3.7): every comma-separated entry must be
     `host:port` as Utils.getPort reads it. Raises BootstrapError with Kafka's message."""
     if text is None or not text.strip():
         raise BootstrapError(INVALID_BOOTSTRAP)
-    entries = _java_split(text, ",") if "," in text else [text]
+    entries = java_split(text, ",")
     valid = 0
     for entry in entries:
         m = _HOST_PORT.fullmatch(entry)

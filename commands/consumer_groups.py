@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from pk.engine.javacompat import hashmap_order
+from pk.engine.javacompat import hashmap_order, java_split
 
 TopicPartition = tuple[str, int]
 
@@ -358,14 +358,6 @@ def java_long(values: list[str], name: str, default: int | None = None) -> int |
     raise CommandFailure(f"Cannot parse argument '{text}' of option {name}")
 
 
-def java_split(text: str, sep: str) -> list[str]:
-    """String.split with a literal separator: trailing empty strings are dropped."""
-    parts = text.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def jlen(text: str) -> int:
     """Java's String.length(): UTF-16 code units (what %-Ns pads to)."""
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
@@ -399,7 +391,8 @@ def tp_str(tp: TopicPartition) -> str:
 def parse_states(text: str) -> set[str]:
     """groupStatesFromString, 4.4: case-insensitive names ("," gives no states: no filter)."""
     by_lower = {s.lower(): s for s in VALID_STATES}
-    parsed = {by_lower.get(s.strip().lower()) for s in java_split(text, ",")}
+    # "" is no states here (Java's split would give [""]), as pk has always read it
+    parsed = {by_lower.get(s.strip().lower()) for s in (java_split(text, ",") if text else [])}
     if None in parsed:
         raise UsageError(f"Invalid state list '{text}'. Valid states are: {', '.join(VALID_STATES)}")
     return parsed
@@ -408,7 +401,8 @@ def parse_states(text: str) -> set[str]:
 def parse_types(text: str) -> set[str]:
     """consumerGroupTypesFromString, 4.4: case-insensitive names."""
     by_lower = {t.lower(): t for t in VALID_TYPES}
-    parsed = {by_lower.get(t.strip()) for t in java_split(text.lower(), ",")}
+    # "" is no types here (Java's split would give [""]), as pk has always read it
+    parsed = {by_lower.get(t.strip()) for t in (java_split(text.lower(), ",") if text else [])}
     if None in parsed:
         raise UsageError(f"Invalid types list '{text}'. Valid types are: {', '.join(VALID_TYPES)}")
     return parsed
@@ -1231,7 +1225,7 @@ class ConsumerGroupService:
                 text = f.read().decode("utf-8", errors="replace")
         except OSError:
             raise CommandFailure(f"java.io.IOException: Unable to read file {path}") from None
-        lines = java_split(text, "\n")
+        lines = java_split(text, "\n") if text else []  # an empty file is no lines (Java's split: [""])
 
         def fields(line: str) -> list[str]:
             try:

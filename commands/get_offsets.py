@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
+from pk.engine.javacompat import java_split
+
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
@@ -90,17 +92,6 @@ def given(value) -> bool:
 
 
 # --------------------------------------------------------------------------- Java parsing
-def java_split(text: str, sep: str = ",") -> list[str]:
-    """String.split with a one-character literal: trailing empty strings are removed
-    ("" gives [""], "," gives [])."""
-    if sep not in text:
-        return [text]
-    parts = text.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def java_parse_int(text: str) -> int:
     """Integer.parseInt; raises ToolError with NumberFormatException's message."""
     if re.fullmatch(r"[+-]?\d+", text) and -2**31 <= int(text) <= _INT_MAX:
@@ -187,14 +178,14 @@ def parse_rule_spec(spec: str) -> Rule:
 
 
 def filter_from_patterns(topic_partitions: str) -> Filter:
-    return Filter([parse_rule_spec(spec) for spec in java_split(topic_partitions)])
+    return Filter([parse_rule_spec(spec) for spec in java_split(topic_partitions, ",")])
 
 
 def partition_set(text: str | None) -> frozenset[int]:
     if not text:
         return frozenset()
     out = set()
-    for part in java_split(text):
+    for part in java_split(text, ","):
         try:
             out.add(java_parse_int(part))
         except ToolError:

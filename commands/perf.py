@@ -532,19 +532,6 @@ class ProducerStats:
         return values
 
 
-def java_split(text: str, delimiter: str) -> list[str]:
-    """String.split(regex) (limit 0): trailing empty strings removed."""
-    try:
-        pattern = re.compile(delimiter)
-    except re.error as exc:
-        raise JavaError("java.util.regex.PatternSyntaxException", f"{exc.msg} near index {exc.pos}") from None
-    from .producer import java_regex_split
-
-    if not text:
-        return [""]
-    return java_regex_split(pattern, text)
-
-
 def java_absolute_path(path: str) -> str:
     """Paths.get(path).toAbsolutePath(): redundant slashes and a trailing slash dropped, the
     working directory prefixed to a relative path; `..` kept."""
@@ -578,7 +565,12 @@ def read_payload_file(path: str | None, delimiter: str, out: Callable[[str], Non
         raise JavaError("java.nio.file.AccessDeniedException", absolute) from None
     except OSError as exc:
         raise JavaError("java.io.IOException", exc.strerror or str(exc)) from None
-    payloads = java_split(data.decode("utf-8", "replace"), delimiter)
+    from pk.engine.javacompat import java_split
+
+    try:
+        payloads = java_split(data.decode("utf-8", "replace"), delimiter)
+    except re.error as exc:
+        raise JavaError("java.util.regex.PatternSyntaxException", f"{exc.msg} near index {exc.pos}") from None
     out(f"Number of records read: {len(payloads)}")
     return [p.encode("utf-8") for p in payloads]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pk.engine.errors import KafkaError, TopicExistsError
+from pk.engine.javacompat import java_split
 from pk.engine.topic_config import java_hashmap_order
 
 from .backend import Backend, TopicInfo
@@ -183,14 +184,6 @@ def check_args(o: TopicOptions) -> None:
 
 
 # --------------------------------------------------------------------------- parsing
-def java_split(text: str, sep: str) -> list[str]:
-    """String.split with a literal separator: trailing empty strings are dropped."""
-    parts = text.split(sep)
-    while len(parts) > 1 and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def java_parse_int(text: str) -> int:
     if re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31:
         return int(text)
@@ -199,8 +192,10 @@ def java_parse_int(text: str) -> int:
 
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     result: dict[int, list[int]] = {}
-    for i, part in enumerate(java_split(text, ",")):
-        brokers = [java_parse_int(b.strip()) for b in java_split(part, ":")]
+    # A list of separators only ("," or ":") reads as one empty item, which fails to parse as
+    # pk has always reported it (Java's split gives no items there).
+    for i, part in enumerate(java_split(text, ",") or [""]):
+        brokers = [java_parse_int(b.strip()) for b in java_split(part, ":") or [""]]
         dups = sorted({b for b in brokers if brokers.count(b) > 1})
         if dups:
             raise CommandError("Partition replica lists may not contain duplicate entries: "

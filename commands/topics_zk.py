@@ -66,12 +66,12 @@ _API_VERSIONS_28 = (
 def api_version_valid(version: str) -> bool:
     """ApiVersion.apply (2.8): the first 2 dot-separated parts (3 for "0.x") must be a version
     ("2.8-IV1") or a release ("2.8")."""
-    from pk.engine.topic_config import _java_split_literal
+    from pk.engine.javacompat import java_split
 
     keys = {rel + ("-" + iv if iv else "") for rel, ivs in _API_VERSIONS_28 for iv in ivs}
     keys.update(rel for rel, _ in _API_VERSIONS_28)
     n = 3 if version.startswith("0.") else 2
-    return ".".join(_java_split_literal(version, ".")[:n]) in keys
+    return ".".join(java_split(version, r"\.")[:n]) in keys
 
 
 def _api_version_validator(name: str, value) -> None:

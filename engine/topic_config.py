@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from .errors import InvalidConfigurationError
-from .javacompat import hashmap_order, string_hash
+from .javacompat import hashmap_order, java_split, string_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # for type checkers only: importing typing costs the CLI start-up time
@@ -267,16 +267,6 @@ _NON_PRODUCTION_RELEASES = ("3.8",)
 _ibp_keys: frozenset | None = None
 
 
-def _java_split_literal(s: str, sep: str) -> list[str]:
-    """String.split with a literal separator: no match -> [s]; trailing empty strings dropped."""
-    if sep not in s:
-        return [s]
-    parts = s.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def metadata_version_valid(version: str) -> bool:
     """MetadataVersion.fromVersionString succeeds (as of 3.7.1)."""
     global _ibp_keys
@@ -284,7 +274,7 @@ def metadata_version_valid(version: str) -> bool:
         keys = {rel + ("-" + iv if iv else "") for rel, ivs in _IBP for iv in ivs}
         keys.update(rel for rel, _ in _IBP if rel not in _NON_PRODUCTION_RELEASES)
         _ibp_keys = frozenset(keys)
-    segments = _java_split_literal(version, ".")
+    segments = java_split(version, r"\.")
     n = 3 if version.startswith("0.") else 2
     key = version if n >= len(segments) else ".".join(segments[:n])
     return key in _ibp_keys
