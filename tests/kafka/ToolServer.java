@@ -20,6 +20,8 @@ import java.util.concurrent.*;
 public final class ToolServer {
     static final class Call {
         final CompletableFuture<Integer> status = new CompletableFuture<>();
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
         final List<Runnable> hooks = Collections.synchronizedList(new ArrayList<>());
 
         /** End the call: run its shutdown hooks (each bounded, as a hung hook would hang the
@@ -47,6 +49,27 @@ public final class ToolServer {
     }
 
     static final ThreadLocal<Call> CURRENT = new InheritableThreadLocal<>();
+    static volatile Call active;
+    static OutputStream idle;
+
+    /** System.out and System.err: what a thread writes goes to the call it was started in
+     *  (threads inherit CURRENT) while that call runs, and to the real stderr otherwise, so
+     *  that a client a finished tool left behind cannot write into a later call's output. */
+    static final class Routed extends OutputStream {
+        final boolean toErr;
+
+        Routed(boolean toErr) { this.toErr = toErr; }
+
+        OutputStream target() {
+            Call call = CURRENT.get();
+            if (call != null && call == active) return toErr ? call.err : call.out;
+            return idle;
+        }
+
+        @Override public void write(int b) throws IOException { target().write(b); }
+        @Override public void write(byte[] b, int off, int len) throws IOException { target().write(b, off, len); }
+        @Override public void flush() throws IOException { target().flush(); }
+    }
     static volatile boolean serverExiting = false;
 
     static void exitTool(int code) {
@@ -131,11 +154,13 @@ public final class ToolServer {
     }
 
     public static void main(String[] argv) throws Exception {
-        // The protocol has stdout to itself; between calls, whatever a tool's leftover threads
-        // print (clients logging after their broker stopped) goes to the real stderr.
+        // The protocol has stdout to itself.
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.US_ASCII);
-        PrintStream idle = System.err;
-        System.setOut(idle);
+        idle = new FileOutputStream(FileDescriptor.err);
+        PrintStream routedOut = new PrintStream(new Routed(false), true, StandardCharsets.UTF_8);
+        PrintStream routedErr = new PrintStream(new Routed(true), true, StandardCharsets.UTF_8);
+        System.setOut(routedOut);
+        System.setErr(routedErr);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
         hookKafkaExit();
         guardSystemExit();
@@ -147,16 +172,11 @@ public final class ToolServer {
             String[] args = new String[parts.length - 2];
             for (int i = 2; i < parts.length; i++) args[i - 2] = new String(field(parts[i]), StandardCharsets.UTF_8);
 
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            ByteArrayOutputStream err = new ByteArrayOutputStream();
-            PrintStream toolOut = new PrintStream(out, true, StandardCharsets.UTF_8);
-            PrintStream toolErr = new PrintStream(err, true, StandardCharsets.UTF_8);
             InputStream toolIn = new ByteArrayInputStream(stdin);
             System.setIn(toolIn);
-            System.setOut(toolOut);
-            System.setErr(toolErr);
-            redirectScalaConsole(toolOut, toolErr, toolIn);
+            redirectScalaConsole(routedOut, routedErr, toolIn);
             Call call = new Call();
+            active = call;
             Thread tool = new Thread(() -> {
                 CURRENT.set(call);
                 try {
@@ -178,12 +198,8 @@ public final class ToolServer {
             tool.setDaemon(true);
             tool.start();
             int status = call.status.get();
-            toolOut.flush();
-            toolErr.flush();
-            System.setOut(idle);
-            System.setErr(idle);
-            redirectScalaConsole(idle, idle, new ByteArrayInputStream(new byte[0]));
-            protocol.println(status + " " + encode(out.toByteArray()) + " " + encode(err.toByteArray()));
+            active = null;
+            protocol.println(status + " " + encode(call.out.toByteArray()) + " " + encode(call.err.toByteArray()));
             protocol.flush();
         }
         serverExiting = true;
