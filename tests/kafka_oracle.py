@@ -329,6 +329,28 @@ class KafkaBroker:
             self.proc.wait()
 
 
+def wait_for_leaders(bootstrap: str, topics: dict[str, int]) -> None:
+    """Until the broker answers ListOffsets for every new partition: a KRaft broker that has
+    not yet applied the new topic to its replica manager answers NOT_LEADER_OR_FOLLOWER, and
+    Kafka's producer would log a retry warning that pk's, sending later, does not."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition  # not at import: the jars need no client
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "oracle-leader-probe", "log_level": 0})
+    try:
+        for t, n in topics.items():
+            for p in range(n):
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        consumer.get_watermark_offsets(TopicPartition(t, p), timeout=5)
+                        break
+                    except KafkaException:
+                        assert time.monotonic() < deadline, f"{t}-{p} has no leader"
+                        time.sleep(0.1)
+    finally:
+        consumer.close()
+
+
 # --------------------------------------------------------------------------- comparing outputs
 
 _TIMESTAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]")

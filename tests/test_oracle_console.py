@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 import kafka_oracle
+from kafka_oracle import wait_for_leaders
 from conftest import tool_path
 
 PREFIX = "ot-cc-"
@@ -68,28 +69,6 @@ def create_remote(bootstrap: str, topics: dict[str, int]) -> None:
     for f in futures.values():
         f.result(30)
     wait_for_leaders(bootstrap, topics)
-
-
-def wait_for_leaders(bootstrap: str, topics: dict[str, int]) -> None:
-    """Until the broker answers ListOffsets for every new partition: a KRaft broker that has
-    not yet applied the new topic to its replica manager answers NOT_LEADER_OR_FOLLOWER, and
-    Kafka's producer would log a retry warning that pk's, sending later, does not."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ot-console-probe", "log_level": 0})
-    try:
-        for t, n in topics.items():
-            for p in range(n):
-                deadline = time.monotonic() + 30
-                while True:
-                    try:
-                        consumer.get_watermark_offsets(TopicPartition(t, p), timeout=5)
-                        break
-                    except KafkaException:
-                        assert time.monotonic() < deadline, f"{t}-{p} has no leader"
-                        time.sleep(0.1)
-    finally:
-        consumer.close()
 
 
 def create_engine(data_dir: str, topics: dict[str, int]) -> None:

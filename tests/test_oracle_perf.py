@@ -15,6 +15,7 @@ import re
 import pytest
 
 from conftest import Runner
+from kafka_oracle import wait_for_leaders
 
 P = "ot-perf-"
 TOPIC = P + "t"
@@ -43,6 +44,7 @@ def perf(kafka, kafka_tools, tmp_path_factory):
     b = kafka.bootstrap
     r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--topic", TOPIC, "--partitions", "2")
     assert r.returncode == 0, r.err
+    wait_for_leaders(b, {TOPIC: 2})
     r = kafka_tools("kafka-producer-perf-test", "--topic", TOPIC, "--num-records", "300", "--record-size", "50",
                     "--throughput", "-1", "--bootstrap-server", b)
     assert r.returncode == 0, r.err
