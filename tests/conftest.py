@@ -69,13 +69,17 @@ class BrokerProcess:
         self.proc: subprocess.Popen | None = None
         self.log_path = os.path.join(os.path.dirname(data_dir) or ".", f"broker-{self.port}.log")
 
-    def start(self, timeout: float = 20.0) -> "BrokerProcess":
+    def command(self) -> list[str]:
+        """The pk-server-start command line: the sample config/server.properties with overrides."""
         args = [tool_path("pk-server-start"), os.path.join(os.path.dirname(__file__), "..", "config",
                                                            "server.properties")]
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
+        return args
+
+    def start(self, timeout: float = 20.0) -> "BrokerProcess":
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
 import time
 
 import pytest
@@ -45,21 +43,8 @@ class SameConfigBroker(BrokerProcess):
         with open(self.properties, "w") as f:
             f.writelines(f"{k}={v}\n" for k, v in config.items())
 
-    def start(self, timeout: float = 20.0) -> "SameConfigBroker":
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([tool_path("pk-server-start"), self.properties],
-                                     stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"pk-server-start exited with {self.proc.returncode}: {self.log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"pk-server-start did not listen on {self.port}: {self.log()}")
+    def command(self) -> list[str]:
+        return [tool_path("pk-server-start"), self.properties]
 
 
 @pytest.fixture(scope="module")
