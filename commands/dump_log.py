@@ -700,6 +700,16 @@ def big_int_hex(data: bytes) -> str:
     return f"{int.from_bytes(data, 'big'):X}"
 
 
+def _coordinator_key(rec: Rec) -> tuple[bytes, int | None]:
+    """A coordinator record's key bytes and the record type in its first two bytes (None when
+    shorter); a missing key is the decoder's RuntimeException, as Kafka's parsers throw it."""
+    if rec.key is None:
+        raise JavaError("java.lang.RuntimeException", f"Failed to decode message at offset {rec.offset} "
+                                                      "using the specified decoder (message had a missing key)")
+    key_bytes = bytes(rec.key)
+    return key_bytes, _I16.unpack_from(key_bytes)[0] if len(key_bytes) >= 2 else None
+
+
 class OffsetsMessageParser:
     """Kafka 4.x's coordinator-record parser for __consumer_offsets: the key as
     {"type":"<record type>","data":{...}} and the value as {"version":"<v>","data":{...}}, the
@@ -709,11 +719,7 @@ class OffsetsMessageParser:
     def parse(self, rec: Rec) -> tuple[str | None, str | None]:
         from pk.engine import consumer_offsets as co
 
-        if rec.key is None:
-            raise JavaError("java.lang.RuntimeException", f"Failed to decode message at offset {rec.offset} "
-                                                          "using the specified decoder (message had a missing key)")
-        key_bytes = bytes(rec.key)
-        record_type = _I16.unpack_from(key_bytes)[0] if len(key_bytes) >= 2 else None
+        key_bytes, record_type = _coordinator_key(rec)
         if record_type not in (0, 1, 2):
             return f"Unknown record type {record_type} at offset {rec.offset}, skipping.", None
         try:
@@ -797,11 +803,7 @@ class TransactionLogMessageParser:
     def parse(self, rec: Rec) -> tuple[str | None, str | None]:
         from pk.engine import consumer_offsets as co
 
-        if rec.key is None:
-            raise JavaError("java.lang.RuntimeException", f"Failed to decode message at offset {rec.offset} "
-                                                          "using the specified decoder (message had a missing key)")
-        key_bytes = bytes(rec.key)
-        record_type = _I16.unpack_from(key_bytes)[0] if len(key_bytes) >= 2 else None
+        key_bytes, record_type = _coordinator_key(rec)
         if record_type != 0:
             return f"Unknown record type {record_type} at offset {rec.offset}, skipping.", None
         try:
