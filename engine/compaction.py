@@ -16,7 +16,7 @@ and the Spark job (spark_ops/compact.py), so both write the same bytes for the s
   append time for LogAppendTime batches); a batch left empty is kept as an empty header only
   where it is its producer's last (its sequence numbers carry idempotence).
 
-Speed: records are never turned into Python objects. record_scan gives their fields as
+Speed: records are never turned into Python objects. records.columns gives their fields as
 NumPy columns, and the map is grouped by Arrow from keys read as 64-bit words; for the dirty
 range a record stays exactly when its offset is one of the map's values (offsets are
 unique, so that offset's key is the record's own key), a sorted search with no per-record
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import compression, records
-from .record_scan import RecordColumns, scan
+from .records.columns import RecordColumns, scan
 
 _INT32_MAX = 2**31 - 1
 

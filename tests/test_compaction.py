@@ -10,7 +10,8 @@ import random
 import pytest
 from kafka.record import MemoryRecords
 
-from pk.engine import compaction, record_scan, records
+from pk.engine import compaction, records
+from pk.engine.records import columns as record_scan
 from pk.engine.errors import CorruptRecordError
 
 NOW = 1_700_000_000_000

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compression, records
-from .errors import CorruptRecordError
+from .. import compression
+from .. import records
+from . import varint
+from ..errors import CorruptRecordError
 
 _PAD = b"\x00" * 16  # varint reads near the end stay inside the array
 
@@ -209,28 +211,4 @@ def _record_starts(buf: bytes, p: int, count: int, out: list) -> int:
     return p
 
 
-def _varints(arr: np.ndarray, pos: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Zig-zag varints at each of `pos` in `arr` (of which `size` bytes are data): (values,
-    positions after them). Reads stay inside the array; runaway fields are the caller's to
-    catch by comparing positions with record ends."""
-    if len(pos) and (pos >= size).any():
-        raise CorruptRecordError("a record's fields run past the end of its batch")
-    limit = size - 1
-    b = arr[pos]
-    more = b >= 0x80
-    if not more.any():  # the common case: every value fits one byte
-        value = b.astype(np.int64)
-        return (value >> 1) ^ -(value & 1), pos + 1
-    value = (b & 0x7F).astype(np.uint64)  # unsigned: varlongs use all 64 bits
-    width = np.ones_like(pos)
-    shift = 7
-    while more.any():
-        if shift > 63:
-            raise CorruptRecordError("varint is too long")
-        b = arr[np.minimum(pos + width, limit)]
-        value = np.where(more, value | ((b & 0x7F).astype(np.uint64) << np.uint64(shift)), value)
-        width += more
-        more &= b >= 0x80
-        shift += 7
-    one = np.uint64(1)
-    return ((value >> one) ^ (np.uint64(0) - (value & one))).view(np.int64), pos + width
+_varints = varint.decode_many

@@ -12,8 +12,9 @@ from __future__ import annotations
 import struct
 from typing import Iterator, NamedTuple, Sequence
 
-from . import compression
-from .errors import CorruptRecordError
+from .. import compression
+from ..errors import CorruptRecordError
+from . import varint
 
 
 
@@ -129,52 +130,19 @@ class Record(NamedTuple):
 
 
 # --------------------------------------------------------------------------- varints
-# Records use zig-zag varints. Small non-negative numbers dominate (deltas, lengths), so
-# their encodings are precomputed once, on first use, and looked up.
-_SMALL = 1 << 14
-_small_varints: list[bytes] = []
-
-
-def _build_small_varints() -> list[bytes]:
-    if not _small_varints:
-        _small_varints.extend(_encode_unsigned(n << 1) for n in range(_SMALL))
-    return _small_varints
-
-
-def _encode_unsigned(u: int) -> bytes:
-    out = bytearray()
-    while u >= 0x80:
-        out.append((u & 0x7F) | 0x80)
-        u >>= 7
-    out.append(u)
-    return bytes(out)
-
-
-def encode_varint(n: int) -> bytes:
-    """Zig-zag varint (also used for varlongs: Python ints do not overflow)."""
-    if 0 <= n < _SMALL:
-        return _build_small_varints()[n]
-    return _encode_unsigned((n << 1) ^ (n >> 63))
+# Records use zig-zag varints (records/varint.py). Small non-negative numbers dominate
+# (deltas, lengths): their encodings come from a table built on first use.
+_SMALL = varint.SMALL
+_build_small_varints = varint.zigzag_table
+encode_varint = varint.encode
 
 
 def decode_varint(buf, pos: int) -> tuple[int, int]:
     """Decode a zig-zag varint at pos; returns (value, next position)."""
-    b = buf[pos]
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos + 1
-    u = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
-        b = buf[pos]
-        pos += 1
-        u |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise CorruptRecordError("varint is too long")
-    return (u >> 1) ^ -(u & 1), pos
+    try:
+        return varint.decode(buf, pos)
+    except varint.VarintTooLong:
+        raise CorruptRecordError("varint is too long") from None
 
 
 # --------------------------------------------------------------------------- encode
@@ -386,7 +354,7 @@ def records_payload(buf, pos: int, header: BatchHeader) -> bytes:
     return data
 
 
-_ZIGZAG_1 = [(b >> 1) ^ -(b & 1) for b in range(128)]  # one-byte varints, decoded
+_ZIGZAG_1 = varint.ZIGZAG_1  # one-byte varints, decoded
 
 
 def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=None) -> list:
