@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Union
 
 from .javacompat import signed32, string_hash
+from .records import varint
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 DEFAULT_NUM_PARTITIONS = 50
@@ -86,15 +87,6 @@ _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 class _Writer:
     def __init__(self, flexible: bool = False):
         self.parts: list[bytes] = []
@@ -118,7 +110,7 @@ class _Writer:
         data = s.encode("utf-8")
         if len(data) > 0x7FFF:
             raise SchemaError(f"'{name}' field is too long to be serialized")
-        self.parts.append(_uvarint(len(data) + 1) if self.flexible else _I16.pack(len(data)))
+        self.parts.append(varint.encode_unsigned(len(data) + 1) if self.flexible else _I16.pack(len(data)))
         self.parts.append(data)
 
     def bytes_(self, b: bytes | None, name: str, nullable: bool = False) -> None:
@@ -128,11 +120,11 @@ class _Writer:
             self.parts.append(b"\x00" if self.flexible else _I32.pack(-1))
             return
         b = bytes(b)
-        self.parts.append(_uvarint(len(b) + 1) if self.flexible else _I32.pack(len(b)))
+        self.parts.append(varint.encode_unsigned(len(b) + 1) if self.flexible else _I32.pack(len(b)))
         self.parts.append(b)
 
     def array_len(self, n: int) -> None:
-        self.parts.append(_uvarint(n + 1) if self.flexible else _I32.pack(n))
+        self.parts.append(varint.encode_unsigned(n + 1) if self.flexible else _I32.pack(n))
 
     def tagged_fields(self) -> None:
         if self.flexible:
@@ -166,15 +158,13 @@ class _Reader:
         return _I64.unpack(self._take(8))[0]
 
     def uvarint(self) -> int:
-        value = shift = 0
-        while True:
-            b = self._take(1)[0]
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise SchemaError("Varint is too long, the most significant bit in the 5th byte is set")
+        try:
+            value, self.pos = varint.decode_unsigned(self.data, self.pos, 5)
+        except IndexError:
+            raise SchemaError(f"Buffer underflow while parsing {self.what}") from None
+        except varint.VarintTooLong:
+            raise SchemaError("Varint is too long, the most significant bit in the 5th byte is set") from None
+        return value
 
     def string(self, name: str, nullable: bool = False) -> str | None:
         length = self.uvarint() - 1 if self.flexible else self.int16()

@@ -176,18 +176,14 @@ def kraft_topic_configs(metadata_dir: str) -> dict[str, dict[str, str]]:
 
 
 def _replay(value: bytes, configs: dict, topic_names: dict) -> None:
+    from .records import varint
+
     pos = 0
 
     def uvarint() -> int:
         nonlocal pos
-        result = shift = 0
-        while True:
-            b = value[pos]
-            pos += 1
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                return result
-            shift += 7
+        n, pos = varint.decode_unsigned(value, pos)
+        return n
 
     def compact_string() -> str | None:
         nonlocal pos

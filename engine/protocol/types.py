@@ -41,6 +41,7 @@ from __future__ import annotations
 import struct
 import uuid as _uuid
 
+from ..records import varint
 from .errors import DecodeError
 
 __all__ = [
@@ -162,39 +163,19 @@ def write_uuid(out, v):
 
 # ---------------------------------------------------------------- varints
 
-_SMALL_UVARINTS = [bytes((i,)) for i in range(128)]
+# The one varint implementation is records/varint.py; the protocol's readers only turn an
+# over-long encoding into a DecodeError (plain truncation still escapes as IndexError, which
+# the schema layer wraps).
+encode_uvarint = varint.encode_unsigned
+encode_varint = varint.encode
 
 
 def read_uvarint(buf, pos):
     """Unsigned varint of at most 5 bytes (a 32-bit value), as Kafka's readUnsignedVarint."""
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    value = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-        if shift >= 35:
-            raise DecodeError("unsigned varint longer than 5 bytes")
-
-
-def encode_uvarint(n: int) -> bytes:
-    if 0 <= n < 0x80:
-        return _SMALL_UVARINTS[n]
-    if n < 0:
-        raise ValueError(f"unsigned varint cannot be negative: {n}")
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    try:
+        return varint.decode_unsigned(buf, pos, 5)
+    except varint.VarintTooLong:
+        raise DecodeError("unsigned varint longer than 5 bytes") from None
 
 
 def write_uvarint(out, n):
@@ -203,22 +184,10 @@ def write_uvarint(out, n):
 
 def read_varint(buf, pos):
     """Signed zig-zag varint/varlong (up to 10 bytes). Used inside records, not by the schemas."""
-    value = 0
-    shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (value >> 1) ^ -(value & 1), pos
-        shift += 7
-        if shift >= 70:
-            raise DecodeError("varint longer than 10 bytes")
-
-
-def encode_varint(n: int) -> bytes:
-    """Signed zig-zag varint/varlong: 0 -> 00, -1 -> 01, 1 -> 02, 300 -> d8 04."""
-    return encode_uvarint((n << 1) ^ (n >> 63))
+    try:
+        return varint.decode(buf, pos, 10)
+    except varint.VarintTooLong:
+        raise DecodeError("varint longer than 10 bytes") from None
 
 
 # ---------------------------------------------------------------- strings
