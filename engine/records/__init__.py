@@ -354,6 +354,25 @@ def records_payload(buf, pos: int, header: BatchHeader) -> bytes:
     return data
 
 
+def decode_headers(data, p: int) -> tuple[tuple, int]:
+    """A record's headers at p (count varint first): ((key, value | None) pairs, next position)."""
+    dv = decode_varint
+    hcount, p = dv(data, p)
+    hl = []
+    for _h in range(hcount):
+        hklen, p = dv(data, p)
+        hkey = data[p:p + hklen].decode("utf-8", "replace")
+        p += hklen
+        hvlen, p = dv(data, p)
+        if hvlen < 0:
+            hval = None
+        else:
+            hval = data[p:p + hvlen]
+            p += hvlen
+        hl.append((hkey, hval))
+    return tuple(hl), p
+
+
 _ZIGZAG_1 = varint.ZIGZAG_1  # one-byte varints, decoded
 
 
@@ -439,20 +458,7 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=No
             if data[p] == 0:
                 p += 1
             else:
-                hcount, p = dv(data, p)
-                hl = []
-                for _h in range(hcount):
-                    hklen, p = dv(data, p)
-                    hkey = data[p:p + hklen].decode("utf-8", "replace")
-                    p += hklen
-                    hvlen, p = dv(data, p)
-                    if hvlen < 0:
-                        hval = None
-                    else:
-                        hval = data[p:p + hvlen]
-                        p += hvlen
-                    hl.append((hkey, hval))
-                headers = tuple(hl)
+                headers, p = decode_headers(data, p)
             if p != end:
                 raise CorruptRecordError(
                     f"record at offset {base_offset + od} has length {length} but {p - end + length} bytes were read")

@@ -38,7 +38,8 @@ class RecordColumns:
     start/end: each record's bytes in buf, its length varint included.
     body: position of the record's attributes byte; od_pos: of its offset-delta varint.
     offset: absolute offsets; ts_delta: timestamp deltas.
-    key_start/key_len (-1: null key); value_len (-1: null value, a tombstone).
+    key_start/key_len (-1: null key); value_start/value_len (-1: null value, a tombstone).
+    The headers' count varint follows each value: `end` minus it is the headers' size.
     """
 
     buf: bytes
@@ -53,9 +54,48 @@ class RecordColumns:
     key_start: np.ndarray
     key_len: np.ndarray
     value_len: np.ndarray
+    value_start: np.ndarray
 
     def __len__(self) -> int:
         return len(self.offset)
+
+    def timestamps(self) -> np.ndarray:
+        """Each record's timestamp: its batch's base timestamp plus its delta, or the batch's
+        max timestamp where the broker stamped it (LogAppendTime)."""
+        counts = np.diff(self.first)
+        heads = [h for _, h in self.batches]
+        base = np.repeat(np.asarray([h.base_timestamp for h in heads], dtype=np.int64), counts)
+        stamped = [bool(h.attributes & records.TIMESTAMP_TYPE_MASK) for h in heads]
+        if not any(stamped):
+            return base + self.ts_delta
+        appended = np.repeat(np.asarray(stamped), counts)
+        latest = np.repeat(np.asarray([h.max_timestamp for h in heads], dtype=np.int64), counts)
+        return np.where(appended, latest, base + self.ts_delta)
+
+    def timestamp_types(self) -> np.ndarray:
+        """Each record's timestamp type (records.CREATE_TIME or LOG_APPEND_TIME)."""
+        return np.repeat(np.asarray([h.timestamp_type for _, h in self.batches], dtype=np.int64),
+                         np.diff(self.first))
+
+    def slices(self, start: np.ndarray, length: np.ndarray, lo: int = 0, hi: int | None = None) -> list:
+        """The byte strings at start[i]..+length[i] of records lo..hi; None where length is -1
+        (a null key or value)."""
+        start, length = start[lo:hi], length[lo:hi]
+        buf = self.buf
+        out = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
+        for i in np.flatnonzero(length < 0).tolist():
+            out[i] = None
+        return out
+
+    def headers(self, lo: int = 0, hi: int | None = None) -> list:
+        """Each record's headers, a tuple of (str, bytes | None) pairs (() for none)."""
+        hi = len(self) if hi is None else hi
+        at = (self.value_start + np.maximum(self.value_len, 0))[lo:hi]
+        out = [()] * (hi - lo)
+        buf = self.buf
+        for i in np.flatnonzero(np.frombuffer(buf, dtype=np.uint8)[at] != 0).tolist():
+            out[i] = records.decode_headers(buf, int(at[i]))[0]
+        return out
 
     def keys(self, which: np.ndarray | None = None) -> list[bytes]:
         """The keys (bytes) of the records at indexes `which` (all by default); keyed only."""
@@ -101,7 +141,7 @@ def scan(data: bytes, batches: list) -> RecordColumns:
         for (begin, stop), count in zip(spans, counts):
             if _record_starts(buf, begin, count, starts) != stop:
                 raise CorruptRecordError("record batch records do not fill their payload")
-        start = np.fromiter(starts, dtype=np.int64, count=total)
+        start = _expand_runs(starts, total)
     first = np.zeros(len(batches) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
 
@@ -114,13 +154,13 @@ def scan(data: bytes, batches: list) -> RecordColumns:
     key_len, key_start = _varints(arr, p, size)
     if total and ((key_len < -1).any() or (key_start + key_len >= end).any()):
         raise CorruptRecordError("a record's key runs past its length")
-    value_len, p = _varints(arr, key_start + np.maximum(key_len, 0), size)
-    if total and ((value_len < -1).any() or (p + np.maximum(value_len, 0) >= end).any()):
+    value_len, value_start = _varints(arr, key_start + np.maximum(key_len, 0), size)
+    if total and ((value_len < -1).any() or (value_start + np.maximum(value_len, 0) >= end).any()):
         raise CorruptRecordError("a record's value runs past its length")
     bases = np.asarray([h.base_offset for _, h in batches], dtype=np.int64)
     offset = np.repeat(bases, counts) + od
     return RecordColumns(buf, list(batches), first, start, end, body, od_pos, offset, ts_delta,
-                         key_start, key_len, value_len)
+                         key_start, key_len, value_len, value_start)
 
 
 # Step through batches together when there are at least this many and the longest holds at
@@ -159,9 +199,9 @@ def _lockstep_starts(arr: np.ndarray, spans: list, counts: list, size: int) -> n
 
 
 def _record_starts(buf: bytes, p: int, count: int, out: list) -> int:
-    """Append where each of `count` records from `p` starts, following their length
-    varints; return where the last one ends. A negative (odd zig-zag) length is caught by
-    scan's column checks.
+    """Append where each of `count` records from `p` starts, as runs (first start, stride,
+    records), following their length varints; return where the last one ends. A negative
+    (odd zig-zag) length is caught by scan's column checks.
 
     Records of one batch often have the same size (fixed-width keys and values): after
     each record, the next ones whose length varint has the very same bytes are found at
@@ -182,24 +222,23 @@ def _record_starts(buf: bytes, p: int, count: int, out: list) -> int:
             else:
                 length, after = records.decode_varint(buf, p)
                 size, head = after - p + max(length, 0), b""
-            append(p)
-            p += size
             count -= 1
             if stretch > 0 or not head or size <= len(head) or count < 8:
+                append((p, size, 1))
+                p += size
                 stretch -= 1
                 continue
             # Probe a run of records of this same size after it: the bytes one size apart
             # (a strided slice), and how many of them lead with this record's length bytes.
             n = min(window, count)
-            lead = buf[p:p + n * size:size]
+            lead = buf[p + size:p + size + n * size:size]
             run = len(lead) - len(lead.lstrip(head[0:1]))
             if len(head) == 2 and run:
-                lead = buf[p + 1:p + 1 + run * size:size]
+                lead = buf[p + size + 1:p + size + 1 + run * size:size]
                 run = len(lead) - len(lead.lstrip(head[1:2]))
-            if run:
-                out.extend(range(p, p + run * size, size))
-                p += run * size
-                count -= run
+            append((p, size, run + 1))
+            p += (run + 1) * size
+            count -= run
             window = min(window * 4, 1 << 16) if run == n else 16
             if run < 4:  # sizes vary here: walk a growing stretch before probing again
                 misses += 1
@@ -209,6 +248,18 @@ def _record_starts(buf: bytes, p: int, count: int, out: list) -> int:
     except IndexError:
         raise CorruptRecordError("record batch ends inside a record") from None
     return p
+
+
+def _expand_runs(runs: list, total: int) -> np.ndarray:
+    """Record starts from (first start, stride, records) runs."""
+    if not runs:
+        return np.zeros(0, dtype=np.int64)
+    first, stride, count = (np.asarray(c, dtype=np.int64) for c in zip(*runs))
+    if len(runs) == total:  # no run longer than one record
+        return first
+    before = np.cumsum(count) - count  # records ahead of each run
+    index = np.arange(total, dtype=np.int64) - np.repeat(before, count)
+    return np.repeat(first, count) + index * np.repeat(stride, count)
 
 
 _varints = varint.decode_many

@@ -122,6 +122,10 @@ def decode_many(arr, pos, size: int):
     if not more.any():  # the common case: every value fits one byte
         value = b.astype(np.int64)
         return (value >> 1) ^ -(value & 1), pos + 1
+    b2 = arr[np.minimum(pos + 1, limit)]
+    if not (more & (b2 >= 0x80)).any():  # next most common: lengths of 64..8191 bytes
+        value = np.where(more, (b & 0x7F).astype(np.int64) | (b2.astype(np.int64) << 7), b)
+        return (value >> 1) ^ -(value & 1), pos + 1 + more
     value = (b & 0x7F).astype(np.uint64)  # unsigned: varlongs use all 64 bits
     width = np.ones_like(pos)
     shift = 7
