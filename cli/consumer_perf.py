@@ -40,7 +40,7 @@ def single(*decls, **kwargs):
 
 
 def _java_long(text: str) -> bool:
-    from pk.commands.perf import java_parse_number
+    from pk.commands.perf_common import java_parse_number
 
     return java_parse_number(text, 64) is not None
 
@@ -115,12 +115,14 @@ class ConsumerPerfCommand(KafkaCommand):
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
 def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
-    from pk.commands import perf
+    from pk.commands import consumer_perf
+    from pk.commands.backends.engine_perf import engine_consumer_opener
+    from pk.commands.errors import JavaError, ToolError, UsageError
     from pk.commands.producer import CommandError
     from pk.engine.errors import KafkaError
 
     timeout = opts.pop("timeout")
-    options = perf.ConsumerPerfOptions(
+    options = consumer_perf.ConsumerPerfOptions(
         **{k: v for k, v in opts.items() if v is not None},
         command_property=list(command_property) or None,
         timeout=None if timeout in (None, _TIMEOUT_DEFAULT) else timeout)
@@ -132,26 +134,26 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
 
     bootstrap = bootstrap_server
     try:
-        perf.check_consumer_options(options, out)
+        consumer_perf.check_consumer_options(options, out)
         multiple = click.get_current_context().meta.get("pk_multiple")
         if multiple is not None:
             if not options.hide_header:
-                out(perf.header_line(options.show_detailed_stats))
+                out(consumer_perf.header_line(options.show_detailed_stats))
             fail(multiple)
         if bootstrap is None and not x:
-            opener = perf.engine_consumer_opener(data_dir)
+            opener = engine_consumer_opener(data_dir)
         else:
             from pk.commands import kafka_clients
 
             opener = kafka_clients.perf_consumer_opener(bootstrap, kafka_clients.remote_target(bootstrap, x, data_dir))
-        perf.run_consumer_perf(options, opener, out)
+        consumer_perf.run_consumer_perf(options, opener, out)
         if options.print_metrics:
             sys.stderr.write("pk: the consumer keeps no other client metrics than these\n")
-    except perf.UsageError as exc:
+    except UsageError as exc:
         fail(str(exc))
-    except perf.JavaError as exc:
+    except JavaError as exc:
         fail(exc.message)  # main() catches Throwable and prints getMessage()
-    except (perf.ToolError, KafkaError, CommandError) as exc:  # CommandError: ConsumerConfig's ConfigException
+    except (ToolError, KafkaError, CommandError) as exc:  # CommandError: ConsumerConfig's ConfigException
         fail(str(exc))
     except KeyboardInterrupt:
         sys.exit(130)

@@ -298,10 +298,12 @@ class ArgParse4jCommand(click.Command):
                    "properties.")
 @data_dir_option
 def cli(data_dir=None, x=(), **opts):
-    from pk.commands import perf
+    from pk.commands import producer_perf
+    from pk.commands.backends.engine_perf import engine_producer_opener
+    from pk.commands.errors import ArgumentError, JavaError, ToolError, java_class_of
     from pk.engine.errors import DataDirError, KafkaError
 
-    options = perf.ProducerPerfOptions(**opts)
+    options = producer_perf.ProducerPerfOptions(**opts)
     stdout = sys.stdout
 
     def out(line: str) -> None:
@@ -316,27 +318,27 @@ def cli(data_dir=None, x=(), **opts):
         bootstrap.servers name one (Kafka's way of saying where to produce)."""
         bootstrap = props.get("bootstrap.servers")
         if bootstrap is None and not x:
-            return perf.engine_producer_opener(data_dir)(topic, props)
+            return engine_producer_opener(data_dir)(topic, props)
         from pk.commands import kafka_clients
 
         try:
             extra = kafka_clients.remote_target(bootstrap, x, data_dir)
         except kafka_clients.BackendUsageError as exc:
-            raise perf.ToolError(str(exc)) from None
+            raise ToolError(str(exc)) from None
         return kafka_clients.perf_producer_opener(bootstrap, extra)(topic, props)
 
     try:
-        code = perf.run_producer_perf(options, open_producer, out, err)
-    except perf.ArgumentError as exc:
+        code = producer_perf.run_producer_perf(options, open_producer, out, err)
+    except ArgumentError as exc:
         fail(f"{PROG}: error: {exc}")
-    except perf.JavaError as exc:
-        fail(exc.uncaught_line())
-    except perf.ToolError as exc:
+    except JavaError as exc:
+        fail(exc.line)
+    except ToolError as exc:
         fail(str(exc))
     except DataDirError as exc:
         fail(str(exc))
     except KafkaError as exc:  # the topic cannot be produced to at all
-        fail(f"{perf.java_class_of(exc)}: {exc}")
+        fail(f"{java_class_of(exc)}: {exc}")
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:

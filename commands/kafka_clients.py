@@ -8,7 +8,7 @@ small interfaces as the bundled engine's, so one set of commands serves both.
   validate_position/subscribe/poll/commit/close), records shaped as engine.consumer's
   ConsumerRecord. `ConsumerBackend(bootstrap, extra)` is the remote twin of EngineBackend
   for the console consumer.
-- `PerfProducer` / `PerfConsumer`: commands/perf.py's interfaces for the two perf tools
+- `PerfProducer` / `PerfConsumer`: commands/producer_perf.py's and consumer_perf.py's interfaces for the two perf tools
   (`perf_producer_opener`, `perf_consumer_opener`).
 
 Configuration is written as Kafka users write it (Java client keys, from .properties files
@@ -702,7 +702,7 @@ class ConsumerBackend:
 
 # --------------------------------------------------------------------------- perf tools
 class PerfProducer:
-    """commands/perf.PerfProducer over RemoteProducer: records without keys (librdkafka's
+    """commands/producer_perf.PerfProducer over RemoteProducer: records without keys (librdkafka's
     sticky partitioning), acknowledged as librdkafka reports them."""
 
     def __init__(self, producer: RemoteProducer):
@@ -757,7 +757,7 @@ def perf_producer_opener(bootstrap: str | None, extra: dict[str, str]):
     (Java keys, bootstrap.servers among them unless `bootstrap` is given)."""
 
     def open_producer(topic: str, props: dict[str, str]):
-        from .perf import CONFIG_EXCEPTION, JavaError
+        from .errors import CONFIG_EXCEPTION, JavaError
         from .producer import CommandError, producer_settings
 
         java = dict(props)
@@ -774,11 +774,11 @@ def perf_producer_opener(bootstrap: str | None, extra: dict[str, str]):
 
 
 class PerfConsumer:
-    """commands/perf.PerfConsumer over RemoteConsumer: a group member; a missing topic is
+    """commands/consumer_perf.PerfConsumer over RemoteConsumer: a group member; a missing topic is
     created by the cluster (allow.auto.create.topics, Java's default) or waited for."""
 
     def __init__(self, bootstrap: str, props: dict[str, str], extra: dict[str, str]):
-        from .perf import validate_consumer_config
+        from .consumer_perf import validate_consumer_config
 
         validate_consumer_config(props)  # ConsumerConfig's checks and texts, as on the engine
         java = dict(props)
@@ -800,7 +800,7 @@ class PerfConsumer:
             self._listener.on_partitions_revoked(partitions)
 
     def subscribe(self, topic: str, listener) -> None:
-        from .perf import ILLEGAL_ARGUMENT, JavaError
+        from .errors import ILLEGAL_ARGUMENT, JavaError
 
         if not topic.strip():
             raise JavaError(ILLEGAL_ARGUMENT, "Topic collection to subscribe to cannot contain null or empty topic")

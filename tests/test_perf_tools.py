@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from pk.commands.perf import JavaDateFormat, JavaError, ThroughputThrottler, java_fixed
+from pk.commands.errors import JavaError
+from pk.commands.perf_common import JavaDateFormat, java_fixed
+from pk.commands.producer_perf import ThroughputThrottler
 from conftest import Runner
 from pk.engine import compression
 from pk.engine.engine import Engine

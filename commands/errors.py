@@ -1,0 +1,64 @@
+"""The errors the tools raise for the CLI to print.
+
+Each class is one way a Kafka tool ends, and says how the CLI shows it:
+
+- `UsageError`: what jopt-simple tools report with printUsageAndExit (the message, exit 1);
+- `ArgumentError`: what argparse4j would report (`<prog>: error: <message>`);
+- `JavaError`: an exception Kafka's tool lets escape (`java_class` + `message`); str() is its
+  Java toString(), `line` the JVM's first line when it escapes main();
+- `ToolError`: a pk refusal with its own one-line text.
+
+`java_class_of` names the Java exception Kafka's client raises for an engine error.
+"""
+
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """A jopt tool's printUsageAndExit message: one line on stderr, exit 1."""
+
+
+class ArgumentError(Exception):
+    """An argparse4j ArgumentParserException (ProducerPerformance): str() is its message."""
+
+
+class JavaError(Exception):
+    """An exception the Java tool does not catch (or prints with getMessage()).
+
+    str() is Java's toString(): `java_class: message`, or the class alone without a message."""
+
+    def __init__(self, java_class: str, message: str | None = None):
+        super().__init__(f"{java_class}: {message}" if message is not None else java_class)
+        self.java_class = java_class
+        self.message = message
+
+    @property
+    def line(self) -> str:
+        """The JVM's first line for an exception escaping main()."""
+        return f'Exception in thread "main" {self}'
+
+
+class ToolError(Exception):
+    """A failure pk reports in its own words (one line)."""
+
+
+KAFKA_EXCEPTION = "org.apache.kafka.common.KafkaException"
+CONFIG_EXCEPTION = "org.apache.kafka.common.config.ConfigException"
+ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
+
+# engine error class name -> the Java exception Kafka's client raises for it
+_JAVA_CLASSES = {
+    "RecordTooLargeError": "org.apache.kafka.common.errors.RecordTooLargeException",
+    "ProducerTimeoutError": "org.apache.kafka.common.errors.TimeoutException",
+    "InvalidTopicError": "org.apache.kafka.common.errors.InvalidTopicException",
+    "UnknownTopicOrPartitionError": "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
+    "ProducerClosedError": "java.lang.IllegalStateException",
+    "OffsetOutOfRangeError": "org.apache.kafka.clients.consumer.OffsetOutOfRangeException",
+    "NoOffsetForPartitionError": "org.apache.kafka.clients.consumer.NoOffsetForPartitionException",
+    "CorruptRecordError": "org.apache.kafka.common.errors.CorruptRecordException",
+    "InvalidRecordError": "org.apache.kafka.common.InvalidRecordException",
+}
+
+
+def java_class_of(exc: BaseException) -> str:
+    return getattr(exc, "java_class", None) or _JAVA_CLASSES.get(type(exc).__name__, KAFKA_EXCEPTION)
