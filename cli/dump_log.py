@@ -70,7 +70,8 @@ class DumpLogSegmentsCommand(JoptCommand):
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")
 def cli(ignored, **opts):
-    from pk.commands import dump_log as cmd
+    from pk.commands.dump_log import tool as cmd
+    from pk.commands.errors import JavaError, Unsupported, UsageError
 
     options = cmd.DumpOptions(
         files=list(opts["files"]) or None,
@@ -108,11 +109,11 @@ def cli(ignored, **opts):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
-    except cmd.UsageError as exc:
+    except UsageError as exc:
         fail(str(exc))
-    except cmd.JavaError as exc:
+    except JavaError as exc:
         fail(exc.line)
-    except cmd.Unsupported as exc:
+    except Unsupported as exc:
         fail(str(exc))
 
 

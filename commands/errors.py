@@ -6,7 +6,8 @@ Each class is one way a Kafka tool ends, and says how the CLI shows it:
 - `ArgumentError`: what argparse4j would report (`<prog>: error: <message>`);
 - `JavaError`: an exception Kafka's tool lets escape (`java_class` + `message`); str() is its
   Java toString(), `line` the JVM's first line when it escapes main();
-- `ToolError`: a pk refusal with its own one-line text.
+- `ToolError`: a pk refusal with its own one-line text;
+- `Unsupported`: an option of Kafka's tool that pk does not implement (its one line).
 
 `java_class_of` names the Java exception Kafka's client raises for an engine error.
 """
@@ -42,9 +43,24 @@ class ToolError(Exception):
     """A failure pk reports in its own words (one line)."""
 
 
+class Unsupported(Exception):
+    """An option of Kafka's tool that pk accepts but does not implement (DumpLogSegments)."""
+
+
+# Java exception classes the tools die with (JavaError.java_class).
 KAFKA_EXCEPTION = "org.apache.kafka.common.KafkaException"
 CONFIG_EXCEPTION = "org.apache.kafka.common.config.ConfigException"
 ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
+NUMBER_FORMAT = "java.lang.NumberFormatException"
+STRING_INDEX = "java.lang.StringIndexOutOfBoundsException"
+NO_SUCH_ELEMENT = "java.util.NoSuchElementException"
+BUFFER_UNDERFLOW = "java.nio.BufferUnderflowException"
+NO_SUCH_FILE = "java.nio.file.NoSuchFileException"
+ACCESS_DENIED = "java.nio.file.AccessDeniedException"
+IO_EXCEPTION = "java.io.IOException"
+CORRUPT_RECORD = "org.apache.kafka.common.errors.CorruptRecordException"
+INVALID_RECORD = "org.apache.kafka.common.InvalidRecordException"
+CORRUPT_INDEX = "org.apache.kafka.storage.internals.log.CorruptIndexException"
 
 # engine error class name -> the Java exception Kafka's client raises for it
 _JAVA_CLASSES = {
