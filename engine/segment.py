@@ -20,7 +20,6 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, ".txnindex")
-_SCAN_CHUNK = 1 << 20
 
 
 def file_stem(base_offset: int) -> str:
@@ -93,7 +92,11 @@ class LogSegment:
 
     # ------------------------------------------------------------------ scanning
     def scan(self, start: int, *, check_crc: bool, end: int | None = None) -> ScanResult:
-        """Walk complete batches from `start`, optionally validating each CRC."""
+        """Walk complete batches from `start`, optionally validating each CRC.
+
+        Without check_crc only headers are read (one pread a batch: these are tail scans from
+        the last index entry), and a batch is checked whole only when its magic is wrong;
+        with it (recovery) the file is read in large chunks."""
         if end is None:
             end = self.file_size()
         pos = start
@@ -101,40 +104,27 @@ class LogSegment:
         max_ts, max_ts_offset = -1, self.base_offset
         error = None
         last_batch = last_base = -1
-        while pos < end:
-            head = self.pread(records.HEADER_SIZE, pos)
-            header = records.read_header(head)
-            if header is None:
-                error = f"truncated batch header at position {pos}"
-                break
-            if check_crc or header.magic != records.MAGIC or header.batch_length < 49:
-                body = self.pread(header.size, pos) if 0 < header.size <= end - pos else head
-                try:
-                    records.check_batch(body)
-                except CorruptRecordError as exc:
-                    error = str(exc)
-                    break
-            elif pos + header.size > end:
-                error = f"truncated record batch at position {pos}"
-                break
-            if header.max_timestamp > max_ts:
-                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
-            next_offset = header.next_offset
-            last_batch, last_base = pos, header.base_offset
-            pos += header.size
+        chunk = records.FILE_CHUNK if check_crc else records.HEADER_SIZE
+        try:
+            for pos, header, *batch in records.iter_file_batches(self.fd, start, end, with_data=check_crc,
+                                                                 strict=True, chunk=chunk):
+                if check_crc or header.magic != records.MAGIC:
+                    records.check_batch(batch[0] if batch else self.pread(header.size, pos), at=pos)
+                if header.max_timestamp > max_ts:
+                    max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+                next_offset = header.next_offset
+                last_batch, last_base = pos, header.base_offset
+                pos += header.size
+        except CorruptRecordError as exc:
+            error = str(exc)
+        if error is None and pos < end:
+            error = f"truncated record batch at position {pos}"
         return ScanResult(pos, next_offset, max_ts, max_ts_offset, error, last_batch, last_base)
 
     def batch_positions(self, start: int = 0, end: int | None = None):
         """Yield (position, header) of each complete batch from `start` (headers only)."""
-        if end is None:
-            end = self.file_size()
-        pos = start
-        while pos + records.HEADER_SIZE <= end:
-            header = records.read_header(self.pread(records.HEADER_SIZE, pos))
-            if header.batch_length < 49 or pos + header.size > end:
-                return
-            yield pos, header
-            pos += header.size
+        # One header per pread: most walks are short (from an index entry to an offset).
+        return records.iter_file_batches(self.fd, start, end, chunk=records.HEADER_SIZE)
 
     # ------------------------------------------------------------------ index helpers
     def _verified(self, entry: tuple[int, int] | None, end: int) -> int:

@@ -638,31 +638,18 @@ class CorruptSegmentError(PkLogError):
     """A segment file holds bytes that are not record batches before its end."""
 
 
-def iter_file_batches(f, pos: int) -> Iterator[tuple[bytes, int, object]]:
-    """(buffer, position in buffer, header) of each complete batch from file position pos,
-    reading the file in large chunks. A batch cut off by the end of the file (one being
-    written) ends the walk; a batch length that cannot be right before the end is corruption."""
+def iter_file_batches(f, pos: int, with_data: bool = True) -> Iterator[tuple]:
+    """(file position, header, batch bytes) of each complete batch from file position pos,
+    reading the file in large chunks; without `with_data`, (file position, header), reading
+    headers only. A batch cut off by the end of the file (one being written) ends the walk; a
+    batch length that cannot be right before the end is corruption."""
     from pk.engine import records
 
-    fd = f.fileno()
-    file_size = os.fstat(fd).st_size
-    while pos < file_size:
-        buf = os.pread(fd, min(_READ_CHUNK, file_size - pos), pos)
-        used = 0
-        for bpos, header in records.iter_batches(buf):
-            yield buf, bpos, header
-            used = bpos + header.size
-        if used:
-            pos += used
-            continue
-        size = records.batch_size_at(buf, 0)
-        if size is None or pos + size > file_size:
-            return  # a torn tail
-        if size < records.HEADER_SIZE:
-            raise CorruptSegmentError(f"{f.name} is corrupt at position {pos}: batch size {size}")
-        buf = os.pread(fd, size, pos)  # one batch bigger than the chunk
-        yield buf, 0, records.read_header(buf)
-        pos += size
+    chunk = _READ_CHUNK if with_data else records.HEADER_SIZE
+    try:
+        yield from records.iter_file_batches(f.fileno(), pos, with_data=with_data, strict=True, chunk=chunk)
+    except records.BadBatchLength as exc:
+        raise CorruptSegmentError(f"{f.name} is corrupt at position {exc.position}: batch size {exc.size}") from None
 
 
 def _open_segment(part) -> object | None:
@@ -705,18 +692,18 @@ def read_segment(part: SegmentPartition) -> Iterator:
             add_headers(headers or None)
 
     with f:
-        for buf, bpos, header in iter_file_batches(f, _first_position(part.log_path, part.base_offset, start, f)):
+        for pos, header, batch in iter_file_batches(f, _first_position(part.log_path, part.base_offset, start, f)):
             if header.base_offset >= end:
                 break
             if header.last_offset < start or header.is_control:
                 continue
             try:
-                records.check_batch(buf, bpos)
+                records.check_batch(batch, at=pos)
             except Exception as exc:
                 raise PkLogError(f"Corrupt batch at offset {header.base_offset} of {part.topic}-{part.partition} "
                                  f"({os.path.basename(part.log_path)}): {exc}") from None
             before = len(cols.offsets)
-            records.decode_records(buf, bpos, header, make)
+            records.decode_records(batch, 0, header, make)
             if header.base_offset < start or header.last_offset >= end:  # an edge batch: trim it
                 lo = bisect_left(cols.offsets, start, before)
                 hi = bisect_left(cols.offsets, end, before)
@@ -754,14 +741,7 @@ def segment_stats(part: SegmentPartition) -> tuple:
         return [r for r in records.decode_records(data, 0, header) if start <= r.offset < end]
 
     with f:
-        size = os.fstat(fd).st_size
-        pos = _first_position(part.log_path, part.base_offset, start, f)
-        while True:
-            header = records.read_header(os.pread(fd, records.HEADER_SIZE, pos))
-            if header is None or pos + header.size > size:
-                break  # the end, or a torn tail
-            if header.batch_length < records.HEADER_SIZE - records.LOG_OVERHEAD:
-                raise CorruptSegmentError(f"{part.log_path} is corrupt at position {pos}: batch size {header.size}")
+        for pos, header in iter_file_batches(f, _first_position(part.log_path, part.base_offset, start, f), False):
             if header.base_offset >= end:
                 break
             if header.last_offset >= start and not header.is_control:
@@ -776,7 +756,6 @@ def segment_stats(part: SegmentPartition) -> tuple:
                 else:
                     count += header.records_count
                     last_at = (pos, header)
-            pos += header.size
         last = in_range(*last_at)[-1] if last_at is not None else None
     if first is None or last is None:
         return (part.topic, part.partition, part.base_offset, 0, None, None, None, None)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import time
 
 from .. import records, topic_names
@@ -207,7 +206,7 @@ class DataHandlers:
         if target != "producer" and _COMPRESSION_CODES[target] != header.compression:
             batch = _recompress(batch, header, _COMPRESSION_CODES[target])
         if config["message.timestamp.type"] == "LogAppendTime":
-            batch = _stamp_log_append_time(batch, now_ms)
+            batch = records.with_log_append_time(batch, now_ms)
             result["log_append_time_ms"] = now_ms
         (first, last), = plog.append_batches([batch], now_ms)
         if state is not None:
@@ -224,7 +223,7 @@ class DataHandlers:
         batch with a good CRC and consistent counts, no zstd below v7, no transactions."""
         if data is None or len(data) == 0:
             raise InvalidRecordError(f"Produce requests with version {version} must have exactly one record batch")
-        if len(data) > 16 and data[16] != records.MAGIC:
+        if len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] != records.MAGIC:
             raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
                                      f"contain record batches with magic version 2")
         size = records.batch_size_at(data, 0)
@@ -376,21 +375,6 @@ def _whole_batches(data: bytes, limit: int) -> bytes:
             break
         end = pos + header.size
     return data[:end]
-
-
-_ATTRIBUTES = struct.Struct(">h")
-_TIMESTAMP = struct.Struct(">q")
-_CRC = struct.Struct(">I")
-
-
-def _stamp_log_append_time(batch, now_ms: int) -> bytearray:
-    """message.timestamp.type=LogAppendTime: the batch's timestamp type bit and max timestamp
-    become the broker's, and the CRC is recomputed (docs/on-disk-layout.md)."""
-    out = bytearray(batch)
-    _ATTRIBUTES.pack_into(out, 21, _ATTRIBUTES.unpack_from(out, 21)[0] | records.TIMESTAMP_TYPE_MASK)
-    _TIMESTAMP.pack_into(out, 35, now_ms)
-    _CRC.pack_into(out, 17, records.crc32c(memoryview(out)[21:]))
-    return out
 
 
 def _recompress(batch, header: records.BatchHeader, codec: int) -> bytes:

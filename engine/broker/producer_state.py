@@ -36,7 +36,6 @@ BLOCK = 1000
 MAX_CACHED_BATCHES = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 EXPIRATION_MS = 86_400_000  # Kafka's producer.id.expiration.ms default
 _INT32_MAX = (1 << 31) - 1
-_SCAN_CHUNK = 1 << 20
 
 
 class ProducerIdAllocator:
@@ -151,23 +150,9 @@ class PartitionProducers:
         """Replay the headers of every batch of `log` written by an idempotent producer."""
         state = cls()
         for seg in log.segments:
-            size = seg.file_size()
-            pos = 0
-            while pos + records.HEADER_SIZE <= size:
-                buf = seg.pread(min(_SCAN_CHUNK, size - pos), pos)
-                at = 0
-                while at + records.HEADER_SIZE <= len(buf):
-                    header = records.read_header(buf, at)
-                    if header.batch_length < records.HEADER_SIZE - records.LOG_OVERHEAD \
-                            or pos + at + header.size > size:
-                        at = -1  # a torn tail: nothing complete follows
-                        break
-                    if header.producer_id >= 0 and header.base_sequence >= 0 and not header.is_control:
-                        state.update(header, header.base_offset, header.last_offset, header.max_timestamp)
-                    at += header.size
-                if at <= 0:
-                    break
-                pos += at
+            for _, header in records.iter_file_batches(seg.fd):
+                if header.producer_id >= 0 and header.base_sequence >= 0 and not header.is_control:
+                    state.update(header, header.base_offset, header.last_offset, header.max_timestamp)
         return state
 
 

@@ -9,6 +9,7 @@ touching the payload.
 
 from __future__ import annotations
 
+import os
 import struct
 from typing import Iterator, NamedTuple, Sequence
 
@@ -54,11 +55,30 @@ crc32c = _load_crc32c()
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = _HEADER.size  # 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes batchLength does not count
-_CRC_START = 21  # first byte the CRC covers (attributes)
+MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD  # 49: a batchLength below it cannot be right
+
+# Where each header field starts (docs/on-disk-layout.md). Only the fields a writer patches
+# in place are used by name; the header is otherwise read and written whole (_HEADER).
+BASE_OFFSET_OFFSET = 0
+BATCH_LENGTH_OFFSET = 8
+PARTITION_LEADER_EPOCH_OFFSET = 12
+MAGIC_OFFSET = 16
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21  # also the first byte the CRC covers
+LAST_OFFSET_DELTA_OFFSET = 23
+BASE_TIMESTAMP_OFFSET = 27
+MAX_TIMESTAMP_OFFSET = 35
+PRODUCER_ID_OFFSET = 43
+PRODUCER_EPOCH_OFFSET = 51
+BASE_SEQUENCE_OFFSET = 53
+RECORDS_COUNT_OFFSET = 57
+
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _LEADER_EPOCH = struct.Struct(">i")
 _PREFIX = struct.Struct(">qii")
 _CRC = struct.Struct(">I")
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMP = struct.Struct(">q")
 
 MAGIC = 2
 CODEC_MASK = 0x07
@@ -253,8 +273,8 @@ def _frame(base_offset: int, partition_leader_epoch: int, attributes: int, last_
         attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
         base_sequence, count,
     )
-    crc = crc32c(payload, crc32c(memoryview(header)[_CRC_START:]))
-    return b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
+    crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
+    return b"".join((header[:CRC_OFFSET], _CRC.pack(crc), header[ATTRIBUTES_OFFSET:], payload))
 
 
 def pack_batch(like: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int, count: int,
@@ -276,8 +296,21 @@ def with_base_offset(batch: bytes, base_offset: int, partition_leader_epoch: int
     return b"".join((
         _OFFSET_AND_LENGTH.pack(base_offset, len(batch) - LOG_OVERHEAD),
         _LEADER_EPOCH.pack(partition_leader_epoch),
-        batch[16:],
+        batch[MAGIC_OFFSET:],
     ))
+
+
+def with_log_append_time(batch, now_ms: int) -> bytearray:
+    """The batch restamped as message.timestamp.type=LogAppendTime does: the timestamp-type
+    attribute bit set, maxTimestamp the broker's clock, and the CRC recomputed (both fields
+    lie inside what it covers). Records keep their own timestamps; readers of such a batch
+    take maxTimestamp for every record."""
+    out = bytearray(batch)
+    attributes = _ATTRIBUTES.unpack_from(out, ATTRIBUTES_OFFSET)[0]
+    _ATTRIBUTES.pack_into(out, ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_MASK)
+    _TIMESTAMP.pack_into(out, MAX_TIMESTAMP_OFFSET, now_ms)
+    _CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return out
 
 
 # --------------------------------------------------------------------------- decode
@@ -296,27 +329,29 @@ def batch_size_at(buf, pos: int) -> int | None:
 
 
 def compute_crc(buf, pos: int, header: BatchHeader) -> int:
-    return crc32c(memoryview(buf)[pos + _CRC_START: pos + header.size])
+    return crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET: pos + header.size])
 
 
-def check_batch(buf, pos: int = 0) -> BatchHeader:
+def check_batch(buf, pos: int = 0, at: int | None = None) -> BatchHeader:
     """Validate the complete batch at pos (size sanity, magic, CRC) and return its header.
 
-    Raises CorruptRecordError with a reason when the bytes are not one whole valid batch.
+    Raises CorruptRecordError with a reason when the bytes are not one whole valid batch;
+    the reason names position `at` (where the batch lies in its file), by default pos.
     """
+    where = pos if at is None else at
     header = read_header(buf, pos)
     if header is None:
-        raise CorruptRecordError(f"truncated batch header at position {pos}")
-    if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecordError(f"truncated batch header at position {where}")
+    if header.batch_length < MIN_BATCH_LENGTH:
         raise CorruptRecordError(
-            f"record batch size {header.size} at position {pos} is smaller than the minimum {HEADER_SIZE}")
+            f"record batch size {header.size} at position {where} is smaller than the minimum {HEADER_SIZE}")
     if header.magic != MAGIC:
-        raise CorruptRecordError(f"unsupported record batch magic {header.magic} at position {pos}")
+        raise CorruptRecordError(f"unsupported record batch magic {header.magic} at position {where}")
     if len(buf) - pos < header.size:
-        raise CorruptRecordError(f"truncated record batch at position {pos}")
+        raise CorruptRecordError(f"truncated record batch at position {where}")
     if compute_crc(buf, pos, header) != header.crc:
         raise CorruptRecordError(
-            f"record batch at position {pos} is corrupt (stored crc = {header.crc}, "
+            f"record batch at position {where} is corrupt (stored crc = {header.crc}, "
             f"computed crc = {compute_crc(buf, pos, header)})")
     return header
 
@@ -331,10 +366,67 @@ def iter_batches(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[in
     view = memoryview(buf)[:end]
     while pos + HEADER_SIZE <= end:
         header = BatchHeader._make(_HEADER.unpack_from(view, pos))
-        if header.batch_length < HEADER_SIZE - LOG_OVERHEAD or pos + header.size > end:
+        if header.batch_length < MIN_BATCH_LENGTH or pos + header.size > end:
             return
         yield pos, header
         pos += header.size
+
+
+class BadBatchLength(CorruptRecordError):
+    """A batchLength too small for a header, in a batch that does not run past the end of
+    the file: not a torn tail but bytes that are not a batch."""
+
+    def __init__(self, position: int, size: int):
+        super().__init__(f"record batch size {size} at position {position} is smaller than the minimum {HEADER_SIZE}")
+        self.position = position
+        self.size = size
+
+
+FILE_CHUNK = 1 << 20
+
+
+def iter_file_batches(fd: int, start: int = 0, end: int | None = None, *, with_data: bool = False,
+                      strict: bool = False, chunk: int = FILE_CHUNK) -> Iterator[tuple]:
+    """Walk the batches of a segment file: (file position, header) for each complete batch
+    from `start`, with `with_data` (file position, header, the batch's bytes as a memoryview).
+
+    The file is read by pread, `chunk` bytes at a time (a batch larger than that alone);
+    `chunk=HEADER_SIZE` reads headers only, one pread a batch, for short walks such as an
+    index lookup. The walk stops before `end` (default: the file's size) at a batch cut off
+    by it, the tail being written or torn. A length field too small for a header stops it
+    as well, or with `strict` raises BadBatchLength. Sizes only: integrity is check_batch's.
+    """
+    if end is None:
+        end = os.fstat(fd).st_size
+    pos = start
+    while pos < end:
+        buf = os.pread(fd, min(chunk, end - pos), pos)
+        view = memoryview(buf)
+        used = 0
+        for bpos, header in iter_batches(view):
+            used = bpos + header.size
+            yield (pos + bpos, header, view[bpos:used]) if with_data else (pos + bpos, header)
+        if used:
+            pos += used
+            continue
+        size = batch_size_at(buf, 0)
+        if size is None or pos + size > end:
+            return  # a cut-off tail (or the file shrank meanwhile)
+        if size < HEADER_SIZE:
+            if strict:
+                raise BadBatchLength(pos, size)
+            return
+        if with_data:  # one batch larger than the chunk
+            buf = os.pread(fd, size, pos)
+            if len(buf) < size:
+                return
+            yield pos, read_header(buf), memoryview(buf)
+        else:
+            header = read_header(buf)
+            if header is None:
+                return
+            yield pos, header
+        pos += size
 
 
 def last_offset(buf, default: int) -> int:
