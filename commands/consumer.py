@@ -225,15 +225,26 @@ class Tally:
 
 def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
             log_error: Callable[[str], None], tally: Tally) -> None:
-    """The print loop; counts processed records (printed or skipped) in `tally`."""
+    """The print loop; counts processed records (printed or skipped) in `tally`.
+
+    The bundled engine's consumer hands over whole fetches (poll_sets), which the formatter
+    writes column-wise when its layout allows (format_set); otherwise, and for remote
+    consumers, each record goes through format()."""
+    from pk.engine.consumer import RecordList
+
     limit = o.max_messages if o.max_messages is not None and o.max_messages >= 0 else None
     timeout = o.timeout_ms if o.timeout_ms is not None and o.timeout_ms >= 0 else None
-    fmt = p.formatter.format
+    poll_sets = getattr(consumer, "poll_sets", None)
+    format_set = getattr(p.formatter, "format_set", None)
     last = time.monotonic()
     while limit is None or tally.count < limit:
         wait = 100 if timeout is None else max(0, min(100, timeout))
-        batch = consumer.poll(wait)
-        if not batch:
+        if poll_sets is not None:
+            pieces = poll_sets(wait)
+        else:
+            polled = consumer.poll(wait)
+            pieces = [RecordList(None, None, polled)] if polled else []
+        if not pieces:
             if timeout is not None and (time.monotonic() - last) * 1000 > timeout:
                 # Kafka 4.4 ends on the consumer's TimeoutException, which it logs (exit 0).
                 log_error(log4j_line("ERROR", "Error processing message, terminating consumer process: ",
@@ -242,30 +253,46 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
                 break
             continue
         last = time.monotonic()
-        if limit is not None and tally.count + len(batch) > limit:
-            rest = batch[limit - tally.count:]
-            batch = batch[:limit - tally.count]
-            _rewind(consumer, rest)  # never commit what was not printed
-        chunks = []
-        for record in batch:
-            tally.count += 1
-            try:
-                chunks.append(fmt(record))
-            except FormatterError as exc:
-                if not o.skip_message_on_error:
-                    out.write(b"".join(chunks))
-                    out.flush()
-                    raise ConsumerFailure(str(exc)) from None
-                log_error(log4j_line("ERROR", "Error processing message, skipping this message: ",
-                                     CONSOLE_CONSUMER))
-                log_error(exc.java)
-        out.write(b"".join(chunks))
+        for i, piece in enumerate(pieces):
+            last_piece = limit is not None and tally.count + len(piece) >= limit
+            if last_piece:
+                piece, rest = piece.split(limit - tally.count)
+                _rewind(consumer, [rest, *pieces[i + 1:]])  # never commit what was not printed
+            data = format_set(piece) if format_set is not None else None
+            if data is None:
+                _format_each(piece.records(), p.formatter.format, o, out, log_error, tally)
+            else:
+                tally.count += len(piece)
+                out.write(data)
+            if last_piece:
+                break
         out.flush()
 
 
-def _rewind(consumer, unprinted) -> None:
+def _format_each(batch: list, fmt, o: ConsumerOptions, out: BinaryIO, log_error: Callable[[str], None],
+                 tally: Tally) -> None:
+    """Format and write records one at a time: a record the formatter rejects ends the run
+    (after what came before it is written) or, with --skip-message-on-error, is logged."""
+    chunks = []
+    for record in batch:
+        tally.count += 1
+        try:
+            chunks.append(fmt(record))
+        except FormatterError as exc:
+            if not o.skip_message_on_error:
+                out.write(b"".join(chunks))
+                out.flush()
+                raise ConsumerFailure(str(exc)) from None
+            log_error(log4j_line("ERROR", "Error processing message, skipping this message: ",
+                                 CONSOLE_CONSUMER))
+            log_error(exc.java)
+    out.write(b"".join(chunks))
+
+
+def _rewind(consumer, unprinted: list) -> None:
     first: dict[tuple[str, int], int] = {}
-    for r in unprinted:
-        first.setdefault((r.topic, r.partition), r.offset)
+    for piece in unprinted:
+        for tp, offset in piece.first_offsets().items():
+            first.setdefault(tp, offset)
     for (topic, partition), offset in first.items():
         consumer.seek(topic, partition, offset)

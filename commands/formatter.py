@@ -159,11 +159,89 @@ class DefaultMessageFormatter:
         return b"".join(parts)
 
 
+    def format_set(self, records):
+        """The bytes for a whole fetch given as columns (engine/consumer.py's
+        RecordColumnsSet), as format() would write them record by record; None when this
+        layout needs format() (no columns, deserializers, headers to print)."""
+        cols = records.columns
+        if cols is None or self.key_deserializer or self.value_deserializer:
+            return None
+        from pk.engine.records.columns import join_ranges
+
+        lo, hi = records.lo, records.hi
+        if self._fast:
+            return join_ranges(cols.buf, cols.value_start[lo:hi], cols.value_len[lo:hi], self.line_separator,
+                               self.null_literal)
+        if self.print_headers and any(cols.headers(lo, hi)):
+            return None
+        types = cols.timestamp_types()[lo:hi]
+        if self.print_timestamp and len(types) and (types != types[0]).any():
+            return None  # batches of both timestamp types: rare enough for format()
+        return self._join_columns(records, cols, lo, hi, int(types[0]) if len(types) else 0)
+
+    def _join_columns(self, records, cols, lo: int, hi: int, timestamp_type: int) -> bytes:
+        """format()'s layout for n records at once: the numbers through one bytes template
+        (%d for timestamp and offset, the constant fields spelled out), keys and values as
+        slices, interleaved into one list and joined, all in C."""
+        sep, end = self.key_separator, self.line_separator
+        shown = [self.print_timestamp, self.print_partition, self.print_offset, self.print_delivery,
+                 self.print_epoch, self.print_headers, self.print_key, self.print_value]
+
+        def after(i: int) -> bytes:
+            return sep if any(shown[i + 1:]) else end
+
+        template, numbers = b"", []
+        if self.print_timestamp:
+            template += _TIMESTAMP_TYPES[timestamp_type] + b"%d" + _escape(after(0))
+            numbers.append(cols.timestamps()[lo:hi].tolist())
+        if self.print_partition:
+            template += _escape(b"Partition:" + str(records.partition).encode() + after(1))
+        if self.print_offset:
+            template += b"Offset:%d" + _escape(after(2))
+            numbers.append(cols.offset[lo:hi].tolist())
+        if self.print_delivery:
+            template += _escape(b"Delivery:NOT_PRESENT" + after(3))
+        if self.print_epoch:
+            template += _escape(b"Epoch:NOT_PRESENT" + after(4))
+        if self.print_headers:
+            template += _escape(b"NO_HEADERS" + after(5))
+        n = hi - lo
+        columns = []
+        if template:
+            if len(numbers) == 2:
+                columns.append(list(map(template.__mod__, zip(*numbers))))
+            elif numbers:
+                columns.append(list(map(template.__mod__, numbers[0])))
+            else:
+                columns.append([template.replace(b"%%", b"%")] * n)
+        null = self.null_literal
+        if self.print_key:
+            columns.append(cols.slices(cols.key_start, cols.key_len, lo, hi, null))
+            columns.append([after(6)] * n)
+        if self.print_value:
+            columns.append(cols.slices(cols.value_start, cols.value_len, lo, hi, null))
+            columns.append([end] * n)
+        if not columns:
+            return b""
+        parts: list = [b""] * (n * len(columns))
+        for i, column in enumerate(columns):
+            parts[i::len(columns)] = column
+        return b"".join(parts)
+
+
+def _escape(text: bytes) -> bytes:
+    """Constant text inside a %-template."""
+    return text.replace(b"%", b"%%")
+
+
 class NoOpMessageFormatter:
     def __init__(self, props: dict[str, str] | None = None):
         pass
 
     def format(self, record) -> bytes:
+        return b""
+
+    def format_set(self, records) -> bytes:
         return b""
 
 

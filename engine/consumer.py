@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from functools import partial
+from itertools import repeat
 from typing import NamedTuple
 
 from . import records, topic_names
@@ -33,6 +34,82 @@ class ConsumerRecord(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: tuple
+
+
+# A fetch that holds at least this many records is decoded column-wise (NumPy); smaller ones
+# record by record, which spares a short-lived tool NumPy's ~65 ms import.
+COLUMNS_FROM = 2048
+
+
+class RecordList:
+    """Records of one partition from one fetch, as ConsumerRecords (small fetches, remote
+    consumers). Shares RecordColumnsSet's interface: len, records(), split(n)."""
+
+    columns = None
+
+    def __init__(self, topic: str, partition: int, items: list):
+        self.topic, self.partition, self.items = topic, partition, items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def records(self) -> list:
+        return self.items
+
+    @property
+    def first_offset(self) -> int:
+        return self.items[0].offset
+
+    @property
+    def next_offset(self) -> int:
+        return self.items[-1].offset + 1
+
+    def split(self, n: int) -> tuple["RecordList", "RecordList"]:
+        return (RecordList(self.topic, self.partition, self.items[:n]),
+                RecordList(self.topic, self.partition, self.items[n:]))
+
+    def first_offsets(self) -> dict[tuple[str, int], int]:
+        """The first offset of each partition among these records (a remote consumer's poll
+        can mix partitions in one list)."""
+        first: dict[tuple[str, int], int] = {}
+        for r in self.items:
+            first.setdefault((r.topic, r.partition), r.offset)
+        return first
+
+
+class RecordColumnsSet:
+    """Records `lo`..`hi` of a fetch's RecordColumns (engine/records/columns.py): one
+    partition's records as NumPy columns, so a formatter can write them without a Python
+    object per record. records() builds ConsumerRecords when a caller needs them."""
+
+    def __init__(self, topic: str, partition: int, columns, lo: int, hi: int):
+        self.topic, self.partition, self.columns, self.lo, self.hi = topic, partition, columns, lo, hi
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    @property
+    def first_offset(self) -> int:
+        return int(self.columns.offset[self.lo])
+
+    @property
+    def next_offset(self) -> int:
+        return int(self.columns.offset[self.hi - 1]) + 1
+
+    def split(self, n: int) -> tuple["RecordColumnsSet", "RecordColumnsSet"]:
+        cut = self.lo + max(0, min(n, len(self)))
+        return (RecordColumnsSet(self.topic, self.partition, self.columns, self.lo, cut),
+                RecordColumnsSet(self.topic, self.partition, self.columns, cut, self.hi))
+
+    def first_offsets(self) -> dict[tuple[str, int], int]:
+        return {(self.topic, self.partition): self.first_offset} if len(self) else {}
+
+    def records(self) -> list:
+        cols, lo, hi = self.columns, self.lo, self.hi
+        return list(map(ConsumerRecord, repeat(self.topic, hi - lo), repeat(self.partition, hi - lo),
+                        cols.timestamp_types()[lo:hi].tolist(), cols.offset[lo:hi].tolist(),
+                        cols.timestamps()[lo:hi].tolist(), cols.slices(cols.key_start, cols.key_len, lo, hi),
+                        cols.slices(cols.value_start, cols.value_len, lo, hi), cols.headers(lo, hi)))
 
 
 def _bool(value) -> bool:
@@ -79,7 +156,7 @@ class EngineConsumer:
         self._positions: dict[tuple[str, int], int] = {}
         self._consumed: dict[tuple[str, int], int] = {}  # next offset after what poll() returned
         self._owned: list[tuple[str, int]] = []
-        self._buffer: list[ConsumerRecord] = []
+        self._buffer: list = []  # RecordList / RecordColumnsSet, one partition's fetch each
         self._next_partition = 0
         # group state
         self._coordinator: GroupCoordinator | None = None
@@ -192,7 +269,7 @@ class EngineConsumer:
     def _drop_partitions(self, tps: list[tuple[str, int]], commit: bool) -> None:
         if commit and self.enable_auto_commit:
             self._commit_consumed([tp for tp in tps if tp in self._consumed])
-        self._buffer = [r for r in self._buffer if (r.topic, r.partition) not in tps]
+        self._buffer = [b for b in self._buffer if (b.topic, b.partition) not in tps]
         for tp in tps:
             if tp in self._owned:
                 self._owned.remove(tp)
@@ -217,7 +294,20 @@ class EngineConsumer:
 
     # ------------------------------------------------------------------ poll
     def poll(self, timeout_ms: int = 0) -> list[ConsumerRecord]:
-        """Records from the owned partitions, waiting up to timeout_ms for some to arrive."""
+        """Records from the owned partitions, waiting up to timeout_ms for some to arrive
+        (at most max.poll.records)."""
+        out: list[ConsumerRecord] = []
+        for piece in self._poll(timeout_ms, self.max_poll_records):
+            out += piece.records()
+        return out
+
+    def poll_sets(self, timeout_ms: int = 0) -> list:
+        """As poll(), but whole fetches, each one partition's records as a RecordList or
+        RecordColumnsSet: what a formatter writes column-wise. max.poll.records does not
+        apply (it bounds a poll loop's work between heartbeats; a fetch is 1 MB at most)."""
+        return self._poll(timeout_ms, None)
+
+    def _poll(self, timeout_ms: int, limit: int | None) -> list:
         deadline = time.monotonic() + timeout_ms / 1000.0
         while True:
             if self._coordinator is not None:
@@ -226,14 +316,29 @@ class EngineConsumer:
             if not self._buffer:
                 self._fetch()
             if self._buffer:
-                out = self._buffer[:self.max_poll_records]
-                del self._buffer[:self.max_poll_records]
-                for r in out:
-                    self._consumed[(r.topic, r.partition)] = r.offset + 1
+                out = self._take(limit)
+                for piece in out:
+                    self._consumed[(piece.topic, piece.partition)] = piece.next_offset
                 return out
             if time.monotonic() >= deadline:
                 return []
             time.sleep(_IDLE_SLEEP)
+
+    def _take(self, limit: int | None) -> list:
+        """Buffered fetches, cut so that at most `limit` records are taken."""
+        if limit is None:
+            out, self._buffer = self._buffer, []
+            return out
+        out = []
+        while self._buffer and limit > 0:
+            piece = self._buffer[0]
+            if len(piece) > limit:
+                piece, self._buffer[0] = piece.split(limit)
+            else:
+                del self._buffer[0]
+            out.append(piece)
+            limit -= len(piece)
+        return out
 
     def _fetch(self) -> None:
         owned = self._owned
@@ -262,23 +367,34 @@ class EngineConsumer:
             return False
         if not data:
             return False
-        buf = self._buffer
+        batches = []
         for pos, header in records.iter_batches(data):
             if header.next_offset <= position:
                 continue
-            if header.is_control:  # a transaction marker (Kafka's logs have them): step over it
-                position = header.next_offset
-                continue
-            # Records are built straight into ConsumerRecords: topic, partition and
-            # timestamp type are bound once per batch.
-            make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
-            batch = records.decode_records(data, pos, header, make)
-            if header.base_offset < position:
-                batch = [r for r in batch if r.offset >= position]
-            buf += batch
+            if not header.is_control:  # transaction markers (Kafka's logs have them) are stepped over
+                batches.append((pos, header))
             position = header.next_offset
+        start = self._positions[tp]
         self._positions[tp] = position
-        return bool(buf)
+        if sum(h.records_count for _, h in batches) >= COLUMNS_FROM:
+            from .records import columns
+
+            cols = columns.scan(data, batches)
+            lo = int(cols.offset.searchsorted(start)) if batches[0][1].base_offset < start else 0
+            if lo < len(cols):
+                self._buffer.append(RecordColumnsSet(topic, partition, cols, lo, len(cols)))
+        else:
+            got: list[ConsumerRecord] = []
+            for pos, header in batches:
+                # Records are built straight into ConsumerRecords: topic, partition and
+                # timestamp type are bound once per batch.
+                make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
+                got += records.decode_records(data, pos, header, make)
+            if got and got[0].offset < start:
+                got = [r for r in got if r.offset >= start]
+            if got:
+                self._buffer.append(RecordList(topic, partition, got))
+        return bool(self._buffer)
 
     # ------------------------------------------------------------------ commits
     def _maybe_auto_commit(self) -> None:
