@@ -5,7 +5,7 @@ Kafka 4.4; kafka.admin.ConsumerGroupCommand before 3.8).
     pk-run-class kafka.admin.ConsumerGroupCommand --reset-offsets --group g --topic t --to-earliest --execute
 
 Works on the bundled engine, or with --bootstrap-server on a cluster through confluent-kafka's
-AdminClient (commands/kafka_admin.py). Output follows Kafka 4.4 byte for byte; where Kafka
+AdminClient (commands/backends/kafka_admin.py). Output follows Kafka 4.4 byte for byte; where Kafka
 prints `Error: ...` on stdout and exits 0, pk prints that line on stderr and exits 1.
 Option-parse failures, which 3.7 leaves to the JVM, print the JVM's first line:
 `Exception in thread "main" joptsimple.<Exception>: <message>`.
@@ -158,7 +158,7 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
 
 
 def _open_backend(data_dir, bootstrap_server, command_config, x, options):
-    """The bundled engine, or with --bootstrap-server the cluster (commands/kafka_admin.py),
+    """The bundled engine, or with --bootstrap-server the cluster (commands/backends/kafka_admin.py),
     bounded by --timeout per Admin call as in Kafka. Kafka 3.7 creates its Admin client when
     the command starts, inside its error handling: what stops it (an unreadable
     --command-config, a configuration librdkafka cannot take) is
@@ -170,7 +170,7 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
     bootstrap = cmd.single(list(bootstrap_server), "bootstrap-server")
     config = cmd.single(list(command_config), "command-config")
     if bootstrap is None and not x:
-        from pk.commands.engine_groups_backend import EngineGroupsBackend
+        from pk.commands.backends.engine_groups import EngineGroupsBackend
 
         if config is not None:
             try:
@@ -178,7 +178,7 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
             except PropertiesError as exc:
                 raise cmd.CommandFailure(java_message(str(exc))) from None
         return EngineGroupsBackend(data_dir)
-    from pk.commands.kafka_admin import KafkaGroupsBackend, open_admin
+    from pk.commands.backends.kafka_admin import KafkaGroupsBackend, open_admin
 
     try:
         extra = check_target(bootstrap, x, data_dir)

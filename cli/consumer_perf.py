@@ -143,9 +143,9 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
         if bootstrap is None and not x:
             opener = engine_consumer_opener(data_dir)
         else:
-            from pk.commands import kafka_clients
+            from pk.commands.backends import kafka_clients, kafka_perf
 
-            opener = kafka_clients.perf_consumer_opener(bootstrap, kafka_clients.remote_target(bootstrap, x, data_dir))
+            opener = kafka_perf.perf_consumer_opener(bootstrap, kafka_clients.remote_target(bootstrap, x, data_dir))
         consumer_perf.run_consumer_perf(options, opener, out)
         if options.print_metrics:
             sys.stderr.write("pk: the consumer keeps no other client metrics than these\n")

@@ -5,7 +5,7 @@
 
 Prints `<topic>:<partition>:<offset>` per matching partition that has an offset, from the
 bundled engine or, with --bootstrap-server, from a cluster
-through confluent-kafka's AdminClient (commands/kafka_admin.py). Errors are Kafka's
+through confluent-kafka's AdminClient (commands/backends/kafka_admin.py). Errors are Kafka's
 "Error occurred: <message>" line on stderr, exit 1.
 """
 
@@ -106,7 +106,7 @@ def _source(data_dir, bootstrap_server, x, options):
     if bootstrap is None and not x:
         return cmd.EngineOffsets(data_dir)
     from pk.commands.client_config import ClientConfigError, check_target
-    from pk.commands.kafka_admin import KafkaOffsets, open_admin
+    from pk.commands.backends.kafka_admin import KafkaOffsets, open_admin
 
     try:
         extra = check_target(bootstrap, x, data_dir)

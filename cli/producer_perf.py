@@ -319,13 +319,13 @@ def cli(data_dir=None, x=(), **opts):
         bootstrap = props.get("bootstrap.servers")
         if bootstrap is None and not x:
             return engine_producer_opener(data_dir)(topic, props)
-        from pk.commands import kafka_clients
+        from pk.commands.backends import kafka_clients, kafka_perf
 
         try:
             extra = kafka_clients.remote_target(bootstrap, x, data_dir)
         except kafka_clients.BackendUsageError as exc:
             raise ToolError(str(exc)) from None
-        return kafka_clients.perf_producer_opener(bootstrap, extra)(topic, props)
+        return kafka_perf.perf_producer_opener(bootstrap, extra)(topic, props)
 
     try:
         code = producer_perf.run_producer_perf(options, open_producer, out, err)

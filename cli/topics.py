@@ -99,7 +99,7 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
 
 
 def _open_backend(data_dir, bootstrap, command_config, x):
-    """The bundled engine, or with --bootstrap-server the cluster (commands/kafka_admin.py).
+    """The bundled engine, or with --bootstrap-server the cluster (commands/backends/kafka_admin.py).
     Kafka creates its Admin client outside the command's error handling, so what stops
     it (a bad address, an unreadable --command-config, a configuration librdkafka cannot
     take) is printed as the bare message."""
@@ -110,12 +110,12 @@ def _open_backend(data_dir, bootstrap, command_config, x):
 
     try:
         if bootstrap is None and not x:
-            from pk.commands.engine_backend import EngineBackend
+            from pk.commands.backends.engine import EngineBackend
 
             if command_config is not None:
                 load_properties(command_config)  # read, as Kafka reads it; the engine needs none of it
             return EngineBackend(data_dir)
-        from pk.commands.kafka_admin import KafkaTopicsBackend, open_admin
+        from pk.commands.backends.kafka_admin import KafkaTopicsBackend, open_admin
 
         extra = check_target(bootstrap, x, data_dir)
         return KafkaTopicsBackend(open_admin(bootstrap, command_config, extra))
@@ -131,7 +131,7 @@ def _run_zookeeper(options) -> None:
     """Kafka 2.8's `kafka-topics --zookeeper` (commands/topics_zk.py over kazoo)."""
     from pk.commands import topics as cmd
     from pk.commands import topics_zk
-    from pk.commands.zk_backend import ZkBackend, ZkFatalError
+    from pk.commands.backends.zookeeper import ZkBackend, ZkFatalError
     from pk.engine.errors import KafkaError
 
     backend = None

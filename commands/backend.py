@@ -1,8 +1,8 @@
 """The small interface every command is written against.
 
-Three implementations: the bundled engine (engine_backend.py, here), a remote cluster
-through confluent-kafka, and legacy ZooKeeper admin through kazoo (later issues). A command
-never knows which one it talks to.
+Three implementations, in commands/backends/: the bundled engine (engine.py), a remote
+cluster through confluent-kafka (kafka_admin.py), and legacy ZooKeeper admin through kazoo
+(zookeeper.py). A command never knows which one it talks to.
 """
 
 from __future__ import annotations

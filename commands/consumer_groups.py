@@ -1,8 +1,8 @@
 """kafka-consumer-groups (ConsumerGroupCommand, Kafka 4.4's org.apache.kafka.tools.consumer.group
 one; kafka.admin.ConsumerGroupCommand before 3.8): argument checks, and the six actions --list,
 --describe, --delete, --reset-offsets, --delete-offsets and --validate-regex, written once
-against `GroupBackend` (engine_groups_backend.py implements it on the bundled engine,
-kafka_admin.KafkaGroupsBackend on a cluster).
+against `GroupBackend` (backends/engine_groups.py implements it on the bundled engine,
+backends/kafka_admin.KafkaGroupsBackend on a cluster).
 
 Texts, widths and check order are Kafka 4.4's, compared with the real tool by
 tests/test_oracle_groups.py. How Kafka reports things, and what pk does with it:

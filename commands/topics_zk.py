@@ -6,7 +6,7 @@ Admin-client tool, and lives here:
 
 - create: 2.8's config rules (LogConfig of 2.8, its message.format.version WARNING), 2.8's
   topic-name messages, the broker/replication-factor check before the name and existence
-  checks, replica assignment computed here (zk_backend.assign_replicas_to_brokers), no broker
+  checks, replica assignment computed here (backends/zookeeper.assign_replicas_to_brokers), no broker
   check for --replica-assignment, `--if-not-exists` silent;
 - list: one line per topic, `<t> - marked for deletion` for pending deletions;
 - describe: Leader/Isr from the partition state znodes, no TopicId unless the znode has one,
@@ -15,7 +15,7 @@ Admin-client tool, and lives here:
   (a WARNING, `Adding partitions succeeded!`), per topic;
 - delete: the two "marked for deletion" lines, or "is already marked for deletion".
 
-`backend` is a zk_backend.ZkBackend (or anything with its methods).
+`backend` is a backends/zookeeper.ZkBackend (or anything with its methods).
 """
 
 from __future__ import annotations

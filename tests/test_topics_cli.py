@@ -574,7 +574,7 @@ def test_validate_bootstrap_as_tools_utils(address, ok_):
 
 
 def test_admin_errors_carry_kafka_texts():
-    from pk.commands.kafka_admin import error_from
+    from pk.commands.backends.kafka_admin import error_from
 
     timeout = error_from(-185, "Failed while waiting for controller: Local: Timed out", "createTopics")
     assert str(timeout) == "Timed out waiting for a node assignment. Call: createTopics"

@@ -29,8 +29,8 @@ from typing import Sequence
 
 from pk.engine.errors import KafkaError, TopicExistsError
 
-from .backend import PartitionInfo, TopicInfo
-from .client_config import ClientConfigError, librdkafka_error
+from ..backend import PartitionInfo, TopicInfo
+from ..client_config import ClientConfigError, librdkafka_error
 
 ERRORS_PACKAGE = "org.apache.kafka.common.errors."
 TIMEOUT_EXCEPTION = ERRORS_PACKAGE + "TimeoutException"
@@ -349,7 +349,7 @@ def open_admin(bootstrap: str, command_config: str | None, x_args: dict[str, str
     """A KafkaAdmin for an admin tool: --command-config, bootstrap and client.id, -X; bounded by
     `timeout_ms` if given, else the configuration's default.api.timeout.ms. Fails fast, as the
     Java client does, when no bootstrap host resolves."""
-    from .client_config import admin_config, check_resolvable
+    from ..client_config import admin_config, check_resolvable
 
     conf, api_timeout = admin_config(bootstrap, command_config, x_args, client_id, default_timeout_ms)
     check_resolvable(bootstrap)
@@ -509,7 +509,7 @@ class KafkaOffsets:
                 if t in md.topics and md.topics[t].error is None}
 
     def list_offsets(self, requests):
-        from .get_offsets import PartitionError
+        from ..get_offsets import PartitionError
 
         out = {}
         for tp, result in self.admin.list_offsets(requests).items():
@@ -560,7 +560,7 @@ class KafkaGroupsBackend:
 
     @staticmethod
     def _api_error(error: AdminError):
-        from .consumer_groups import ApiError
+        from ..consumer_groups import ApiError
 
         return ApiError(error.name, error.java_class, error.message)
 
@@ -587,7 +587,7 @@ class KafkaGroupsBackend:
 
     @_api_errors
     def describe_groups(self, group_ids: list[str]) -> dict:
-        from .consumer_groups import Coordinator, GroupDescription, MemberDescription
+        from ..consumer_groups import Coordinator, GroupDescription, MemberDescription
 
         if not group_ids:
             return {}
@@ -638,7 +638,7 @@ class KafkaGroupsBackend:
         return sorted(p.id for p in description.partitions)
 
     def _offsets(self, partitions: list, timestamp: int) -> dict:
-        from .consumer_groups import unknown_topic_or_partition
+        from ..consumer_groups import unknown_topic_or_partition
 
         results = self.admin.list_offsets({tp: timestamp for tp in partitions})
         out = {}

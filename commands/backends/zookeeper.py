@@ -40,8 +40,8 @@ from pk.engine.zk_formats import (
     topic_path,
 )
 
-from .backend import PartitionInfo, TopicInfo
-from .topics import CommandError
+from ..backend import PartitionInfo, TopicInfo
+from ..topics import CommandError
 
 # Kafka 2.8's TopicCommand waits 30 s for a connection; pk gives up sooner so that a wrong
 # address fails fast.
@@ -371,7 +371,7 @@ class ZkBackend:
     def validate_topic_create(self, name: str, assignment: dict[int, list[int]], configs: dict[str, str]) -> None:
         from pk.engine.topic_names import has_collision_chars, unify_collision_chars
 
-        from .topics_zk import validate_log_config, validate_topic_name
+        from ..topics_zk import validate_log_config, validate_topic_name
 
         validate_topic_name(name)
         if self.topic_exists(name):
@@ -453,7 +453,7 @@ class ZkBackend:
         validate, write /config/topics/<t>, and create a change notification."""
         from pk.engine.topic_config import _properties_order
 
-        from .topics_zk import validate_log_config, validate_topic_name
+        from ..topics_zk import validate_log_config, validate_topic_name
 
         current = self.topic_configs(name)
         order = list(current) + [k for k in _properties_order(list(set_configs)) if k not in current]

@@ -21,7 +21,7 @@ from pk.engine.errors import UnknownTopicOrPartitionError
 from pk.engine.groups import GroupCoordinator, GroupNotEmptyError, GroupState, list_group_ids
 from pk.engine.offsets import OffsetStore
 
-from .consumer_groups import (
+from ..consumer_groups import (
     Coordinator,
     GroupDescription,
     MemberDescription,
