@@ -23,14 +23,12 @@ leaves every earlier record buffered, so flush() still stores them.
 
 from __future__ import annotations
 
-import struct
 import time
-from bisect import bisect_left, bisect_right
-from itertools import accumulate, compress, repeat
-from operator import add
+from itertools import compress
 from typing import Sequence
 
 from . import compression, records, topic_names
+from .records import build, varint
 from .errors import (
     InvalidTopicError,
     KafkaError,
@@ -40,10 +38,7 @@ from .errors import (
 )
 from .partitioner import KeyPartitioner, StickyPartitioner
 
-_HEADER = struct.Struct(">qiibIhiqqqhii")  # as records.py: the 61-byte batch header
-HEADER_SIZE = 61
-_CRC = struct.Struct(">I")
-_CRC_START = 21
+HEADER_SIZE = records.HEADER_SIZE
 MAX_RECORD_OVERHEAD = 21  # DefaultRecord.MAX_RECORD_OVERHEAD
 NO_PARTITION_LEADER_EPOCH = -1
 
@@ -54,59 +49,21 @@ COMPRESSION_RATIO_DETERIORATE_STEP = 0.05
 
 BROKER_TOO_LARGE = "The request included a message larger than the max message size the server will accept."
 
-# Zig-zag varints of 0..16383 and their lengths: every size, delta and count of an ordinary
-# record is looked up here instead of being encoded.
-_TABLE = 1 << 14
-_V = [bytes((z,)) if z < 0x80 else
-      bytes((z & 0x7F | 0x80, z >> 7)) if z < 0x4000 else
-      bytes((z & 0x7F | 0x80, z >> 7 & 0x7F | 0x80, z >> 14))
-      for z in range(0, 2 * _TABLE, 2)]  # zig-zag of n >= 0 is 2n
-_VLEN = list(map(len, _V))
-_ZV = list(map(b"\x00".__add__, _V))  # "no headers" of the previous record + this record's length
-_CORE = list(map(add, range(_TABLE), _VLEN))  # a key's or value's bytes: length varint + data
-_CORE_NULL_KEY = list(map((1).__add__, _CORE))  # a value's, plus the null key's varint
-_NULL = b"\x01"  # varint -1: a null key or value
-_NO_HEADERS = b"\x00"
-# Bulk encoding handles records whose length fields fit the tables, in batches of at most
-# this many records (larger ones go through send()).
-_BULK_MAX_FIELD = _TABLE - 32
-_BULK_MAX_COUNT = _TABLE - 1024
-
-
-_MIDS: list = []
-
-
-def _mid_tables() -> list[list[bytes]]:
-    """[keyed, null key] tables of a record's bytes between its length and its key length,
-    by offset delta, for timestamp delta 0: attributes 0, delta 0, offset delta (+ null key)."""
-    if not _MIDS:
-        keyed = [b"\x00\x00" + v for v in _V]
-        _MIDS.extend((keyed, [mid + _NULL for mid in keyed]))
-    return _MIDS
-
-
-_ADJUST: dict = {}
-
-
-def _adjust_tables(fixed: int) -> tuple[list[int], list[int]]:
-    """For records whose body length takes 2 varint bytes: by offset delta, what to add to a
-    record's core to get its size, and its body length (`fixed`: attributes, timestamp
-    delta and header count bytes)."""
-    tables = _ADJUST.get(fixed)
-    if tables is None:
-        body = [fixed + n for n in _VLEN]
-        tables = _ADJUST[fixed] = ([b + 2 for b in body], body)
-    return tables
+_NULL = build.NULL  # varint -1: a null key or value
+_NO_HEADERS = build.NO_HEADERS
+# Batches built column-wise (send_values) hold at most this many records, so that every
+# offset delta fits the prefix tables (build.MAX_DELTA).
+_BULK_MAX_COUNT = build.MAX_DELTA + 1 - 1024
+_ZIGZAG = varint.zigzag_table()
+_SIZES = build.SIZES
 
 
 def _varint(n: int) -> bytes:
-    return _V[n] if 0 <= n < _TABLE else records.encode_varint(n)
+    return _ZIGZAG[n] if 0 <= n < varint.SMALL else varint.encode(n)
 
 
 def _varint_size(n: int) -> int:
-    if 0 <= n < _TABLE:
-        return _VLEN[n]
-    return len(records.encode_varint(n))
+    return _SIZES[n] if 0 <= n < varint.SMALL else varint.size(n)
 
 
 def headers_size(headers: Sequence) -> int:
@@ -150,14 +107,12 @@ class ProducerClosedError(KafkaError):
 
 
 class _Batch:
-    """A partition's open batch: encoded records so far, the last record's trailing header
-    bytes held back in `tail` (so the next record can share a lookup-table entry with it)."""
+    """A partition's open batch: its records so far, as runs of encoded records."""
 
-    __slots__ = ("parts", "tail", "count", "size", "base_ts", "max_ts", "deadline", "limit")
+    __slots__ = ("parts", "count", "size", "base_ts", "max_ts", "deadline", "limit")
 
     def __init__(self, base_ts: int, deadline: float, limit: int):
         self.parts: list[bytes] = []
-        self.tail = b""
         self.count = 0
         self.size = 0  # uncompressed bytes of the records
         self.base_ts = base_ts
@@ -318,8 +273,7 @@ class EngineProducer:
                     partition = self._sticky.current
                 continue
             break
-        batch.parts.append(batch.tail + _varint(body_len) + body)
-        batch.tail = hb
+        batch.parts.append(_varint(body_len) + body + hb)
         batch.count += 1
         batch.size += size
         if timestamp > batch.max_ts:
@@ -334,9 +288,10 @@ class EngineProducer:
     def send_values(self, values: list, keys: list | None = None, timestamp: int | None = None) -> None:
         """send(key, value) for each pair, all with the same timestamp (default: now).
 
-        The same batches as calling send() in a loop, computed list-at-a-time with map()
-        over C functions; records with nulls, or too large for the lookup tables, take the
-        send() path.
+        The same batches as calling send() in a loop, computed column-wise (records/build.py:
+        map over C functions, no Python code per record); when a record has a null key or
+        value, or is too large to be sent, every record takes the send() path (which raises
+        at the offending record after buffering those before it).
         """
         n = len(values)
         if not n:
@@ -348,67 +303,37 @@ class EngineProducer:
         if timestamp is None:
             timestamp = int(self._clock() * 1000)
         by_key = keys is not None and not self.ignore_keys and self._num_partitions > 1
-        given_values, given_keys = values, keys
         try:
             if by_key:
-                # Group by partition, keeping each partition's order: a stable sort of the
-                # positions by target partition, then the lists gathered in that order.
-                targets = list(map(self._keys.__getitem__, keys))  # TypeError: a null key
-                if self._num_partitions <= 8:
-                    # A few partitions: one pass per partition picks its positions.
-                    positions = range(n)
-                    order = []
-                    groups = []
-                    for p in range(self._num_partitions):
-                        mine = list(compress(positions, map(p.__eq__, targets)))
-                        if mine:
-                            order += mine
-                            groups.append((p, len(mine)))
-                else:
-                    order = sorted(range(n), key=targets.__getitem__)
-                    targets = list(map(targets.__getitem__, order))
-                    groups = [(p, bisect_right(targets, p) - bisect_left(targets, p)) for p in sorted(set(targets))]
-                keys = list(map(keys.__getitem__, order))
-                values = list(map(values.__getitem__, order))
-            lens = list(map(len, values))  # TypeError: a null value
-            # IndexError: a key or value too long for the tables
-            if keys is None:
-                cores = list(map(_CORE_NULL_KEY.__getitem__, lens))
-                key_lens = None
+                groups = [(p, build.Columns(part_values, part_keys))
+                          for p, part_keys, part_values in self._by_partition(keys, values)]
             else:
-                klens = list(map(len, keys))
-                cores = list(map(add, map(_CORE.__getitem__, lens), map(_CORE.__getitem__, klens)))
-                key_lens = list(map(_V.__getitem__, klens))
-        except (TypeError, IndexError):
-            return self._send_each(given_values, given_keys, timestamp)
-        biggest = max(cores)
+                groups = [(None, build.Columns(values, keys))]
+        except (TypeError, ValueError):  # a null key or value, or one too long for the tables
+            return self._send_each(values, keys, timestamp)
+        biggest = max(columns.max_core for _, columns in groups)
         # Java's size estimate: 61 + 21 + key and value parts + 1 (no headers).
         if (HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
-                or biggest >= _BULK_MAX_FIELD
                 or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
-            # send() raises at the offending record, after buffering those before it
-            return self._send_each(given_values, given_keys, timestamp)
-        value_lens = list(map(_V.__getitem__, lens))
-        two_byte = biggest < 8185 and min(cores) >= 60
-        fill = self._fill
-        if by_key:
-            end = 0
-            for p, count in groups:
-                i, end = end, end + count
-                while i < end:
-                    i = fill(p, i, end, cores, value_lens, values, key_lens, keys, timestamp, two_byte)
-        else:
-            i = 0
-            sticky = self._sticky
-            single = keys is not None and not self.ignore_keys  # keyed, one partition
-            opened = self._open
-            while i < n:
-                p = 0 if single else sticky.current
-                i = fill(p, i, n, cores, value_lens, values, key_lens, keys, timestamp, two_byte)
-                if opened[p] is None and not single:
-                    sticky.batch_completed(p)
+            return self._send_each(values, keys, timestamp)
+        for p, columns in groups:
+            if p is None:
+                single = keys is not None and not self.ignore_keys  # keyed, one partition
+                self._fill(0 if single else None, columns, timestamp)
+            else:
+                self._fill(p, columns, timestamp)
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
+
+    def _by_partition(self, keys: list, values: list):
+        """(partition, keys, values) of each partition the keys go to, in partition order, each
+        keeping the records' order. TypeError for a null key."""
+        targets = list(map(self._keys.__getitem__, keys))
+        for p in range(self._num_partitions):
+            mine = list(map(p.__eq__, targets))
+            part_keys = list(compress(keys, mine))
+            if part_keys:
+                yield p, part_keys, list(compress(values, mine))
 
     def _send_each(self, values, keys, timestamp) -> None:
         send = self.send
@@ -419,74 +344,40 @@ class EngineProducer:
             for key, value in zip(keys, values):
                 send(key, value, (), timestamp)
 
-    def _fill(self, p: int, i: int, n: int, cores, value_lens, values, key_lens, keys, ts: int,
-              two_byte: bool) -> int:
-        """Put records i.. (up to n) into partition p's open batch, as many as fit; returns
-        the index of the first record not placed. Completes the batch when it is full.
-        two_byte: every record's body length is known to be in [64, 8192) whatever its
-        position (cores in [60, 8185))."""
-        batch = self._open[p]
-        if batch is None:
-            batch = self._open[p] = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
-        m = batch.count
-        if m >= _BULK_MAX_COUNT:
-            self._complete(p)
-            return i
-        delta = ts - batch.base_ts
-        tsd = _varint(delta)
-        room = batch.limit - batch.size
-        # A window a little larger than what probably fits; the loop in the caller comes
-        # back for more when all of it fit.
-        k_max = min(n - i, _BULK_MAX_COUNT - m, room // (cores[i] + 6) + 8)
-        fixed = 2 + len(tsd)  # attributes, timestamp delta, "no headers"
-        if two_byte and fixed <= 5:
-            # Every body length takes a 2-byte varint: sizes need no per-record lookup.
-            size_adjust, body_adjust = _adjust_tables(fixed)
-            sizes = list(accumulate(map(add, cores[i:i + k_max], size_adjust[m:m + k_max])))
-            k = bisect_right(sizes, room)
-            if k == 0 and m == 0:
-                k = 1
-            bodies = list(map(add, cores[i:i + k], body_adjust[m:m + k]))
-        else:
-            bodies = list(map(add, map(add, cores[i:i + k_max], _VLEN[m:m + k_max]), repeat(fixed, k_max)))
-            sizes = list(accumulate(map(add, bodies, map(_VLEN.__getitem__, bodies))))
-            k = bisect_right(sizes, room)
-            if k == 0 and m == 0:
-                k = 1  # a batch always takes its first record
-        if k:
-            if delta == 0:
-                mids = (_mid_tables()[keys is None])[m:m + k]
-            else:
-                prefix = b"\x00" + tsd
-                mids = [prefix + v for v in _V[m:m + k]]
-                if keys is None:
-                    mids = [mid + _NULL for mid in mids]
-            if keys is None:
-                parts = [None] * (4 * k)
-                parts[0::4] = map(_ZV.__getitem__, bodies if len(bodies) == k else bodies[:k])
-                parts[1::4] = mids
-                parts[2::4] = value_lens[i:i + k]
-                parts[3::4] = values[i:i + k]
-            else:
-                parts = [None] * (6 * k)
-                parts[0::6] = map(_ZV.__getitem__, bodies if len(bodies) == k else bodies[:k])
-                parts[1::6] = mids
-                parts[2::6] = key_lens[i:i + k]
-                parts[3::6] = keys[i:i + k]
-                parts[4::6] = value_lens[i:i + k]
-                parts[5::6] = values[i:i + k]
-            # The first record follows the previous record's held-back header bytes, not
-            # the implicit "no headers" byte of the table entry.
-            parts[0] = batch.tail + _V[bodies[0]]
-            batch.parts += parts
-            batch.tail = _NO_HEADERS
-            batch.count = m + k
-            batch.size += sizes[k - 1]
-            if ts > batch.max_ts:
-                batch.max_ts = ts
-        if k < k_max or batch.size >= batch.limit or batch.count >= _BULK_MAX_COUNT:
-            self._complete(p)
-        return i + k
+    def _fill(self, partition: int | None, columns: build.Columns, ts: int) -> None:
+        """Put every record of `columns` into batches of `partition` (None: the sticky
+        partition, which moves on whenever it completes a batch), as send() would: each
+        batch takes records while they fit its limit, and is completed when one does not or
+        when it is full."""
+        n = columns.n
+        i = 0
+        opened = self._open
+        sticky = self._sticky if partition is None else None
+        while i < n:
+            p = sticky.current if sticky is not None else partition
+            batch = opened[p]
+            if batch is None:
+                batch = opened[p] = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
+            m = batch.count
+            k = cap = 0
+            if m < _BULK_MAX_COUNT:
+                delta = ts - batch.base_ts
+                fixed = 2 + _varint_size(delta)  # attributes, timestamp delta, header count
+                cap = min(n - i, _BULK_MAX_COUNT - m)
+                k, size = columns.fit(i, m, batch.limit - batch.size, cap, fixed)
+                if k == 0 and m == 0:  # a batch always takes its first record
+                    k, size = 1, columns.sizes(i, i + 1, 0, fixed)[0]
+                if k:
+                    batch.parts.append(columns.encode(i, i + k, m, delta))
+                    batch.count = m + k
+                    batch.size += size
+                    if ts > batch.max_ts:
+                        batch.max_ts = ts
+                    i += k
+            if k < cap or batch.size >= batch.limit or batch.count >= _BULK_MAX_COUNT:
+                self._complete(p)
+                if sticky is not None:
+                    sticky.batch_completed(p)
 
     # ------------------------------------------------------------------ batches
     def _complete(self, partition: int) -> None:
@@ -495,18 +386,14 @@ class EngineProducer:
         self._open[partition] = None
         if batch is None or not batch.count:
             return
-        batch.parts.append(batch.tail)
-        payload = b"".join(batch.parts)
+        parts = batch.parts
+        payload = parts[0] if len(parts) == 1 else b"".join(parts)
         codec = self.codec
         if codec:
             raw_size = len(payload)
             payload = compression.compress(codec, payload)
             self._update_ratio(len(payload) / raw_size if raw_size else 1.0)
-        count = batch.count
-        header = _HEADER.pack(0, HEADER_SIZE - 12 + len(payload), NO_PARTITION_LEADER_EPOCH, 2, 0, codec,
-                              count - 1, batch.base_ts, batch.max_ts, -1, -1, -1, count)
-        crc = records.crc32c(payload, records.crc32c(header[_CRC_START:]))
-        data = b"".join((header[:17], _CRC.pack(crc), header[_CRC_START:], payload))
+        data = build.producer_batch(payload, batch.count, batch.base_ts, batch.max_ts, codec)
         self._ready.append((partition, data))
         self._ready_bytes += len(data)
 

@@ -1,0 +1,94 @@
+"""The column-wise record encoder (engine/records/build.py) against the per-record one
+(records.encode_batch), and its batch sizing against a plain running sum."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pk.engine import records
+from pk.engine.records import build
+
+
+def _random_records(rng: random.Random, keyed: bool):
+    n = rng.randrange(1, 300)
+    size = rng.choice([0, 1, 5, 60, 64, 120, 3000, 8191, 9000, 20000])
+    values = []
+    for _ in range(n):
+        length = rng.randrange(size + 1) if rng.random() < 0.7 else size
+        values.append(rng.randbytes(length))
+    keys = [rng.randbytes(rng.randrange(rng.choice([1, 12, 200]))) for _ in range(n)] if keyed else None
+    return values, keys
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_columns_encode_like_encode_batch(keyed):
+    rng = random.Random(5 + keyed)
+    for _ in range(150):
+        values, keys = _random_records(rng, keyed)
+        timestamp = 1_700_000_000_000
+        base = timestamp - rng.choice([0, 0, 1, 63, 64, 100_000, -5])
+        expected = records.encode_batch([(None if keys is None else keys[i], v, (), timestamp)
+                                         for i, v in enumerate(values)], base_timestamp=base)
+        columns = build.Columns(values, keys)
+        payload = columns.encode(0, len(values), 0, timestamp - base)
+        assert payload == expected[records.HEADER_SIZE:]
+        # Any run of the records, from any offset delta, is the same bytes as those
+        # records inside a whole batch.
+        start = rng.randrange(len(values))
+        stop = rng.randrange(start + 1, len(values) + 1)
+        first = rng.randrange(0, 9000)
+        run = columns.encode(start, stop, first, timestamp - base)
+        whole = records.encode_batch([(None if keys is None else keys[i], values[i], (), timestamp)
+                                      for i in range(start, stop)], base_timestamp=base,
+                                     offset_deltas=range(first, first + stop - start),
+                                     last_offset_delta=first + stop - start - 1)
+        assert run == whole[records.HEADER_SIZE:]
+        fixed = 2 + len(records.encode_varint(timestamp - base))
+        assert sum(columns.sizes(start, stop, first, fixed)) == len(run)
+
+
+def test_producer_batch_frames_like_encode_batch():
+    values = [b"a" * 10, b"", b"b" * 9000]
+    payload = build.encode_records(values, None, 3)
+    batch = build.producer_batch(payload, 3, 1000, 1003)
+    expected = records.encode_batch([(None, v, (), 1003) for v in values], base_timestamp=1000,
+                                    partition_leader_epoch=-1)
+    assert batch == expected
+    header = records.check_batch(batch)
+    assert (header.records_count, header.base_timestamp, header.max_timestamp) == (3, 1000, 1003)
+    assert [r.value for r in records.decode_records(batch)] == values
+
+
+def test_columns_refuse_what_they_cannot_encode():
+    with pytest.raises(TypeError):
+        build.Columns([b"x", None])
+    with pytest.raises(TypeError):
+        build.Columns([b"x", b"y"], [b"k", None])
+    with pytest.raises(ValueError):
+        build.Columns([])
+    with pytest.raises(ValueError):
+        build.Columns([b"x" * (build.MAX_LENGTH + 1)])
+
+
+@pytest.mark.parametrize("sizes", [(100, 100), (95, 105), (0, 70), (50, 80), (8100, 8200), (0, 20000)])
+def test_fit_is_the_longest_prefix_that_fits(sizes):
+    rng = random.Random(sizes[0] * 7 + sizes[1])
+    for _ in range(400):
+        n = rng.randrange(1, 300)
+        values = [b"v" * rng.randrange(sizes[0], sizes[1] + 1) for _ in range(n)]
+        keys = None if rng.random() < 0.5 else [b"k" * rng.randrange(0, 20) for _ in range(n)]
+        columns = build.Columns(values, keys)
+        start = rng.randrange(n)
+        first = rng.choice([0, rng.randrange(0, 70), rng.randrange(0, 9000)])
+        fixed = rng.choice([3, 4, 5])
+        room = rng.randrange(0, 40_000)
+        cap = rng.randrange(0, n - start + 1)
+        expected_k = expected_size = 0
+        for size in columns.sizes(start, start + cap, first, fixed):
+            if expected_size + size > room:
+                break
+            expected_k += 1
+            expected_size += size
+        assert columns.fit(start, first, room, cap, fixed) == (expected_k, expected_size)
