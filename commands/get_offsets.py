@@ -308,60 +308,10 @@ class EngineOffsets:
         return out
 
     def offset(self, topic: str, partition: int, spec: int) -> int:
-        """UnifiedLog.fetchOffsetByTimestamp + Partition.fetchOffsetForTimestamp, single broker."""
-        log = self.engine.partition(topic, partition)
-        if spec == LATEST:
-            return log.log_end_offset
-        if spec in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: local start = log start
-            return log.log_start_offset
-        if spec in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):  # no tiered storage: no such offset
-            return UNKNOWN_OFFSET
-        end = log.log_end_offset
-        if spec == MAX_TIMESTAMP:
-            offset = max_timestamp_offset(log)
-        else:
-            found = log.offset_for_timestamp(spec)
-            offset = found[0] if found is not None else UNKNOWN_OFFSET
-        return offset if 0 <= offset < end else UNKNOWN_OFFSET
+        """The partition log's ListOffsets answer (PartitionLog.list_offset), -1 for none."""
+        found = self.engine.partition(topic, partition).list_offset(spec)
+        return UNKNOWN_OFFSET if found is None else found[0]
 
     def close(self) -> None:
         self.engine.close()
 
-
-def _segment_max_timestamp(seg) -> int:
-    """Largest record timestamp of a segment (-1 when none): last time-index entry plus the tail."""
-    seg.offset_index.refresh()
-    seg.time_index.refresh()
-    tail = seg.scan(max(seg.offset_index.last_position(), 0), check_crc=False)
-    return max(seg.time_index.last_timestamp(), tail.max_timestamp)
-
-
-def max_timestamp_offset(log) -> int:
-    """Offset of the first record carrying the partition's largest timestamp.
-
-    Kafka picks the first segment holding the maximum (maxBy), then the first record reaching
-    it. (3.7 itself answered with the last offset of that record's batch, KAFKA-16310, fixed
-    in 3.8; pk returns the record's own offset.) With no timestamps at all Kafka answers the
-    first segment's base offset.
-    """
-    from pk.engine import records
-
-    segments = log.segments
-    best_ts, best = -1, None
-    for seg in segments:
-        ts = _segment_max_timestamp(seg)
-        if best is None or ts > best_ts:
-            best_ts, best = ts, seg
-    if best is None:
-        return UNKNOWN_OFFSET
-    if best_ts < 0:
-        return segments[0].base_offset
-    size = best.file_size()
-    for pos, header in best.batch_positions(0, size):
-        if header.max_timestamp < best_ts:
-            continue
-        batch = best.pread(header.size, pos)
-        for rec in records.decode_records(batch, 0, header):
-            if rec.timestamp >= best_ts:
-                return rec.offset
-    return UNKNOWN_OFFSET

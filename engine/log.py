@@ -39,6 +39,13 @@ _COUNTERS = struct.Struct(">qq")
 PARTITION_METADATA = "partition.metadata"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 _INT32_MAX = 2**31 - 1
+# ListOffsets' special timestamps (Kafka's ListOffsetsRequest); any other is a time in ms.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 # A cleaning pass holds a partition's closed segments in memory up to this size; beyond it
 # it reads them one at a time, twice (once for the key map, once to rewrite them).
 _CLEAN_IN_MEMORY = 512 * 1024 * 1024
@@ -722,11 +729,49 @@ class PartitionLog:
             offset = max(seg.time_index.lookup(timestamp), self._log_start_offset)
             size = seg.file_size()
             pos, _ = seg.find_position(offset, size)
-            for bpos, header in seg.batch_positions(pos, size):
-                if header.max_timestamp < timestamp:
-                    continue
-                batch = seg.pread(header.size, bpos)
-                for rec in records.decode_records(batch, 0, header):
-                    if rec.timestamp >= timestamp and rec.offset >= self._log_start_offset:
-                        return rec.offset, rec.timestamp
+            found = seg.first_record_reaching(timestamp, pos, self._log_start_offset)
+            if found is not None:
+                return found
         return None
+
+    @_reader
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record carrying the partition's largest timestamp.
+
+        Kafka picks the first segment holding the maximum (maxBy), then the first record reaching
+        it. (3.7 itself answered with the last offset of that record's batch, KAFKA-16310, fixed
+        in 3.8; pk returns the record's own offset.) With no timestamps at all Kafka answers the
+        first segment's base offset, with no timestamp (-1).
+        """
+        segments = self.segments
+        best_ts, best = -1, None
+        for seg in segments:
+            ts = seg.max_timestamp_so_far()
+            if best is None or ts > best_ts:
+                best_ts, best = ts, seg
+        if best_ts < 0:
+            return segments[0].base_offset, records.NO_TIMESTAMP
+        return best.first_record_reaching(best_ts)
+
+    @_reader
+    def list_offset(self, timestamp: int) -> tuple[int, int] | None:
+        """ListOffsets on this partition: (offset, timestamp) for `timestamp`, a time in ms or
+        one of the special values (LATEST_TIMESTAMP ... EARLIEST_PENDING_UPLOAD_TIMESTAMP), or
+        None when there is no such offset (Kafka answers -1).
+
+        Kafka's UnifiedLog.fetchOffsetByTimestamp and Partition.fetchOffsetForTimestamp on a
+        single broker without tiered storage: the high watermark is the log end offset, the
+        local log start is the log start, nothing is tiered; a found offset counts only below
+        the log end offset, as Kafka filters by the last fetchable offset.
+        """
+        if timestamp == LATEST_TIMESTAMP:
+            return self.log_end_offset, records.NO_TIMESTAMP
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return self.log_start_offset, records.NO_TIMESTAMP
+        if timestamp in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
+            return None
+        if timestamp < 0 and timestamp != MAX_TIMESTAMP:
+            raise ValueError(f"no ListOffsets timestamp {timestamp}")
+        end = self.log_end_offset
+        found = self.max_timestamp_offset() if timestamp == MAX_TIMESTAMP else self.offset_for_timestamp(timestamp)
+        return found if found is not None and 0 <= found[0] < end else None

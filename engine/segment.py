@@ -276,15 +276,34 @@ class LogSegment:
         os.fsync(self.fd)
 
     # ------------------------------------------------------------------ reading
-    def largest_timestamp(self) -> int:
-        """Max record timestamp in the segment, or the .log file's mtime when there is none."""
-        ts = self.time_index.last_timestamp()
+    def max_timestamp_so_far(self) -> int:
+        """Max record timestamp in the segment (-1 when none): the last time-index entry, or
+        a later one in the batches past the last offset-index entry (Kafka's maxTimestampSoFar).
+        The indexes are re-read first when another process appended to them."""
+        self.offset_index.refresh()
+        self.time_index.refresh()
         size = self.file_size()
         tail = self.scan(self.scan_start(size), check_crc=False, end=size)
-        ts = max(ts, tail.max_timestamp)
+        return max(self.time_index.last_timestamp(), tail.max_timestamp)
+
+    def largest_timestamp(self) -> int:
+        """Max record timestamp in the segment, or the .log file's mtime when there is none."""
+        ts = self.max_timestamp_so_far()
         if ts < 0:
             ts = int(os.stat(self.log_path).st_mtime * 1000)
         return ts
+
+    def first_record_reaching(self, timestamp: int, start: int = 0, min_offset: int = 0) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record from position `start` with a timestamp >=
+        `timestamp` and an offset >= `min_offset`, or None. Only batches whose max timestamp
+        reaches it are read and decoded."""
+        for pos, header in self.batch_positions(start):
+            if header.max_timestamp < timestamp:
+                continue
+            for rec in records.decode_records(self.pread(header.size, pos), 0, header):
+                if rec.timestamp >= timestamp and rec.offset >= min_offset:
+                    return rec.offset, rec.timestamp
+        return None
 
     def find_position(self, offset: int, end: int) -> tuple[int, records.BatchHeader | None]:
         """Position of the first batch whose last offset is >= offset, scanning from the index."""

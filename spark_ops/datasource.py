@@ -281,11 +281,15 @@ class EngineCatalog:
             return None
 
     def bounds(self, topic: str, partition: int) -> tuple[int, int]:
+        from pk.engine.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+
         log = self.engine.partition(topic, partition)
-        return log.log_start_offset, log.log_end_offset
+        return log.list_offset(EARLIEST_TIMESTAMP)[0], log.list_offset(LATEST_TIMESTAMP)[0]
 
     def offset_for_timestamp(self, topic: str, partition: int, timestamp: int) -> int | None:
-        found = self.engine.partition(topic, partition).offset_for_timestamp(timestamp)
+        log = self.engine.partition(topic, partition)
+        # The options' times are times even before the epoch, never ListOffsets' special values.
+        found = log.list_offset(timestamp) if timestamp >= 0 else log.offset_for_timestamp(timestamp)
         return None if found is None else found[0]
 
     def segments(self, topic: str, partition: int) -> list[tuple[int, str]]:

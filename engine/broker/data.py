@@ -27,6 +27,7 @@ from ..errors import (
     OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
 )
+from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..protocol import ApiKey, api_versions_body
 from ..protocol import errors as E
 from .producer_state import EXPIRATION_MS, ProducerError, ProducerStateManager
@@ -36,7 +37,6 @@ log = logging.getLogger("pk.broker")
 # How often a waiting Fetch looks for appends made by other processes (in-process appends
 # wake it at once).
 RECHECK_SECONDS = 0.05
-EARLIEST, LATEST = -2, -1
 _COMPRESSION_CODES = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
@@ -320,14 +320,11 @@ class DataHandlers:
                 try:
                     plog = self.log(name, p["partition_index"])
                     ts = p["timestamp"]
-                    if ts == LATEST:
-                        part["offset"] = plog.log_end_offset
-                    elif ts == EARLIEST:
-                        part["offset"] = plog.log_start_offset
-                    elif ts < 0:
+                    # v1-3 know only latest (-1) and earliest (-2) among the special timestamps
+                    if ts < 0 and ts not in (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP):
                         part["error_code"] = E.INVALID_REQUEST
                     else:
-                        found = plog.offset_for_timestamp(ts)
+                        found = plog.list_offset(ts)
                         if found is not None:
                             part["offset"], part["timestamp"] = found
                 except KafkaError as exc:
