@@ -7,7 +7,8 @@ with acks=0), registered by a handler module:
 
 - data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
-- groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch)
+- groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
+  group_state.py (the groups, their state machine, timers and records)
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
