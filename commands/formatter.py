@@ -166,23 +166,24 @@ class DefaultMessageFormatter:
         cols = records.columns
         if cols is None or self.key_deserializer or self.value_deserializer:
             return None
-        from pk.engine.records.columns import join_ranges
-
         lo, hi = records.lo, records.hi
-        if self._fast:
-            return join_ranges(cols.buf, cols.value_start[lo:hi], cols.value_len[lo:hi], self.line_separator,
-                               self.null_literal)
         if self.print_headers and any(cols.headers(lo, hi)):
             return None
-        types = cols.timestamp_types()[lo:hi]
-        if self.print_timestamp and len(types) and (types != types[0]).any():
-            return None  # batches of both timestamp types: rare enough for format()
-        return self._join_columns(records, cols, lo, hi, int(types[0]) if len(types) else 0)
+        timestamp_type = 0
+        if self.print_timestamp:
+            types = cols.timestamp_types()[lo:hi]
+            if len(types) and (types != types[0]).any():
+                return None  # batches of both timestamp types: rare enough for format()
+            timestamp_type = int(types[0]) if len(types) else 0
+        from pk.engine.records.columns import Span, join_rows
 
-    def _join_columns(self, records, cols, lo: int, hi: int, timestamp_type: int) -> bytes:
-        """format()'s layout for n records at once: the numbers through one bytes template
-        (%d for timestamp and offset, the constant fields spelled out), keys and values as
-        slices, interleaved into one list and joined, all in C."""
+        fields = self._fields(records, cols, lo, hi, timestamp_type, Span)
+        out = join_rows(cols.buf, fields, hi - lo)
+        return out if out is not None else self._join_template(fields, hi - lo, cols.buf, Span)
+
+    def _fields(self, records, cols, lo: int, hi: int, timestamp_type: int, span) -> list:
+        """format()'s layout for records lo..hi as join_rows fields: constant bytes, int
+        columns (timestamp, offset) and spans (key, value)."""
         sep, end = self.key_separator, self.line_separator
         shown = [self.print_timestamp, self.print_partition, self.print_offset, self.print_delivery,
                  self.print_epoch, self.print_headers, self.print_key, self.print_value]
@@ -190,43 +191,70 @@ class DefaultMessageFormatter:
         def after(i: int) -> bytes:
             return sep if any(shown[i + 1:]) else end
 
-        template, numbers = b"", []
+        fields: list = []
         if self.print_timestamp:
-            template += _TIMESTAMP_TYPES[timestamp_type] + b"%d" + _escape(after(0))
-            numbers.append(cols.timestamps()[lo:hi].tolist())
+            fields += [_TIMESTAMP_TYPES[timestamp_type], cols.timestamps()[lo:hi], after(0)]
         if self.print_partition:
-            template += _escape(b"Partition:" + str(records.partition).encode() + after(1))
+            fields += [b"Partition:" + str(records.partition).encode() + after(1)]
         if self.print_offset:
-            template += b"Offset:%d" + _escape(after(2))
-            numbers.append(cols.offset[lo:hi].tolist())
+            fields += [b"Offset:", cols.offset[lo:hi], after(2)]
         if self.print_delivery:
-            template += _escape(b"Delivery:NOT_PRESENT" + after(3))
+            fields += [b"Delivery:NOT_PRESENT" + after(3)]
         if self.print_epoch:
-            template += _escape(b"Epoch:NOT_PRESENT" + after(4))
+            fields += [b"Epoch:NOT_PRESENT" + after(4)]
         if self.print_headers:
-            template += _escape(b"NO_HEADERS" + after(5))
-        n = hi - lo
-        columns = []
-        if template:
-            if len(numbers) == 2:
-                columns.append(list(map(template.__mod__, zip(*numbers))))
-            elif numbers:
-                columns.append(list(map(template.__mod__, numbers[0])))
-            else:
-                columns.append([template.replace(b"%%", b"%")] * n)
-        null = self.null_literal
+            fields += [b"NO_HEADERS" + after(5)]
         if self.print_key:
-            columns.append(cols.slices(cols.key_start, cols.key_len, lo, hi, null))
-            columns.append([after(6)] * n)
+            fields += [span(cols.key_start[lo:hi], cols.key_len[lo:hi], self.null_literal), after(6)]
         if self.print_value:
-            columns.append(cols.slices(cols.value_start, cols.value_len, lo, hi, null))
-            columns.append([end] * n)
+            fields += [span(cols.value_start[lo:hi], cols.value_len[lo:hi], self.null_literal), end]
+        merged: list = []
+        for field in fields:  # neighbouring constants as one
+            if isinstance(field, bytes) and merged and isinstance(merged[-1], bytes):
+                merged[-1] += field
+            else:
+                merged.append(field)
+        return merged
+
+    @staticmethod
+    def _join_template(fields: list, n: int, buf: bytes, span) -> bytes:
+        """The rows of `fields` when they vary too much for join_rows' blocks: a bytes
+        %-template per row (%d for numbers, %b for keys and values), filled and joined in C;
+        plain values are joined with the line separator directly."""
+        import numpy as np
+
+        template, columns = b"", []
+        for field in fields:
+            if isinstance(field, bytes):
+                template += field.replace(b"%", b"%%")
+                continue
+            if isinstance(field, span):
+                start, length = field.start, field.length
+                nulls = length < 0
+                if nulls.all():
+                    column = [field.null] * n
+                else:
+                    column = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
+                    for i in np.flatnonzero(nulls).tolist():
+                        column[i] = field.null
+                template += b"%b"
+            else:
+                column = field.tolist()
+                template += b"%d"
+            columns.append(column)
         if not columns:
-            return b""
-        parts: list = [b""] * (n * len(columns))
-        for i, column in enumerate(columns):
-            parts[i::len(columns)] = column
-        return b"".join(parts)
+            return (template % ()) * n
+        if len(columns) == 1 and template.startswith(b"%b") and b"%" not in template[2:]:
+            tail = template[2:].replace(b"%%", b"%")
+            return tail.join(columns[0]) + tail
+        fill = template.__mod__
+        if len(columns) == 1:
+            return b"".join(map(fill, map(_one, columns[0])))
+        return b"".join(map(fill, zip(*columns)))
+
+
+def _one(item) -> tuple:
+    return (item,)
 
 
 def _escape(text: bytes) -> bytes:

@@ -269,49 +269,87 @@ def _expand_runs(runs: list, total: int) -> np.ndarray:
 _varints = varint.decode_many
 
 
-# A run of records whose ranges share one length and lie one stride apart is copied as one
-# 2-D block; runs pay off when they are long (a block costs a few NumPy calls, ~5 µs).
-_BLOCK_RECORDS = 256
+# A run of rows of one layout is built as one 2-D block; runs pay off when they are long (a
+# block costs a few NumPy calls per field, ~5 µs each).
+_BLOCK_ROWS = 256
 
 
-def join_ranges(buf: bytes, start: np.ndarray, length: np.ndarray, end: bytes, null: bytes):
-    """buf[start[i]:start[i] + length[i]] + end for each i, with `null` + end where length
-    is -1, all joined: a console consumer's value-per-line output. Returns bytes or a NumPy
-    array (both write to a binary stream as they are).
+class Span:
+    """A field of join_rows: each row's bytes buf[start[i]:start[i] + length[i]], or `null`
+    where length is -1 (a null key or value)."""
 
-    Fixed-size records (common: benchmarks, fixed-format feeds) make long runs of one
-    length and stride; those are copied as 2-D blocks. Otherwise the slices are taken and
-    joined in C (map/join), with no Python step per record either way.
+    def __init__(self, start: np.ndarray, length: np.ndarray, null: bytes):
+        self.start, self.length, self.null = start, length, null
+
+
+def join_rows(buf: bytes, fields: list, n: int):
+    """n rows, each the concatenation of `fields`, all joined: a console consumer's output.
+    A field is bytes (the same in every row), an int64 array (written in decimal) or a Span
+    of buf. Returns bytes or a uint8 array (both write to a binary stream as they are), or
+    None when the rows vary too much for blocks (the caller then formats them another way).
+
+    Rows of one layout (every field as wide as in the row before, spans one stride apart)
+    form runs; fixed-size records make long runs, each built as one 2-D block. No Python
+    step is taken per row.
     """
-    n = len(start)
     if n == 0:
         return b""
-    if n >= 2:
-        stride = np.diff(start)
-        cut = length[1:] != length[:-1]
-        cut[1:] |= stride[1:] != stride[:-1]
-        heads = np.concatenate(([0], np.flatnonzero(cut) + 1))
-    else:
-        heads = np.zeros(1, dtype=np.int64)
-    if len(heads) * _BLOCK_RECORDS > n:
-        pieces = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
-        for i in np.flatnonzero(length < 0).tolist():
-            pieces[i] = null
-        pieces.append(b"")
-        return end.join(pieces)
-    width = np.where(length < 0, len(null), length) + len(end)
-    out = np.empty(int(width.sum()), dtype=np.uint8)
-    at = np.concatenate(([0], np.cumsum(width)))
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    tails = np.concatenate((heads[1:], [n]))
-    for a, b in zip(heads.tolist(), tails.tolist()):
-        k, size = b - a, int(length[a])
-        block = out[at[a]:at[b]].reshape(k, int(width[a]))
-        if size < 0:
-            block[:] = np.frombuffer(null + end, dtype=np.uint8)
+    widths, cuts = [], np.zeros(max(n - 1, 0), dtype=bool)
+    for field in fields:
+        if isinstance(field, bytes):
+            widths.append(len(field))
             continue
-        step = int(start[a + 1] - start[a]) if k > 1 else 0
-        first = int(start[a])
-        block[:, :size] = np.lib.stride_tricks.as_strided(arr[first:], shape=(k, size), strides=(step, 1))
-        block[:, size:] = np.frombuffer(end, dtype=np.uint8)
+        if isinstance(field, Span):
+            null = field.length < 0
+            width = np.where(null, len(field.null), field.length)
+            cuts |= null[1:] != null[:-1]
+            if n > 2:
+                stride = np.diff(field.start)
+                cuts[1:] |= stride[1:] != stride[:-1]
+        else:
+            negative = field < 0
+            width = _decimal_width(field)
+            cuts |= negative[1:] != negative[:-1]
+        cuts |= width[1:] != width[:-1]
+        widths.append(width)
+    heads = np.concatenate(([0], np.flatnonzero(cuts) + 1))
+    if len(heads) * _BLOCK_ROWS > n:
+        return None
+    row = sum(widths)
+    row = np.full(n, row, dtype=np.int64) if isinstance(row, int) else row
+    at = np.concatenate(([0], np.cumsum(row)))
+    out = np.empty(int(at[-1]), dtype=np.uint8)
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    for a, b in zip(heads.tolist(), np.concatenate((heads[1:], [n])).tolist()):
+        block = out[at[a]:at[b]].reshape(b - a, int(row[a]))
+        col = 0
+        for field, width in zip(fields, widths):
+            w = width if isinstance(width, int) else int(width[a])
+            target = block[:, col:col + w]
+            col += w
+            if isinstance(field, bytes):
+                target[:] = np.frombuffer(field, dtype=np.uint8)
+            elif isinstance(field, Span):
+                if field.length[a] < 0:
+                    target[:] = np.frombuffer(field.null, dtype=np.uint8)
+                else:
+                    step = int(field.start[a + 1] - field.start[a]) if b - a > 1 else 0
+                    target[:] = np.lib.stride_tricks.as_strided(arr[int(field.start[a]):], shape=(b - a, w),
+                                                                strides=(step, 1))
+            else:
+                values = field[a:b]
+                if values[0] < 0:
+                    target[:, 0] = ord("-")
+                    target, values, w = target[:, 1:], -values, w - 1
+                powers = 10 ** np.arange(w - 1, -1, -1, dtype=np.int64)
+                target[:] = (values[:, None] // powers) % 10 + ord("0")
     return out
+
+
+def _decimal_width(values: np.ndarray) -> np.ndarray:
+    """Characters of each int64 in decimal, a minus sign included."""
+    magnitude = np.abs(values)
+    width = np.ones(len(values), dtype=np.int64)
+    for digits in range(1, 19):
+        width += magnitude >= 10 ** digits
+    return width + (values < 0)
