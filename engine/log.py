@@ -411,13 +411,11 @@ class PartitionLog:
         max_bytes = self.config["max.message.bytes"]
         headers = []
         for batch in batches:
-            header = records.check_batch(batch)
+            header = records.validate_batch(batch)
             if header.size > max_bytes:
                 raise RecordTooLargeError(
                     f"The request included a message larger than the max message size the server "
                     f"will accept ({header.size} > {max_bytes}).")
-            if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
-                raise InvalidRecordError("Invalid record batch: its offset deltas do not match its record count")
             if header.is_control:
                 raise InvalidRecordError("Control batches cannot be produced")
             headers.append(header)

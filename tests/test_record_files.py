@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from pk.engine import records
-from pk.engine.errors import CorruptRecordError
+from pk.engine.errors import CorruptRecordError, InvalidRecordError
 
 
 def _batches(n, records_each=3, value=b"v"):
@@ -93,3 +93,16 @@ def test_field_offsets_name_the_header_layout():
     assert struct.unpack_from(">h", raw, records.PRODUCER_EPOCH_OFFSET)[0] == 2
     assert struct.unpack_from(">i", raw, records.BASE_SEQUENCE_OFFSET)[0] == 4
     assert struct.unpack_from(">i", raw, records.RECORDS_COUNT_OFFSET)[0] == 1
+
+
+def test_validate_batch_checks_counts_after_the_crc():
+    good = records.encode_batch([(b"k", b"v", (), 1), (b"k", b"w", (), 2)])
+    assert records.validate_batch(good).records_count == 2
+    # lastOffsetDelta 5 for two records: offsets would be assigned past the records
+    bad = records.encode_batch([(b"k", b"v", (), 1), (b"k", b"w", (), 2)], last_offset_delta=5)
+    with pytest.raises(InvalidRecordError, match="offset deltas do not match its record count"):
+        records.validate_batch(bad)
+    torn = bytearray(good)
+    torn[-1] ^= 1
+    with pytest.raises(CorruptRecordError, match="is corrupt"):
+        records.validate_batch(bytes(torn))

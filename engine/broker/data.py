@@ -218,9 +218,10 @@ class DataHandlers:
 
     @staticmethod
     def _validate(data, version: int) -> records.BatchHeader:
-        """The checks of Kafka's produce validation that come before the engine's (which then checks the size
-        against max.message.bytes and compacted topics' keys): exactly one complete magic-2
-        batch with a good CRC and consistent counts, no zstd below v7, no transactions."""
+        """Kafka's produce validation up to the engine's append: the request carries exactly one
+        complete magic-2 batch; records.validate_batch (CRC, consistent counts: the append runs
+        it too, then checks the size against max.message.bytes and compacted topics' keys);
+        no zstd below v7; no transactions."""
         if data is None or len(data) == 0:
             raise InvalidRecordError(f"Produce requests with version {version} must have exactly one record batch")
         if len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] != records.MAGIC:
@@ -232,12 +233,10 @@ class DataHandlers:
         if size < len(data):
             raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
                                      f"contain exactly one record batch")
-        header = records.check_batch(data)
+        header = records.validate_batch(data)
         if header.compression == 4 and version < 7:
             raise _refused(E.UNSUPPORTED_COMPRESSION_TYPE,
                            "Produce requests with version below 7 may not carry zstd batches")
-        if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
-            raise InvalidRecordError("Invalid record batch: its offset deltas do not match its record count")
         if header.is_transactional or header.is_control:
             raise InvalidRecordError("Transactional and control batches cannot be produced to pk's broker")
         if header.producer_id >= 0 and header.base_sequence < 0:

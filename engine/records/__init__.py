@@ -14,7 +14,7 @@ import struct
 from typing import Iterator, NamedTuple, Sequence
 
 from .. import compression
-from ..errors import CorruptRecordError
+from ..errors import CorruptRecordError, InvalidRecordError
 from . import varint
 
 
@@ -353,6 +353,16 @@ def check_batch(buf, pos: int = 0, at: int | None = None) -> BatchHeader:
         raise CorruptRecordError(
             f"record batch at position {where} is corrupt (stored crc = {header.crc}, "
             f"computed crc = {compute_crc(buf, pos, header)})")
+    return header
+
+
+def validate_batch(buf, pos: int = 0) -> BatchHeader:
+    """What every batch must satisfy to be appended, by the engine or through the broker's
+    Produce: check_batch (size, magic, CRC), then at least one record and offset deltas that
+    match the record count (offsets are assigned from lastOffsetDelta). Returns its header."""
+    header = check_batch(buf, pos)
+    if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
+        raise InvalidRecordError("Invalid record batch: its offset deltas do not match its record count")
     return header
 
 
