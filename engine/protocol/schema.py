@@ -46,7 +46,7 @@ import struct
 
 from .errors import DecodeError, EncodeError, UnsupportedVersion
 from .types import (
-    Type, encode_uvarint, read_uvarint, skip_tagged_fields, EMPTY_TAGGED_FIELDS,
+    Type, read_tagged_fields, skip_tagged_fields, write_tagged_fields, EMPTY_TAGGED_FIELDS,
 )
 
 __all__ = ["Field", "Struct", "Message", "parse_versions", "MAX_VERSION"]
@@ -300,37 +300,29 @@ def _compile_writer(struct_, version, flexible):
 
 
 def _read_tags(buf, pos, tagged, d):
-    count, pos = read_uvarint(buf, pos)
-    if count > len(buf) - pos:
-        raise DecodeError(f"tagged-field count {count} exceeds the remaining bytes")
-    for _ in range(count):
-        tag, pos = read_uvarint(buf, pos)
-        size, pos = read_uvarint(buf, pos)
-        end = pos + size
-        if end > len(buf):
-            raise DecodeError("tagged field runs past the end of the buffer")
+    """Read a tagged-field section into `d`: the tags the schema knows are decoded, others skipped."""
+    fields, pos = read_tagged_fields(buf, pos)
+    for tag, payload in fields.items():
         known = tagged.get(tag)
         if known is not None:
-            value, vend = known[1](buf[:end], pos)
-            if vend != end:
-                raise DecodeError(f"tagged field {known[0]} (tag {tag}) does not fill its {size} bytes")
+            value, vend = known[1](payload, 0)
+            if vend != len(payload):
+                raise DecodeError(f"tagged field {known[0]} (tag {tag}) does not fill its {len(payload)} bytes")
             d[known[0]] = value
-        pos = end
     return pos
 
 
 def _write_tags(out, tagged, get):
-    entries = []
+    """Write the tagged-field section: the tagged fields whose value is not their default."""
+    fields = {}
     for tag, fname, default, w in tagged:
         v = get(fname, default)
         if v is None or v == default:
             continue
         sub = []
         w(sub, v)
-        payload = b"".join(sub)
-        entries.append(encode_uvarint(tag) + encode_uvarint(len(payload)) + payload)
-    out.append(encode_uvarint(len(entries)))
-    out.extend(entries)
+        fields[tag] = b"".join(sub)
+    write_tagged_fields(out, fields)
 
 
 class Message(Struct):
