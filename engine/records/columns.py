@@ -337,19 +337,36 @@ def join_rows(buf: bytes, fields: list, n: int):
                     target[:] = np.lib.stride_tricks.as_strided(arr[int(field.start[a]):], shape=(b - a, w),
                                                                 strides=(step, 1))
             else:
-                values = field[a:b]
-                if values[0] < 0:
-                    target[:, 0] = ord("-")
-                    target, values, w = target[:, 1:], -values, w - 1
-                powers = 10 ** np.arange(w - 1, -1, -1, dtype=np.int64)
-                target[:] = (values[:, None] // powers) % 10 + ord("0")
+                _write_decimal(target, field[a:b], w)
     return out
+
+
+def _write_decimal(target: np.ndarray, values: np.ndarray, width: int) -> None:
+    """Write `values` (all of one sign and `width` characters) in decimal into the rows of
+    `target`. The leading digits the rows share (timestamps of one batch, offsets of one
+    fetch) are written once; only the varying low digits are computed per row."""
+    if values[0] < 0:
+        target[:, 0] = ord("-")
+        target, values, width = target[:, 1:], -values, width - 1
+    low, high = int(values.min()), int(values.max())
+    varying = 0
+    while varying < width and low // 10 ** varying != high // 10 ** varying:
+        varying += 1
+    shared = width - varying
+    if shared:
+        target[:, :shared] = np.frombuffer(str(low)[:shared].encode(), dtype=np.uint8)
+    if varying:
+        rest = values - low // 10 ** varying * 10 ** varying if shared else values
+        # 32-bit arithmetic where the varying digits fit (at most 9): about twice as fast.
+        kind = np.uint32 if varying <= 9 else np.int64
+        powers = (10 ** np.arange(varying - 1, -1, -1, dtype=np.int64)).astype(kind)
+        target[:, shared:] = ((rest.astype(kind)[:, None] // powers) % 10).astype(np.uint8) + ord("0")
+
+
+_POW10 = 10 ** np.arange(1, 19, dtype=np.int64)  # 10 .. 10**18
 
 
 def _decimal_width(values: np.ndarray) -> np.ndarray:
     """Characters of each int64 in decimal, a minus sign included."""
     magnitude = np.abs(values)
-    width = np.ones(len(values), dtype=np.int64)
-    for digits in range(1, 19):
-        width += magnitude >= 10 ** digits
-    return width + (values < 0)
+    return 1 + np.searchsorted(_POW10, magnitude, side="right") + (values < 0)
