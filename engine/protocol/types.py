@@ -78,37 +78,27 @@ ZERO_UUID = _uuid.UUID(int=0)
 
 # ------------------------------------------------------------ fixed width
 
-def read_int8(buf, pos):
-    return _I8.unpack_from(buf, pos)[0], pos + 1
+def _fixed_reader(st: struct.Struct):
+    unpack_from, size = st.unpack_from, st.size
+
+    def read(buf, pos):
+        return unpack_from(buf, pos)[0], pos + size
+    return read
 
 
-def read_int16(buf, pos):
-    return _I16.unpack_from(buf, pos)[0], pos + 2
+def _fixed_writer(st: struct.Struct):
+    pack = st.pack
+
+    def write(out, v):
+        out.append(pack(v))
+    return write
 
 
-def read_int32(buf, pos):
-    return _I32.unpack_from(buf, pos)[0], pos + 4
-
-
-def read_int64(buf, pos):
-    return _I64.unpack_from(buf, pos)[0], pos + 8
-
-
-def read_uint16(buf, pos):
-    return _U16.unpack_from(buf, pos)[0], pos + 2
-
-
-def read_uint32(buf, pos):
-    return _U32.unpack_from(buf, pos)[0], pos + 4
-
-
-def read_bool(buf, pos):
-    # struct's "?" maps any non-zero byte to True, as the protocol requires.
-    return _BOOL.unpack_from(buf, pos)[0], pos + 1
-
-
-def read_float64(buf, pos):
-    return _F64.unpack_from(buf, pos)[0], pos + 8
+read_int8, read_int16, read_int32, read_int64 = map(_fixed_reader, (_I8, _I16, _I32, _I64))
+read_uint16, read_uint32, read_float64 = map(_fixed_reader, (_U16, _U32, _F64))
+read_bool = _fixed_reader(_BOOL)  # struct's "?" maps any non-zero byte to True, as the protocol requires
+write_int8, write_int16, write_int32, write_int64 = map(_fixed_writer, (_I8, _I16, _I32, _I64))
+write_uint16, write_uint32, write_float64 = map(_fixed_writer, (_U16, _U32, _F64))
 
 
 def read_uuid(buf, pos):
@@ -118,36 +108,8 @@ def read_uuid(buf, pos):
     return _uuid.UUID(bytes=bytes(buf[pos:end])), end
 
 
-def write_int8(out, v):
-    out.append(_I8.pack(v))
-
-
-def write_int16(out, v):
-    out.append(_I16.pack(v))
-
-
-def write_int32(out, v):
-    out.append(_I32.pack(v))
-
-
-def write_int64(out, v):
-    out.append(_I64.pack(v))
-
-
-def write_uint16(out, v):
-    out.append(_U16.pack(v))
-
-
-def write_uint32(out, v):
-    out.append(_U32.pack(v))
-
-
 def write_bool(out, v):
     out.append(b"\x01" if v else b"\x00")
-
-
-def write_float64(out, v):
-    out.append(_F64.pack(v))
 
 
 def write_uuid(out, v):
