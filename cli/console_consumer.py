@@ -108,11 +108,11 @@ def cli(data_dir, bootstrap_server, x, **opts):
     auth_error: tuple = ()  # what Kafka reports as "Authentication failed"
     try:
         if bootstrap_server is None and not x:
-            from pk.commands.engine_backend import EngineBackend
+            from pk.commands.backends.engine import EngineBackend
 
             backend = EngineBackend(data_dir)
         else:
-            from pk.commands import kafka_clients
+            from pk.commands.backends import kafka_clients
 
             extra = kafka_clients.remote_target(bootstrap_server, x, data_dir)
             backend = kafka_clients.ConsumerBackend(bootstrap_server, extra)

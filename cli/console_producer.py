@@ -105,7 +105,7 @@ def cli(data_dir, bootstrap_server, broker_list, x, **opts):
         if bootstrap is None and not x:
             opener = cmd.engine_producer_opener(data_dir)
         else:
-            from pk.commands import kafka_clients
+            from pk.commands.backends import kafka_clients
 
             extra = kafka_clients.remote_target(bootstrap, x, data_dir)
             opener = kafka_clients.producer_opener(bootstrap, extra)
