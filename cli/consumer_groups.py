@@ -106,6 +106,7 @@ class ConsumerGroupCommandCli(JoptCommand):
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
 def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, **opts):
     from pk.commands import consumer_groups as cmd
+    from pk.commands.errors import CommandFailure, JavaError, UsageError
     from pk.engine.errors import DataDirError, KafkaError
 
     options = cmd.GroupOptions(
@@ -124,9 +125,9 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
     console = cmd.Console(out, err)
     try:
         cmd.check_args(options, console)
-    except cmd.JoptError as exc:
-        fail(exc.line())
-    except cmd.UsageError as exc:
+    except JavaError as exc:
+        fail(exc.line)
+    except UsageError as exc:
         fail(str(exc))
 
     backend = None
@@ -137,9 +138,9 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
             sys.exit(0)
         backend = _open_backend(data_dir, bootstrap_server, command_config, x, options)
         cmd.run(backend, options, console)
-    except cmd.UsageError as exc:
+    except UsageError as exc:
         fail(str(exc))
-    except cmd.CommandFailure as exc:
+    except CommandFailure as exc:
         fail("Error: " + cmd.FAILED_PREFIX + str(exc))
     except DataDirError as exc:
         fail(str(exc))
@@ -164,7 +165,8 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
     --command-config, a configuration librdkafka cannot take) is
     `Error: Executing consumer group command failed due to <message>`."""
     from pk.commands import consumer_groups as cmd
-    from pk.commands.client_config import ClientConfigError, check_target, java_message
+    from pk.commands.client_config import check_target, java_message
+    from pk.commands.errors import ClientConfigError, CommandFailure, UsageError
     from pk.commands.properties import PropertiesError, load_properties
 
     bootstrap = cmd.single(list(bootstrap_server), "bootstrap-server")
@@ -176,22 +178,22 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
             try:
                 load_properties(config)  # read, as Kafka reads it; the engine needs none of it
             except PropertiesError as exc:
-                raise cmd.CommandFailure(java_message(str(exc))) from None
+                raise CommandFailure(java_message(str(exc))) from None
         return EngineGroupsBackend(data_dir)
     from pk.commands.backends.kafka_admin import KafkaGroupsBackend, open_admin
 
     try:
         extra = check_target(bootstrap, x, data_dir)
     except ClientConfigError as exc:  # a bad address or -X argument: a usage error
-        raise cmd.UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     try:
         timeout = cmd.java_long(options.timeout, "timeout", 5000)
-    except cmd.CommandFailure:
+    except CommandFailure:
         timeout = 5000  # reported by the command at its first Admin call, as Kafka does
     try:
         return KafkaGroupsBackend(open_admin(bootstrap, config, extra, timeout_ms=max(timeout, 1)))
     except (ClientConfigError, PropertiesError) as exc:
-        raise cmd.CommandFailure(java_message(str(exc))) from None
+        raise CommandFailure(java_message(str(exc))) from None
 
 
 def main() -> None:

@@ -63,7 +63,7 @@ class GetOffsetShellCommand(JoptCommand):
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
 def cli(data_dir, ignored, bootstrap_server, x, **opts):
     from pk.commands import get_offsets as cmd
-    from pk.commands.client_config import ClientConfigError
+    from pk.commands.errors import ClientConfigError
     from pk.commands.properties import PropertiesError
     from pk.engine.errors import KafkaError
 
@@ -105,7 +105,8 @@ def _source(data_dir, bootstrap_server, x, options):
     bootstrap = cmd.value_of("bootstrap-server", list(bootstrap_server) or None)
     if bootstrap is None and not x:
         return cmd.EngineOffsets(data_dir)
-    from pk.commands.client_config import ClientConfigError, check_target
+    from pk.commands.client_config import check_target
+    from pk.commands.errors import ClientConfigError
     from pk.commands.backends.kafka_admin import KafkaOffsets, open_admin
 
     try:

@@ -71,6 +71,7 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 @version_option
 def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
     from pk.commands import topics as cmd
+    from pk.commands.errors import UsageError
     from pk.engine.errors import KafkaError
 
     zookeeper = opts.get("zookeeper") is not None
@@ -82,7 +83,7 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
                                configs_alterable=not remote, **opts)
     try:
         cmd.check_args(options)
-    except cmd.UsageError as exc:
+    except UsageError as exc:
         fail(str(exc))
     if zookeeper:
         _run_zookeeper(options)
@@ -104,7 +105,8 @@ def _open_backend(data_dir, bootstrap, command_config, x):
     it (a bad address, an unreadable --command-config, a configuration librdkafka cannot
     take) is printed as the bare message."""
     from pk.commands import topics as cmd
-    from pk.commands.client_config import ClientConfigError, check_target
+    from pk.commands.client_config import check_target
+    from pk.commands.errors import ClientConfigError
     from pk.commands.properties import PropertiesError, load_properties
     from pk.engine.errors import KafkaError
 

@@ -26,8 +26,8 @@ some things differently and cannot read some Java-only formats, so:
   bootstrap host resolves.
 - `api_timeout_ms(java, default)` reads `default.api.timeout.ms`, the bound of every admin call.
 
-Errors are `ClientConfigError` (a ValueError); str() is one line. Nothing here imports
-confluent_kafka.
+Errors are commands/errors.py's `ClientConfigError` (a ValueError); str() is one line. Nothing
+here imports confluent_kafka.
 """
 
 from __future__ import annotations
@@ -39,13 +39,7 @@ from typing import Iterable, Mapping, Sequence
 
 from pk.engine.javacompat import java_split
 
-
-class ClientConfigError(ValueError):
-    """A client configuration that cannot be used; str() is the one line to print."""
-
-
-class BootstrapError(ClientConfigError):
-    """A --bootstrap-server value Kafka's tools refuse (a usage error)."""
+from .errors import BootstrapError, ClientConfigError
 
 
 # --------------------------------------------------------------------------- bootstrap

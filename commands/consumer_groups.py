@@ -8,7 +8,7 @@ Texts, widths and check order are Kafka 4.4's, compared with the real tool by
 tests/test_oracle_groups.py. How Kafka reports things, and what pk does with it:
 
 * printUsageAndExit (stderr, help table, exit 1) → `UsageError`: the message alone.
-* jopt-simple parse failures, which Kafka leaves uncaught → `JoptError`: the JVM's first line.
+* jopt-simple parse failures, which Kafka leaves uncaught → `JavaError`: the JVM's first line.
 * printError (`\\nError: <msg>` on stdout, exit 0) → `Console.error`: `Error: <msg>` as one line
   on stderr; the command goes on as Kafka does, and the tool exits 1 at the end.
 * an unexpected exception, which Kafka prints as `Error: Executing consumer group command failed
@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from pk.engine.javacompat import hashmap_order, java_split
+
+from .errors import CommandFailure, JavaError, UsageError
 
 TopicPartition = tuple[str, int]
 
@@ -65,26 +67,6 @@ ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets", "val
 
 
 # --------------------------------------------------------------------------- errors
-class UsageError(Exception):
-    """What Kafka reports with printUsageAndExit: one line on stderr, exit 1."""
-
-
-class JoptError(Exception):
-    """A jopt-simple parse failure ConsumerGroupCommand 3.7 does not catch (the JVM reports it)."""
-
-    def __init__(self, exception_class: str, message: str):
-        super().__init__(message)
-        self.exception_class = exception_class
-        self.message = message
-
-    def line(self) -> str:
-        return f'Exception in thread "main" {self.exception_class}: {self.message}'
-
-
-class CommandFailure(Exception):
-    """An exception Kafka catches in run(): `Error: Executing consumer group command failed due to <msg>`."""
-
-
 class ApiError(Exception):
     """A Kafka API error as the admin client reports it: protocol error name, Java class, message.
 
@@ -285,7 +267,7 @@ def check_args(o: GroupOptions, console: Console) -> None:
                                          ("verbose", o.describe))
                    if o.has(name) and not ok]
     if unavailable:
-        raise JoptError("joptsimple.UnavailableOptionException",
+        raise JavaError("joptsimple.UnavailableOptionException",
                         f"Option(s) [{', '.join(sorted(unavailable))}] are unavailable given other options "
                         "on the command line")
     scope = f"{_spec('group')}, {_spec('all-groups')}"

@@ -7,12 +7,20 @@ Each class is one way a Kafka tool ends, and says how the CLI shows it:
 - `JavaError`: an exception Kafka's tool lets escape (`java_class` + `message`); str() is its
   Java toString(), `line` the JVM's first line when it escapes main();
 - `ToolError`: a pk refusal with its own one-line text;
+- `CommandFailure`: what ConsumerGroupCommand prints as `Error: Executing consumer group
+  command failed due to <message>`;
+- `TopicCommandError`: what TopicCommand prints after "Error while executing topic command : "
+  (a KafkaError, as the engine's own failures there are);
+- `ClientConfigError` (`BootstrapError` for a refused --bootstrap-server): a client
+  configuration that cannot be used, one line;
 - `Unsupported`: an option of Kafka's tool that pk does not implement (its one line).
 
 `java_class_of` names the Java exception Kafka's client raises for an engine error.
 """
 
 from __future__ import annotations
+
+from pk.engine.errors import KafkaError
 
 
 class UsageError(Exception):
@@ -41,6 +49,23 @@ class JavaError(Exception):
 
 class ToolError(Exception):
     """A failure pk reports in its own words (one line)."""
+
+
+class CommandFailure(Exception):
+    """An exception ConsumerGroupCommand catches in run():
+    `Error: Executing consumer group command failed due to <message>`."""
+
+
+class TopicCommandError(KafkaError):
+    """A failure inside a TopicCommand action, printed after "Error while executing topic command : "."""
+
+
+class ClientConfigError(ValueError):
+    """A client configuration that cannot be used; str() is the one line to print."""
+
+
+class BootstrapError(ClientConfigError):
+    """A --bootstrap-server value Kafka's tools refuse (a usage error)."""
 
 
 class Unsupported(Exception):

@@ -6,7 +6,7 @@ check_args applies 2.8's rules for that mode here, and the actions live in topic
 reuses the selection, parsing and line formatting below.
 
 Errors: `UsageError` for what Kafka reports through printUsageAndExit; any engine
-`KafkaError` or `CommandError` is what Kafka prints as
+`KafkaError` or `TopicCommandError` is what Kafka prints as
 "Error while executing topic command : <message>".
 """
 
@@ -16,11 +16,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from pk.engine.errors import KafkaError, TopicExistsError
+from pk.engine.errors import TopicExistsError
 from pk.engine.javacompat import java_split
 from pk.engine.topic_config import java_hashmap_order
 
 from .backend import Backend, TopicInfo
+from .errors import TopicCommandError, UsageError
 
 ACTIONS = ("create", "list", "alter", "describe", "delete")
 REPORT_FLAGS = ("under_replicated_partitions", "under_min_isr_partitions",
@@ -30,14 +31,6 @@ COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a
                      "but not both.")
 ERROR_PREFIX = "Error while executing topic command : "
 SHORT_MAX = 32767
-
-
-class UsageError(Exception):
-    """An argument problem Kafka reports with printUsageAndExit (exit 1)."""
-
-
-class CommandError(KafkaError):
-    """A failure inside an action, reported after ERROR_PREFIX."""
 
 
 @dataclass
@@ -106,7 +99,7 @@ def resolve_ints(o: TopicOptions) -> TopicOptions:
         if isinstance(value, str):
             text = value
             if not (re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31):
-                raise CommandError(f"Cannot parse argument '{text}' of option {name.replace('_', '-')}")
+                raise TopicCommandError(f"Cannot parse argument '{text}' of option {name.replace('_', '-')}")
             values[name] = int(text)
     return replace(o, **values) if values else o
 
@@ -187,7 +180,7 @@ def check_args(o: TopicOptions) -> None:
 def java_parse_int(text: str) -> int:
     if re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31:
         return int(text)
-    raise CommandError(f'For input string: "{text}"')
+    raise TopicCommandError(f'For input string: "{text}"')
 
 
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
@@ -198,11 +191,11 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
         brokers = [java_parse_int(b.strip()) for b in java_split(part, ":") or [""]]
         dups = sorted({b for b in brokers if brokers.count(b) > 1})
         if dups:
-            raise CommandError("Partition replica lists may not contain duplicate entries: "
+            raise TopicCommandError("Partition replica lists may not contain duplicate entries: "
                                + ",".join(map(str, dups)))
         result[i] = brokers
         if len(brokers) != len(result[0]):
-            raise CommandError(f"Partition {i} has different replication factor: [{', '.join(map(str, brokers))}]")
+            raise TopicCommandError(f"Partition {i} has different replication factor: [{', '.join(map(str, brokers))}]")
     return result
 
 
@@ -222,7 +215,7 @@ def topic_regex(raw: str) -> re.Pattern:
     try:
         return re.compile(regex)
     except re.error:
-        raise CommandError(f"{regex} is an invalid regex.") from None
+        raise TopicCommandError(f"{regex} is an invalid regex.") from None
 
 
 def select_topics(backend: Backend, topic: str | None, exclude_internal: bool) -> list[str]:
@@ -239,7 +232,7 @@ def select_topics(backend: Backend, topic: str | None, exclude_internal: bool) -
 
 def ensure_found(found: list, requested: str | None, required: bool) -> None:
     if requested and required and not found:
-        raise CommandError(f"Topic '{requested}' does not exist as expected")
+        raise TopicCommandError(f"Topic '{requested}' does not exist as expected")
 
 
 # --------------------------------------------------------------------------- actions
@@ -270,9 +263,9 @@ def create(backend: Backend, o: TopicOptions, out: Out) -> None:
     if has_collision_chars(name):
         out(COLLISION_WARNING)
     if o.replication_factor is not None and not 1 <= o.replication_factor <= SHORT_MAX:
-        raise CommandError(f"The replication factor must be between 1 and {SHORT_MAX} inclusive")
+        raise TopicCommandError(f"The replication factor must be between 1 and {SHORT_MAX} inclusive")
     if o.partitions is not None and o.partitions < 1:
-        raise CommandError("The partitions must be greater than 0")
+        raise TopicCommandError("The partitions must be greater than 0")
     try:
         if assignment:
             backend.create_topic(name, -1, -1, assignment, configs)
@@ -317,7 +310,7 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
         for info in infos:  # Kafka's Admin describes topics by id with Metadata: no ELRs
             info.elr_known = False
         if not infos and not o.if_exists:
-            raise CommandError(f"TopicId '{topic_id}' does not exist as expected")
+            raise TopicCommandError(f"TopicId '{topic_id}' does not exist as expected")
     else:
         topics = select_topics(backend, o.topic, o.exclude_internal)
         ensure_found(topics, o.topic, not o.if_exists)
@@ -348,14 +341,14 @@ def parse_uuid(text: str) -> str:
     body, _, padding = text.partition("=")
     for ch in body:
         if ch not in _BASE64_URL:
-            raise CommandError(f"Illegal base64 character {ord(ch) & 0xFF:x}")
+            raise TopicCommandError(f"Illegal base64 character {ord(ch) & 0xFF:x}")
     if "=" in text and ((len(body) % 4, "=" + padding) not in ((2, "=="), (3, "="))):
-        raise CommandError("Input byte array has wrong 4-byte ending unit")
+        raise TopicCommandError("Input byte array has wrong 4-byte ending unit")
     if len(body) % 4 == 1:
-        raise CommandError("Last unit does not have enough valid bits")
+        raise TopicCommandError("Last unit does not have enough valid bits")
     size = len(body) * 6 // 8
     if size != 16:
-        raise CommandError(f"Input string `{text}` decoded as {size} bytes, which is not equal to the expected "
+        raise TopicCommandError(f"Input string `{text}` decoded as {size} bytes, which is not equal to the expected "
                            "16 bytes of a base64-encoded UUID")
     value = 0
     for ch in body:
@@ -405,5 +398,6 @@ def delete(backend: Backend, o: TopicOptions) -> None:
     ensure_found(topics, o.topic, not o.if_exists)
     for name in topics:
         if is_internal(name):
-            raise CommandError(f"Topic {name} is a kafka internal topic and is not allowed to be marked for deletion.")
+            raise TopicCommandError(f"Topic {name} is a kafka internal topic and is not allowed to be marked "
+                                    "for deletion.")
     backend.delete_topics(topics)

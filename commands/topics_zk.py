@@ -23,8 +23,9 @@ from __future__ import annotations
 from pk.engine.errors import InvalidConfigurationError, InvalidTopicError, KafkaError, TopicExistsError
 
 from .backend import PartitionInfo, TopicInfo
-from .topics import (COLLISION_WARNING, CommandError, Out, TopicOptions, check_args, ensure_found,
-                     parse_replica_assignment, partition_line, resolve_ints, select_topics, topic_line)
+from .errors import TopicCommandError
+from .topics import (COLLISION_WARNING, Out, TopicOptions, check_args, ensure_found, parse_replica_assignment,
+                     partition_line, resolve_ints, select_topics, topic_line)
 
 ALTER_CONFIG_WARNING = (
     "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.",
@@ -194,7 +195,7 @@ def create(backend, o: TopicOptions, out: Out) -> None:
         if assignment is not None:
             backend.create_topic_with_assignment(name, configs, assignment)
         elif o.partitions is None or o.replication_factor is None:
-            raise CommandError("None.get")  # an empty --replica-assignment: Kafka calls partitions.get
+            raise TopicCommandError("None.get")  # an empty --replica-assignment: Kafka calls partitions.get
         else:
             backend.create_topic(name, o.partitions, o.replication_factor, None, configs,
                                  rack_aware=not o.disable_rack_aware)
@@ -221,12 +222,12 @@ def alter(backend, o: TopicOptions, out: Out) -> None:
             out(f"Updated config for topic {name}.")
         if o.partitions is not None:
             if is_internal(name):
-                raise CommandError(f"The number of partitions for the internal topic {name} cannot be changed.")
+                raise TopicCommandError(f"The number of partitions for the internal topic {name} cannot be changed.")
             out(PARTITIONS_WARNING)
             current = backend.topic_assignment(name)
             existing = current.partitions if current else {}
             if not existing:
-                raise CommandError(f"The topic {name} does not exist")
+                raise TopicCommandError(f"The topic {name} does not exist")
             # The --replica-assignment entries past the current partition count, as given.
             new = {p: r for i, (p, r) in enumerate((assignment or {}).items()) if i >= len(existing)}
             # Kafka 2.8 reads the brokers here in the default (enforced) rack-aware mode.
@@ -274,11 +275,12 @@ def delete(backend, o: TopicOptions, out: Out) -> None:
     ensure_found(topics, o.topic, not o.if_exists)
     for name in topics:
         if is_internal(name):
-            raise CommandError(f"Topic {name} is a kafka internal topic and is not allowed to be marked for deletion.")
+            raise TopicCommandError(f"Topic {name} is a kafka internal topic and is not allowed to be marked "
+                                    "for deletion.")
         try:
             marked = backend.mark_for_deletion(name)
         except KafkaError:
-            raise CommandError(f"Error while deleting topic {name}") from None
+            raise TopicCommandError(f"Error while deleting topic {name}") from None
         if marked:
             out(f"Topic {name} is marked for deletion.")
             out(MARKED_FOR_DELETION_NOTE)

@@ -20,8 +20,8 @@ import time
 import pytest
 
 from conftest import TEST_BOOTSTRAP, Runner, free_port, tool_path
+from pk.commands.errors import CommandFailure
 from pk.commands.consumer_groups import (
-    CommandFailure,
     get_date_time,
     instant_minus_ms,
     parse_duration_ns,

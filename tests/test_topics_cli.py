@@ -536,7 +536,8 @@ def test_client_config_translation():
 
 
 def test_client_config_stores(tmp_path):
-    from pk.commands.client_config import ClientConfigError, to_librdkafka
+    from pk.commands.client_config import to_librdkafka
+    from pk.commands.errors import ClientConfigError
 
     pem = tmp_path / "ca.pem"
     pem.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
@@ -564,7 +565,8 @@ def test_client_config_stores(tmp_path):
     ("h:1,x", False), (",", False),
 ])
 def test_validate_bootstrap_as_tools_utils(address, ok_):
-    from pk.commands.client_config import ClientConfigError, validate_bootstrap
+    from pk.commands.client_config import validate_bootstrap
+    from pk.commands.errors import ClientConfigError
 
     if ok_:
         validate_bootstrap(address)

@@ -30,7 +30,8 @@ from typing import Sequence
 from pk.engine.errors import KafkaError, TopicExistsError
 
 from ..backend import PartitionInfo, TopicInfo
-from ..client_config import ClientConfigError, librdkafka_error
+from ..client_config import librdkafka_error
+from ..errors import ClientConfigError
 
 ERRORS_PACKAGE = "org.apache.kafka.common.errors."
 TIMEOUT_EXCEPTION = ERRORS_PACKAGE + "TimeoutException"

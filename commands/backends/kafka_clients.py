@@ -132,7 +132,8 @@ class BackendUsageError(KafkaError):
 def remote_target(bootstrap: str | None, x_args: Sequence[str], data_dir: str | None) -> dict[str, str]:
     """client_config.check_target for the data tools: a valid host:port list (Kafka's text),
     -X only with a cluster, --data-dir only without one. Returns the -X properties."""
-    from ..client_config import ClientConfigError as _Refused, check_target
+    from ..client_config import check_target
+    from ..errors import ClientConfigError as _Refused
 
     try:
         return check_target(bootstrap, x_args, data_dir)
@@ -144,7 +145,8 @@ def librdkafka_config(java: dict[str, str], own: dict[str, object], extra: dict[
     """Java client properties translated to librdkafka's with the -X passthrough on top
     (client_config.to_librdkafka), then `own` (what the tool itself chooses, in librdkafka's
     keys) wherever neither named the same property."""
-    from ..client_config import ClientConfigError as _Refused, check_resolvable, to_librdkafka
+    from ..client_config import check_resolvable, to_librdkafka
+    from ..errors import ClientConfigError as _Refused
 
     try:
         conf = to_librdkafka(java, extra, role=role)
@@ -445,7 +447,8 @@ class RemoteConsumer:
 
     def __init__(self, bootstrap: str, java: dict[str, str], extra: dict[str, str] | None = None,
                  on_assign: Callable | None = None, on_revoke: Callable | None = None):
-        from ..client_config import ClientConfigError as _Refused, api_timeout_ms
+        from ..client_config import api_timeout_ms
+        from ..errors import ClientConfigError as _Refused
 
         java = dict(java)
         java["bootstrap.servers"] = bootstrap

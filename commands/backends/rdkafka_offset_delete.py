@@ -19,7 +19,7 @@ import ctypes.util
 import os
 from typing import Sequence
 
-from ..client_config import ClientConfigError
+from ..errors import ClientConfigError
 
 RawError = tuple[int, str]
 

@@ -41,7 +41,7 @@ from pk.engine.zk_formats import (
 )
 
 from ..backend import PartitionInfo, TopicInfo
-from ..topics import CommandError
+from ..errors import TopicCommandError
 
 # Kafka 2.8's TopicCommand waits 30 s for a connection; pk gives up sooner so that a wrong
 # address fails fast.
@@ -88,18 +88,19 @@ def assign_replicas_to_brokers(brokers: list[BrokerMetadata], n_partitions: int,
     """AdminUtils.assignReplicasToBrokers (Kafka 2.8): `brokers` sorted by id. Without a fixed
     start index, the start index and then the first replica shift are rng.next_int(n)."""
     if n_partitions <= 0:
-        raise CommandError("Number of partitions must be larger than 0.")
+        raise TopicCommandError("Number of partitions must be larger than 0.")
     if replication_factor <= 0:
-        raise CommandError("Replication factor must be larger than 0.")
+        raise TopicCommandError("Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
-        raise CommandError(f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.")
+        raise TopicCommandError(f"Replication factor: {replication_factor} larger than available brokers: "
+                                f"{len(brokers)}.")
     rng = rng or JavaRandom()
     racked = [b for b in brokers if b.rack is not None]
     if not racked:
         arranged = [b.id for b in brokers]
         rack_of = None
     elif len(racked) < len(brokers):
-        raise CommandError("Not all brokers have rack information for replica rack aware assignment.")
+        raise TopicCommandError("Not all brokers have rack information for replica rack aware assignment.")
     else:
         rack_of = {b.id: b.rack for b in brokers}
         arranged = rack_alternated_broker_list(rack_of)
@@ -145,11 +146,11 @@ def decode_broker(broker_id: int, data: bytes) -> BrokerMetadata:
     except ValueError:
         js = None
     if not isinstance(js, dict):
-        raise CommandError(f"Failed to parse ZooKeeper registration for broker {broker_id}: {text}")
+        raise TopicCommandError(f"Failed to parse ZooKeeper registration for broker {broker_id}: {text}")
     required = ["version", "jmx_port"] + (["endpoints"] if js.get("version", 0) != 1 else ["host", "port"])
     for key in required:
         if key not in js:
-            raise CommandError(f"No such field exists: `{key}`")
+            raise TopicCommandError(f"No such field exists: `{key}`")
     rack = js.get("rack")
     return BrokerMetadata(broker_id, None if rack is None else str(rack))
 
@@ -158,7 +159,7 @@ def _java_int(text: str) -> int:
     body = text[1:] if text[:1] in "+-" else text
     if body.isascii() and body.isdigit() and -2**31 <= int(text) < 2**31:
         return int(text)
-    raise CommandError(f'For input string: "{text}"')
+    raise TopicCommandError(f'For input string: "{text}"')
 
 
 # --------------------------------------------------------------------------- the backend
@@ -203,7 +204,7 @@ class ZkBackend:
         chroot = self.zk.chroot
         if chroot and chroot != "/" and not self._exists("/"):
             self._shutdown()
-            raise CommandError(f"The chroot {chroot} of --zookeeper {connect} does not exist")
+            raise TopicCommandError(f"The chroot {chroot} of --zookeeper {connect} does not exist")
 
     def _shutdown(self) -> None:
         try:
@@ -224,7 +225,7 @@ class ZkBackend:
         except (NoNodeError, NodeExistsError):
             raise
         except KazooException as exc:
-            raise CommandError(f"KeeperErrorCode = {_keeper_code(exc)} for {path}") from None
+            raise TopicCommandError(f"KeeperErrorCode = {_keeper_code(exc)} for {path}") from None
 
     def _get(self, path: str) -> bytes | None:
         try:
@@ -303,7 +304,7 @@ class ZkBackend:
         brokers = self.brokers()
         with_rack = [b for b in brokers if b.rack is not None]
         if rack_aware and with_rack and len(with_rack) < len(brokers):
-            raise CommandError("Not all brokers have rack information. Add --disable-rack-aware in command line"
+            raise TopicCommandError("Not all brokers have rack information. Add --disable-rack-aware in command line"
                                " to make replica assignment without rack information.")
         if not rack_aware:
             brokers = [BrokerMetadata(b.id) for b in brokers]
@@ -328,7 +329,7 @@ class ZkBackend:
         try:
             return decode_topic_assignment(data)
         except ValueError:
-            raise CommandError(f"Invalid replica assignment in {topic_path(name)}: "
+            raise TopicCommandError(f"Invalid replica assignment in {topic_path(name)}: "
                                f"{data.decode('utf-8', 'replace')}") from None
 
     def topic_configs(self, name: str) -> dict[str, str]:
@@ -345,7 +346,7 @@ class ZkBackend:
             leader = int(js["leader"])
             return (None if leader == -1 else leader), [int(b) for b in js["isr"]]
         except (ValueError, KeyError, TypeError):
-            raise CommandError(f"Invalid partition state in {partition_state_path(name, partition)}: "
+            raise TopicCommandError(f"Invalid partition state in {partition_state_path(name, partition)}: "
                                f"{data.decode('utf-8', 'replace')}") from None
 
     def is_marked_for_deletion(self, name: str) -> bool:
@@ -382,15 +383,15 @@ class ZkBackend:
                 raise TopicExistsError(f"Topic '{name}' already exists.")
             colliding = sorted(t for t in topics if unify_collision_chars(t) == unify_collision_chars(name))
             if colliding:
-                raise CommandError(f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
+                raise TopicCommandError(f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
         if len({len(r) for r in assignment.values()}) != 1:
-            raise CommandError("All partitions should have the same number of replicas")
+            raise TopicCommandError("All partitions should have the same number of replicas")
         for replicas in assignment.values():
             if len(replicas) != len(set(replicas)):
-                raise CommandError("Duplicate replica assignment found: " + _scala_map(assignment))
+                raise TopicCommandError("Duplicate replica assignment found: " + _scala_map(assignment))
         n = len(assignment)
         if sum(p for p in assignment if p >= 0) != n * (n - 1) // 2:
-            raise CommandError("partitions should be a consecutive 0-based integer sequence")
+            raise TopicCommandError("partitions should be a consecutive 0-based integer sequence")
         validate_log_config(configs)
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
@@ -418,11 +419,11 @@ class ZkBackend:
         """AdminZkClient.addPartitions: new partitions continue the numbering; the existing ones
         keep their replicas (and reassignment state) and the topic keeps its topic_id."""
         if 0 not in existing:
-            raise CommandError(f"Unexpected existing replica assignment for topic '{name}', partition id 0 is "
+            raise TopicCommandError(f"Unexpected existing replica assignment for topic '{name}', partition id 0 is "
                                f"missing. Assignment: {_scala_map({p: a.replicas for p, a in existing.items()})}")
         partition0 = existing[0].replicas
         if num_partitions - len(existing) <= 0:
-            raise CommandError("The number of partitions for a topic can only be increased. "
+            raise TopicCommandError("The number of partitions for a topic can only be increased. "
                                f"Topic {name} currently has {len(existing)} partitions, "
                                f"{num_partitions} would not be an increase.")
         if replica_assignment is not None:
@@ -439,7 +440,7 @@ class ZkBackend:
         try:
             self._call(topic_path(name), self.zk.set, topic_path(name), data)
         except NoNodeError:
-            raise CommandError(f"org.apache.zookeeper.KeeperException$NoNodeException: "
+            raise TopicCommandError(f"org.apache.zookeeper.KeeperException$NoNodeException: "
                                f"KeeperErrorCode = NoNode for {topic_path(name)}") from None
 
     def create_partitions(self, name: str, total: int, assignment: list[list[int]] | None) -> None:
@@ -462,7 +463,7 @@ class ZkBackend:
             merged.pop(key, None)
         validate_topic_name(name)
         if not self.topic_exists(name):
-            raise CommandError(f"Topic '{name}' does not exist.")
+            raise TopicCommandError(f"Topic '{name}' does not exist.")
         validate_log_config(merged)
         self.set_or_create_entity_config("topics", name, encode_config(merged, order))
         self.create_config_change_notification(f"topics/{name}")
@@ -489,16 +490,16 @@ def _validate_replica_assignment(assignment: dict[int, list[int]], expected_rf: 
     """AdminZkClient.validateReplicaAssignment (for --alter --partitions --replica-assignment)."""
     for partition, replicas in assignment.items():
         if not replicas:
-            raise CommandError(f"Cannot have replication factor of 0 for partition id {partition}.")
+            raise TopicCommandError(f"Cannot have replication factor of 0 for partition id {partition}.")
         if len(replicas) != len(set(replicas)):
-            raise CommandError("Duplicate brokers not allowed in replica assignment: "
+            raise TopicCommandError("Duplicate brokers not allowed in replica assignment: "
                                f"{', '.join(map(str, replicas))} for partition id {partition}.")
         if not set(replicas) <= available:
-            raise CommandError(f"Some brokers specified for partition id {partition} are not available. "
+            raise TopicCommandError(f"Some brokers specified for partition id {partition} are not available. "
                                f"Specified brokers: {', '.join(map(str, replicas))}, "
                                f"available brokers: {', '.join(map(str, sorted(available)))}.")
     bad = sorted((p, len(r)) for p, r in assignment.items() if len(r) != expected_rf)
     if bad:
-        raise CommandError("Inconsistent replication factor between partitions, partition 0 has "
+        raise TopicCommandError("Inconsistent replication factor between partitions, partition 0 has "
                            f"{expected_rf} while partitions [{', '.join(str(p) for p, _ in bad)}] have "
                            f"replication factors [{', '.join(str(n) for _, n in bad)}], respectively.")
