@@ -25,6 +25,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Callable, Protocol, Sequence
 
+from pk.engine.javacompat import java_split
+
 from .properties import (
     PropertiesError,
     java_bool,
@@ -316,24 +318,6 @@ class ReaderError(CommandError):
         super().__init__(f"{self.JAVA_CLASS}: {message}")
 
 
-def java_regex_split(pattern: re.Pattern, text: str) -> list[str]:
-    """Pattern.split(text) (limit 0): no leading empty piece for a zero-width match at 0,
-    trailing empty pieces dropped, the whole text when nothing matches."""
-    index = 0
-    out = []
-    for m in pattern.finditer(text):
-        if index == 0 and m.start() == 0 and m.end() == 0:
-            continue
-        out.append(text[index:m.start()])
-        index = m.end()
-    if index == 0:
-        return [text]
-    out.append(text[index:])
-    while out and out[-1] == "":
-        out.pop()
-    return out
-
-
 class LineReader:
     """LineMessageReader: its configure() checks and its parsing, exactly.
 
@@ -349,12 +333,10 @@ class LineReader:
         self.parse_headers = java_bool(props, "parse.headers")
         self.headers_delimiter = props.get("headers.delimiter", "\t")
         self.headers_separator = props.get("headers.separator", ",")
-        try:
-            self.headers_separator_pattern = re.compile(self.headers_separator)
-        except re.error as exc:
-            # Python's regular expressions are not Java's: complain only if the pattern is used.
-            self.headers_separator_pattern = None
-            if self.parse_headers:
+        if self.parse_headers:
+            try:  # Python's regular expressions are not Java's: complain only if the pattern is used
+                re.compile(self.headers_separator)
+            except re.error as exc:
                 raise ReaderError(f"Invalid headers.separator regular expression "
                                   f"'{self.headers_separator}': {exc}") from None
         self.headers_key_separator = props.get("headers.key.separator", ":")
@@ -411,7 +393,7 @@ class LineReader:
     def _split_headers(self, text: str, number: int) -> list[tuple[str, bytes | None]]:
         out = []
         sep = self.headers_key_separator
-        for pair in java_regex_split(self.headers_separator_pattern, text):
+        for pair in java_split(text, self.headers_separator):
             i = pair.find(sep)
             if i < 0:
                 if not self.ignore_error:
@@ -571,11 +553,12 @@ class Input:
         self._pending = rest + hold
         if not complete:
             return []
-        try:
-            complete.decode("utf-8")
-            bad = None
-        except UnicodeDecodeError as exc:
-            bad = exc
+        bad = None
+        if not complete.isascii():  # ASCII is valid UTF-8, and checked ten times faster
+            try:
+                complete.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = exc
         lines = complete.split(b"\n")
         lines.pop()
         if bad is not None:

@@ -58,6 +58,10 @@ _ZIGZAG = varint.zigzag_table()
 _SIZES = build.SIZES
 
 
+# _SELECTORS[p] translates bytes of partition numbers into 1 where p is, 0 elsewhere.
+_SELECTORS = [bytes(256)[:p] + b"\x01" + bytes(255 - p) for p in range(256)]
+
+
 def _varint(n: int) -> bytes:
     return _ZIGZAG[n] if 0 <= n < varint.SMALL else varint.encode(n)
 
@@ -328,13 +332,19 @@ class EngineProducer:
     def _by_partition(self, keys: list, values: list):
         """(partition, keys, values) of each partition the keys go to, in partition order, each
         keeping the records' order. TypeError for a null key."""
+        n = self._num_partitions
         targets = list(map(self._keys.__getitem__, keys))
-        for p in range(self._num_partitions):
-            mine = list(map(p.__eq__, targets))
-            part_keys = list(compress(keys, mine))
-            if part_keys:
-                yield p, part_keys, list(compress(values, mine))
-
+        if n > 256:
+            for p in sorted(set(targets)):
+                mine = list(map(p.__eq__, targets))
+                yield p, list(compress(keys, mine)), list(compress(values, mine))
+            return
+        # The partitions as bytes: a partition's selector is then one translate() away.
+        targets = bytes(targets)
+        for p in range(n):
+            if p in targets:
+                mine = targets.translate(_SELECTORS[p])
+                yield p, list(compress(keys, mine)), list(compress(values, mine))
     def _send_each(self, values, keys, timestamp) -> None:
         send = self.send
         if keys is None:

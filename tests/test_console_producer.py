@@ -889,13 +889,13 @@ def test_bulk_and_per_record_sends_build_identical_batches(tmp_path, partitions)
 
 
 def test_java_regex_split():
-    split = cmd.java_regex_split
-    import re
-    assert split(re.compile(","), "a,b,,") == ["a", "b"]
-    assert split(re.compile(","), ",a") == ["", "a"]
-    assert split(re.compile(","), "") == [""]
-    assert split(re.compile(","), ",,") == []
-    assert split(re.compile(","), "abc") == ["abc"]
+    from pk.engine.javacompat import java_split as split
+
+    assert split("a,b,,", ",") == ["a", "b"]
+    assert split(",a", ",") == ["", "a"]
+    assert split("", ",") == [""]
+    assert split(",,", ",") == []
+    assert split("abc", ",") == ["abc"]
 
 
 def test_properties_module(tmp_path):

@@ -85,11 +85,12 @@ _PREFIXES: dict[bytes, _Prefixes] = {}
 
 
 def prefixes(timestamp_delta: int) -> _Prefixes:
-    """The prefix table of a timestamp delta (tables of a few deltas are kept)."""
+    """The prefix table of a timestamp delta (tables of the last few dozen deltas are kept:
+    a batch left open by one call is continued by the next, a few milliseconds later)."""
     tsd = varint.encode(timestamp_delta)
     table = _PREFIXES.get(tsd)
     if table is None:
-        if len(_PREFIXES) >= 8:
+        if len(_PREFIXES) >= 64:
             _PREFIXES.clear()
         table = _PREFIXES[tsd] = _Prefixes(tsd)
     return table
