@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pk.engine.errors import InvalidTopicError, KafkaError, RecordTooLargeError
 
-from .kafka_clients import ConfigRefused, RemoteConsumer, RemoteProducer, _client, _metadata, _topic_invalid, producer_config
+from .kafka_clients import (ConfigRefused, RemoteConsumer, RemoteProducer, _client, _metadata, _topic_invalid,
+                            producer_config)
 
 class PerfProducer:
     """commands/producer_perf.PerfProducer over RemoteProducer: records without keys (librdkafka's
@@ -60,7 +61,7 @@ class PerfProducer:
 
 
 def perf_producer_opener(bootstrap: str | None, extra: dict[str, str]):
-    """open_producer(topic, props) for perf.run_producer_perf: props are ProducerPerformance's
+    """open_producer(topic, props) for producer_perf.run_producer_perf: props are ProducerPerformance's
     (Java keys, bootstrap.servers among them unless `bootstrap` is given)."""
 
     def open_producer(topic: str, props: dict[str, str]):
