@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Callable, Protocol, Sequence
 
 from .errors import ILLEGAL_ARGUMENT, JavaError, UsageError
@@ -253,18 +252,19 @@ def run_consumer_perf(o: ConsumerPerfOptions, open_consumer: Callable[[dict[str,
     return ConsumerPerfResult(messages, nbytes, join_time.value, start_ms, end_ms, listener.rebalances)
 
 
-_KEY = attrgetter("key")
-_VALUE = attrgetter("value")
+def _poll_as_sets(consumer: PerfConsumer) -> Callable[[int], list]:
+    """The consumer's poll, giving record sets (engine/consumer.py): the bundled engine's
+    own, measured column-wise; a remote consumer's records wrapped as one RecordList."""
+    poll_sets = getattr(consumer, "poll_sets", None)
+    if poll_sets is not None:
+        return poll_sets
+    from pk.engine.consumer import RecordList
 
+    def poll(timeout_ms: int) -> list:
+        records = consumer.poll(timeout_ms)
+        return [RecordList(None, None, list(records))] if records else []
 
-def _record_bytes(record) -> int:
-    key, value = record.key, record.value
-    return (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
-
-
-def _records_bytes(records) -> int:
-    """Key and value bytes of the records (a null counts 0)."""
-    return sum(map(len, filter(None, map(_KEY, records)))) + sum(map(len, filter(None, map(_VALUE, records))))
+    return poll
 
 
 def _consume(consumer: PerfConsumer, o: ConsumerPerfOptions, listener: _PerfRebalanceListener,
@@ -287,16 +287,18 @@ def _consume(consumer: PerfConsumer, o: ConsumerPerfOptions, listener: _PerfReba
     messages = nbytes = last_messages = last_bytes = 0
     current = now_ms()
     last_report = last_consumed = current
+    poll = _poll_as_sets(consumer)
     while messages < num_messages and current - last_consumed <= timeout:
-        records = consumer.poll(100)
+        records = poll(100)
         current = now_ms()
         if not records:
             continue
         last_consumed = current
         # Java checks the reporting interval after each record, but `current` is fixed for the
         # whole poll: only the first record can trigger a report.
+        first, rest = records[0].split(1)
         messages += 1
-        nbytes += _record_bytes(records[0])
+        nbytes += first.payload_bytes()
         if current - last_report >= interval:
             if detailed:
                 out(_progress_line(nbytes, last_bytes, messages, last_messages, last_report, current,
@@ -305,10 +307,9 @@ def _consume(consumer: PerfConsumer, o: ConsumerPerfOptions, listener: _PerfReba
             last_report = current
             last_messages = messages
             last_bytes = nbytes
-        if len(records) > 1:
-            rest = records[1:]
-            messages += len(rest)
-            nbytes += _records_bytes(rest)
+        for piece in [rest, *records[1:]]:
+            messages += len(piece)
+            nbytes += piece.payload_bytes()
     if messages < num_messages:
         out(f"WARNING: Exiting before consuming the expected number of records: timeout ({timeout} ms) exceeded. "
             "You can use the --timeout option to increase the timeout.")

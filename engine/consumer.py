@@ -12,6 +12,7 @@ import re
 import time
 from functools import partial
 from itertools import repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 from . import records, topic_names
@@ -35,6 +36,8 @@ class ConsumerRecord(NamedTuple):
     value: bytes | None
     headers: tuple
 
+
+_KEY, _VALUE = attrgetter("key"), attrgetter("value")
 
 # A fetch that holds at least this many records is decoded column-wise (NumPy); smaller ones
 # record by record, which spares a short-lived tool NumPy's ~65 ms import.
@@ -67,6 +70,11 @@ class RecordList:
     def split(self, n: int) -> tuple["RecordList", "RecordList"]:
         return (RecordList(self.topic, self.partition, self.items[:n]),
                 RecordList(self.topic, self.partition, self.items[n:]))
+
+    def payload_bytes(self) -> int:
+        """Key and value bytes of the records (a null counts 0)."""
+        return (sum(map(len, filter(None, map(_KEY, self.items))))
+                + sum(map(len, filter(None, map(_VALUE, self.items)))))
 
     def first_offsets(self) -> dict[tuple[str, int], int]:
         """The first offset of each partition among these records (a remote consumer's poll
@@ -103,6 +111,11 @@ class RecordColumnsSet:
 
     def first_offsets(self) -> dict[tuple[str, int], int]:
         return {(self.topic, self.partition): self.first_offset} if len(self) else {}
+
+    def payload_bytes(self) -> int:
+        """Key and value bytes of the records (a null counts 0)."""
+        cols, lo, hi = self.columns, self.lo, self.hi
+        return int(cols.key_len[lo:hi].clip(0).sum() + cols.value_len[lo:hi].clip(0).sum())
 
     def records(self) -> list:
         cols, lo, hi = self.columns, self.lo, self.hi
@@ -301,11 +314,12 @@ class EngineConsumer:
             out += piece.records()
         return out
 
-    def poll_sets(self, timeout_ms: int = 0) -> list:
-        """As poll(), but whole fetches, each one partition's records as a RecordList or
-        RecordColumnsSet: what a formatter writes column-wise. max.poll.records does not
-        apply (it bounds a poll loop's work between heartbeats; a fetch is 1 MB at most)."""
-        return self._poll(timeout_ms, None)
+    def poll_sets(self, timeout_ms: int = 0, limit: int | None = None) -> list:
+        """As poll(), but each partition's records as a RecordList or RecordColumnsSet: what
+        a formatter writes column-wise. At most `limit` records (max.poll.records, for a
+        caller that counts as Kafka's consumer hands records out); whole fetches by default
+        (a fetch is 1 MB at most)."""
+        return self._poll(timeout_ms, limit)
 
     def _poll(self, timeout_ms: int, limit: int | None) -> list:
         deadline = time.monotonic() + timeout_ms / 1000.0

@@ -189,3 +189,22 @@ def test_join_rows_matches_a_row_at_a_time(seed, block_rows, monkeypatch):
     plain = columns.join_rows(buf, [value, end], n)
     if plain is not None:
         assert bytes(plain) == b"".join(piece(value, i) + end for i in range(n))
+
+
+def test_sets_measure_and_split_as_their_records(mixed):
+    """ConsumerPerformance counts column sets by payload_bytes and split(): the same figures
+    as the records they stand for."""
+    data_dir, _ = mixed
+    with Engine(data_dir) as engine:
+        data = engine.partition(TOPIC, 1).read(0, 1 << 30)
+    cols = columns.scan(data, [(p, h) for p, h in records.iter_batches(data) if not h.is_control])
+    whole = engine_consumer.RecordColumnsSet(TOPIC, 1, cols, 0, len(cols))
+    listed = engine_consumer.RecordList(TOPIC, 1, whole.records())
+    assert whole.payload_bytes() == listed.payload_bytes() > 0
+    for cut in (0, 1, 777, len(cols)):
+        head, tail = whole.split(cut)
+        list_head, list_tail = listed.split(cut)
+        assert (len(head), len(tail)) == (len(list_head), len(list_tail))
+        assert head.payload_bytes() == list_head.payload_bytes()
+        assert tail.records() == list_tail.records()
+        assert tail.first_offsets() == list_tail.first_offsets()

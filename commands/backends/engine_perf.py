@@ -147,6 +147,14 @@ class EnginePerfConsumer:
             return []
         return self.consumer.poll(timeout_ms)
 
+    def poll_sets(self, timeout_ms: int) -> list:
+        """poll()'s records as record sets (engine/consumer.py), counted and measured
+        column-wise: as many records as poll() would return (max.poll.records)."""
+        if not self._subscribed:
+            time.sleep(timeout_ms / 1000.0)
+            return []
+        return self.consumer.poll_sets(timeout_ms, self.consumer.max_poll_records)
+
     def metrics(self) -> dict:
         return {}
 
