@@ -114,8 +114,9 @@ class RecordColumnsSet:
 
     def payload_bytes(self) -> int:
         """Key and value bytes of the records (a null counts 0)."""
-        cols, lo, hi = self.columns, self.lo, self.hi
-        return int(cols.key_len[lo:hi].clip(0).sum() + cols.value_len[lo:hi].clip(0).sum())
+        keys, values = self.columns.key_len[self.lo:self.hi], self.columns.value_len[self.lo:self.hi]
+        # A null is length -1: adding one back per null counts it 0.
+        return int(keys.sum() + (keys < 0).sum() + values.sum() + (values < 0).sum())
 
     def records(self) -> list:
         cols, lo, hi = self.columns, self.lo, self.hi
