@@ -48,7 +48,6 @@ import json
 import os
 import re
 import uuid
-from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
@@ -669,32 +668,19 @@ def _open_segment(part) -> object | None:
 
 
 def read_segment(part: SegmentPartition) -> Iterator:
-    """Arrow record batches of the records in [part.start, part.end) of one segment file."""
+    """Arrow record batches of the records in [part.start, part.end) of one segment file.
+
+    The batches' records are decoded column-wise (engine/records/columns.py) and become Arrow
+    arrays without a Python object per record: keys and values are gathered into one data
+    buffer each, beside their offsets and validity bitmap."""
     from pk.engine import records
 
     f = _open_segment(part)
     if f is None:
         return
     start, end = part.start, part.end
-    with_headers = part.include_headers
-    cols = _Columns(part.topic, part.partition, with_headers)
-    lists = []
-
-    def bind():
-        lists[:] = [cols.keys, cols.values, cols.offsets, cols.timestamps, cols.headers]
-        return (cols.keys.append, cols.values.append, cols.offsets.append, cols.timestamps.append,
-                cols.headers.append)
-
-    add_key, add_value, add_offset, add_ts, add_headers = bind()
-
-    def make(offset, timestamp, key, value, headers):  # the decoder's per-record callback
-        add_key(key)
-        add_value(value)
-        add_offset(offset)
-        add_ts(timestamp)
-        if with_headers:
-            add_headers(headers or None)
-
+    pending: list = []  # (header, batch bytes) to decode together
+    size = 0
     with f:
         for pos, header, batch in iter_file_batches(f, _first_position(part.log_path, part.base_offset, start, f)):
             if header.base_offset >= end:
@@ -706,21 +692,68 @@ def read_segment(part: SegmentPartition) -> Iterator:
             except Exception as exc:
                 raise PkLogError(f"Corrupt batch at offset {header.base_offset} of {part.topic}-{part.partition} "
                                  f"({os.path.basename(part.log_path)}): {exc}") from None
-            before = len(cols.offsets)
-            records.decode_records(batch, 0, header, make)
-            if header.base_offset < start or header.last_offset >= end:  # an edge batch: trim it
-                lo = bisect_left(cols.offsets, start, before)
-                hi = bisect_left(cols.offsets, end, before)
-                for column in lists[:5 if with_headers else 4]:
-                    del column[hi:]
-                    del column[before:lo]
-            cols.types.extend([header.timestamp_type] * (len(cols.offsets) - before))
-            cols.bytes += header.size
-            if cols.full():
-                yield cols.flush()
-                add_key, add_value, add_offset, add_ts, add_headers = bind()
-    if len(cols):
-        yield cols.flush()
+            pending.append((header, batch))
+            size += header.size
+            if size >= BATCH_BYTES or sum(h.records_count for h, _ in pending) >= BATCH_ROWS:
+                yield _arrow_batch(part, pending)
+                pending, size = [], 0
+    if pending:
+        yield _arrow_batch(part, pending)
+
+
+def _arrow_batch(part: SegmentPartition, batches: list):
+    """One Arrow record batch of the records of `batches` ([(header, bytes)]) that lie in
+    [part.start, part.end)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from pk.engine.records import columns
+
+    at, placed = 0, []
+    for header, batch in batches:
+        placed.append((at, header))
+        at += len(batch)
+    cols = columns.scan(b"".join(batch for _, batch in batches), placed)
+    lo, hi = (int(i) for i in cols.offset.searchsorted([part.start, part.end]))
+    n = hi - lo
+    arrays = [
+        _binary_array(cols, cols.key_start[lo:hi], cols.key_len[lo:hi]),
+        _binary_array(cols, cols.value_start[lo:hi], cols.value_len[lo:hi]),
+        pa.repeat(pa.scalar(part.topic, pa.string()), n),
+        pa.repeat(pa.scalar(part.partition, pa.int32()), n),
+        pa.array(cols.offset[lo:hi], pa.int64()),
+        pa.array(cols.timestamps()[lo:hi], pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(cols.timestamp_types()[lo:hi].astype(np.int32), pa.int32()),
+    ]
+    if part.include_headers:
+        headers = [h or None for h in cols.headers(lo, hi)]
+        arrays.append(pa.array(headers, arrow_schema(True).field("headers").type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(part.include_headers))
+
+
+def _binary_array(cols, start, length):
+    """An Arrow binary array of the byte ranges (null where length is -1), built from one
+    gathered data buffer, its offsets and a validity bitmap."""
+    import numpy as np
+    import pyarrow as pa
+
+    from pk.engine.records import columns
+
+    n = len(start)
+    valid = length >= 0
+    sizes = np.where(valid, length, 0)
+    data = columns.join_rows(cols.buf, [columns.Span(start, length, b"")], n)
+    if data is None:  # ranges of varying sizes: gathered by slicing, in C
+        data = b"".join(cols.slices(start, length, null=b""))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    nulls = int(n - valid.sum())
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    if offsets[-1] < 2**31:  # Arrow's binary type has 32-bit offsets
+        return pa.Array.from_buffers(pa.binary(), n, [bitmap, pa.py_buffer(offsets.astype(np.int32)),
+                                                      pa.py_buffer(data)], null_count=nulls)
+    return pa.Array.from_buffers(pa.large_binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls).cast(pa.binary())
 
 
 def segment_stats(part: SegmentPartition) -> tuple:
