@@ -524,8 +524,11 @@ class Input:
             data = self._read()
             if not data:
                 self._eof = True
-            buf = self._pending + data if self._pending else data
-            lines = self._split(buf, self._eof)
+            pending = self._pending
+            if pending.isascii() and data.isascii() and b"\r" not in data and b"\r" not in pending:
+                lines = self._split_plain(data, self._eof)  # the common case, without copying the data
+            else:
+                lines = self._split(pending + data if pending else data, self._eof)
             if lines:
                 yield lines
 
@@ -533,6 +536,22 @@ class Input:
         """Yield one line at a time (for the interactive prompt and --sync)."""
         for chunk in self.chunks():
             yield from chunk
+
+    def _split_plain(self, data: bytes, eof: bool) -> list[bytes]:
+        """_split for ASCII without `\r` (valid UTF-8, `\n`-terminated lines): split the new
+        data as it is, the line left over from the last read going before its first line."""
+        lines = data.split(b"\n")
+        if self._pending:
+            lines[0] = self._pending + lines[0]
+        rest = lines.pop()  # after the last "\n": the start of a line, or nothing
+        if eof:
+            self._pending = b""
+            if rest:
+                lines.append(rest)
+        else:
+            self._pending = rest
+        self.lines_read += len(lines)
+        return lines
 
     def _split(self, buf: bytes, eof: bool) -> list[bytes]:
         if not buf:
@@ -553,12 +572,11 @@ class Input:
         self._pending = rest + hold
         if not complete:
             return []
-        bad = None
-        if not complete.isascii():  # ASCII is valid UTF-8, and checked ten times faster
-            try:
-                complete.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = exc
+        try:
+            complete.decode("utf-8")
+            bad = None
+        except UnicodeDecodeError as exc:
+            bad = exc
         lines = complete.split(b"\n")
         lines.pop()
         if bad is not None:

@@ -442,8 +442,8 @@ class EngineProducer:
     def _append(self, partition: int, batches: list[bytes]) -> None:
         log = self._log(partition)
         try:
-            log.append_batches(batches)
-            self.records_sent += sum(records.read_header(b).records_count for b in batches)
+            offsets = log.append_batches(batches)  # (first, last) of each: one run of offsets
+            self.records_sent += offsets[-1][1] - offsets[0][0] + 1
             return
         except RecordTooLargeError:
             pass
