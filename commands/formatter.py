@@ -177,9 +177,7 @@ class DefaultMessageFormatter:
             timestamp_type = int(types[0]) if len(types) else 0
         from pk.engine.records.columns import Span, join_rows
 
-        fields = self._fields(records, cols, lo, hi, timestamp_type, Span)
-        out = join_rows(cols.buf, fields, hi - lo)
-        return out if out is not None else self._join_template(fields, hi - lo, cols.buf, Span)
+        return join_rows(cols.buf, self._fields(records, cols, lo, hi, timestamp_type, Span), hi - lo)
 
     def _fields(self, records, cols, lo: int, hi: int, timestamp_type: int, span) -> list:
         """format()'s layout for records lo..hi as join_rows fields: constant bytes, int
@@ -215,52 +213,6 @@ class DefaultMessageFormatter:
             else:
                 merged.append(field)
         return merged
-
-    @staticmethod
-    def _join_template(fields: list, n: int, buf: bytes, span) -> bytes:
-        """The rows of `fields` when they vary too much for join_rows' blocks: a bytes
-        %-template per row (%d for numbers, %b for keys and values), filled and joined in C;
-        plain values are joined with the line separator directly."""
-        import numpy as np
-
-        template, columns = b"", []
-        for field in fields:
-            if isinstance(field, bytes):
-                template += field.replace(b"%", b"%%")
-                continue
-            if isinstance(field, span):
-                start, length = field.start, field.length
-                nulls = length < 0
-                if nulls.all():
-                    column = [field.null] * n
-                else:
-                    column = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
-                    for i in np.flatnonzero(nulls).tolist():
-                        column[i] = field.null
-                template += b"%b"
-            else:
-                column = field.tolist()
-                template += b"%d"
-            columns.append(column)
-        if not columns:
-            return (template % ()) * n
-        if len(columns) == 1 and template.startswith(b"%b") and b"%" not in template[2:]:
-            tail = template[2:].replace(b"%%", b"%")
-            return tail.join(columns[0]) + tail
-        fill = template.__mod__
-        if len(columns) == 1:
-            return b"".join(map(fill, map(_one, columns[0])))
-        return b"".join(map(fill, zip(*columns)))
-
-
-def _one(item) -> tuple:
-    return (item,)
-
-
-def _escape(text: bytes) -> bytes:
-    """Constant text inside a %-template."""
-    return text.replace(b"%", b"%%")
-
 
 class NoOpMessageFormatter:
     def __init__(self, props: dict[str, str] | None = None):

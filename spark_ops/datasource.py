@@ -743,8 +743,6 @@ def _binary_array(cols, start, length):
     valid = length >= 0
     sizes = np.where(valid, length, 0)
     data = columns.join_rows(cols.buf, [columns.Span(start, length, b"")], n)
-    if data is None:  # ranges of varying sizes: gathered by slicing, in C
-        data = b"".join(cols.slices(start, length, null=b""))
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     nulls = int(n - valid.sum())

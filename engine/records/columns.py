@@ -285,12 +285,12 @@ class Span:
 def join_rows(buf: bytes, fields: list, n: int):
     """n rows, each the concatenation of `fields`, all joined: a console consumer's output.
     A field is bytes (the same in every row), an int64 array (written in decimal) or a Span
-    of buf. Returns bytes or a uint8 array (both write to a binary stream as they are), or
-    None when the rows vary too much for blocks (the caller then formats them another way).
+    of buf. Returns bytes or a uint8 array (both write to a binary stream as they are).
 
     Rows of one layout (every field as wide as in the row before, spans one stride apart)
-    form runs; fixed-size records make long runs, each built as one 2-D block. No Python
-    step is taken per row.
+    form runs; fixed-size records make long runs, each built as one 2-D block. Rows that
+    vary too much for blocks are filled into a bytes %-template in C. No Python step is
+    taken per row either way.
     """
     if n == 0:
         return b""
@@ -314,7 +314,7 @@ def join_rows(buf: bytes, fields: list, n: int):
         widths.append(width)
     heads = np.concatenate(([0], np.flatnonzero(cuts) + 1))
     if len(heads) * _BLOCK_ROWS > n:
-        return None
+        return _join_template(buf, fields, n)
     row = sum(widths)
     row = np.full(n, row, dtype=np.int64) if isinstance(row, int) else row
     at = np.concatenate(([0], np.cumsum(row)))
@@ -339,6 +339,42 @@ def join_rows(buf: bytes, fields: list, n: int):
             else:
                 _write_decimal(target, field[a:b], w)
     return out
+
+
+def _join_template(buf: bytes, fields: list, n: int) -> bytes:
+    """join_rows for rows that vary: a bytes %-template per row (%d for numbers, %b for
+    spans), filled and joined in C; a lone span followed by constant text is joined with it."""
+    template, columns = b"", []
+    for field in fields:
+        if isinstance(field, bytes):
+            template += field.replace(b"%", b"%%")
+            continue
+        if isinstance(field, Span):
+            nulls = field.length < 0
+            if nulls.all():
+                column = [field.null] * n
+            else:
+                start = field.start
+                column = list(map(buf.__getitem__, map(slice, start.tolist(), (start + field.length).tolist())))
+                for i in np.flatnonzero(nulls).tolist():
+                    column[i] = field.null
+            template += b"%b"
+        else:
+            column = field.tolist()
+            template += b"%d"
+        columns.append(column)
+    if not columns:
+        return (template % ()) * n
+    if len(columns) == 1 and template.startswith(b"%b") and b"%" not in template[2:]:
+        return template[2:].join(columns[0]) + template[2:]
+    fill = template.__mod__
+    if len(columns) == 1:
+        return b"".join(map(fill, map(_one, columns[0])))
+    return b"".join(map(fill, zip(*columns)))
+
+
+def _one(item) -> tuple:
+    return (item,)
 
 
 def _write_decimal(target: np.ndarray, values: np.ndarray, width: int) -> None:
