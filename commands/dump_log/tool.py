@@ -18,11 +18,11 @@ from .java import (I16, I32, INT_MAX, U32, absolute, decrement_sequence, file_na
                    int_value_of, java_file, optional_long, parse_int, parse_long, sibling, start_offset_of,
                    substring_error, value_of)
 from .parsers import control_record_text, message_parser
+from .record_lines import RECORD_INDENT, record_lines
 from .segment import (CODEC_NAMES, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, Batch, SegmentFile, iter_batches,
                       iter_records, legacy_outer, legacy_timestamp_type)
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-RECORD_INDENT = "|"
 
 
 # --------------------------------------------------------------------------- options
@@ -89,6 +89,11 @@ class Output:
             self._lines.append("")
             self._write("\n".join(self._lines))
             self._lines = []
+
+    def print_lines(self, text: str) -> None:
+        """Whole lines at once (each ending in a line break), after the lines before them."""
+        self._flush_lines()
+        self._write(text)
 
     def err(self, line: str) -> None:
         self.flush()
@@ -209,6 +214,16 @@ def dump_log(path: str, o: DumpOptions, out: Output, reports: Reports) -> None:
             if deep:
                 control = batch.magic >= 2 and batch.header().is_control
                 ts_type = batch_timestamp_type(batch)
+                lines = None
+                if not skip_meta and parser is None and batch.magic >= 2:
+                    lines = record_lines(batch, ts_type, last_offset)  # large batches, column-wise
+                if lines is not None:
+                    text, gaps, last_offset = lines
+                    for gap in gaps:
+                        Reports.append(reports.non_consecutive, absolute(path), gap)
+                    out.print_lines(text)
+                    valid_bytes += batch.size
+                    continue
                 for rec in iter_records(batch):
                     if rec.offset != last_offset + 1:
                         Reports.append(reports.non_consecutive, absolute(path), (last_offset, rec.offset))
