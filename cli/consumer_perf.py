@@ -18,7 +18,7 @@ import sys
 
 import click
 
-from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
 
 HELP_LINE = "This tool is used to verify the consumer performance."
 _TIMEOUT_DEFAULT = "\0default"  # `--timeout` given without a value
