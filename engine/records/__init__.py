@@ -475,16 +475,13 @@ def decode_headers(data, p: int) -> tuple[tuple, int]:
     return tuple(hl), p
 
 
-_ZIGZAG_1 = varint.ZIGZAG_1  # one-byte varints, decoded
-
-
 def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=None) -> list:
     """Decode every record of the batch at pos with absolute offsets.
 
     Each record is built as make(offset, timestamp, key, value, headers), a Record by
     default; a consumer passes its own constructor so that no intermediate object is made.
-    This is the consumer's hot loop: one- and two-byte varints (most deltas and lengths) are
-    decoded inline, longer ones through decode_varint.
+    Record by record: for small batches and single records. Many records at once are decoded
+    column-wise (columns.py), as the console consumer, DumpLogSegments and Spark do.
     """
     if header is None:
         header = read_header(buf, pos)
@@ -500,62 +497,18 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=No
         make = Record
     p = 0
     dv = decode_varint
-    zz = _ZIGZAG_1
     try:
         for _ in range(header.records_count):
-            b = data[p]
-            if b < 0x80:
-                length = zz[b]
-                p += 1
-            elif data[p + 1] < 0x80:  # two-byte lengths: records of 64..8191 bytes
-                u = (b & 0x7F) | (data[p + 1] << 7)
-                length = (u >> 1) ^ -(u & 1)
-                p += 2
-            else:
-                length, p = dv(data, p)
+            length, p = dv(data, p)
             end = p + length
-            b = data[p + 1]  # p: record attributes (unused)
-            if b < 0x80:
-                td = zz[b]
-                p += 2
-            else:
-                td, p = dv(data, p + 1)
-            b = data[p]
-            if b < 0x80:
-                od = zz[b]
-                p += 1
-            elif data[p + 1] < 0x80:
-                u = (b & 0x7F) | (data[p + 1] << 7)
-                od = (u >> 1) ^ -(u & 1)
-                p += 2
-            else:
-                od, p = dv(data, p)
-            b = data[p]
-            if b < 0x80:
-                klen = zz[b]
-                p += 1
-            else:
-                klen, p = dv(data, p)
-            if klen < 0:
-                key = None
-            else:
-                key = data[p:p + klen]
-                p += klen
-            b = data[p]
-            if b < 0x80:
-                vlen = zz[b]
-                p += 1
-            elif data[p + 1] < 0x80:
-                u = (b & 0x7F) | (data[p + 1] << 7)
-                vlen = (u >> 1) ^ -(u & 1)
-                p += 2
-            else:
-                vlen, p = dv(data, p)
-            if vlen < 0:
-                value = None
-            else:
-                value = data[p:p + vlen]
-                p += vlen
+            td, p = dv(data, p + 1)  # p + 1: past the record's attributes (unused)
+            od, p = dv(data, p)
+            klen, p = dv(data, p)
+            key = None if klen < 0 else data[p:p + klen]
+            p += max(klen, 0)
+            vlen, p = dv(data, p)
+            value = None if vlen < 0 else data[p:p + vlen]
+            p += max(vlen, 0)
             headers: tuple = ()
             if data[p] == 0:
                 p += 1
