@@ -69,7 +69,7 @@ def test_columns_refuse_what_they_cannot_encode():
     with pytest.raises(ValueError):
         build.Columns([])
     with pytest.raises(ValueError):
-        build.Columns([b"x" * (build.MAX_LENGTH + 1)])
+        build.Columns([b"x"] * 3).encode(0, 3, build.MAX_DELTA - 1, 0)  # offset deltas past the tables
 
 
 @pytest.mark.parametrize("sizes", [(100, 100), (95, 105), (0, 70), (50, 80), (8100, 8200), (0, 20000)])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate, repeat
-from operator import add, lshift
+from operator import add, getitem
 
 from . import _frame, varint
 
@@ -27,18 +27,12 @@ SIZES = list(map(len, _ZIGZAG))  # bytes of the zig-zag varint of n, for n < SMA
 NULL = b"\x01"  # varint -1: a null key or value
 NO_HEADERS = b"\x00"
 
-# A prefix table is looked up by `ids[j] + (offset_delta << DELTA_SHIFT)` (+ KEYED): the value
-# length in the low bits, a 1 bit above it for a non-null key, the key length above that,
-# the offset delta at the top.
-LENGTH_BITS = 20  # longer keys or values are not encoded column-wise
-MAX_LENGTH = (1 << LENGTH_BITS) - 1
-KEYED = 1 << LENGTH_BITS
-_KEY_SHIFT = LENGTH_BITS + 1
-DELTA_SHIFT = 2 * LENGTH_BITS + 1
-MAX_DELTA = (1 << 14) - 1  # offset deltas stay below 2**14 (a bulk-built batch holds fewer records)
+# Offset deltas stay below 2**14: a batch built column-wise holds fewer records.
+MAX_DELTA = (1 << 14) - 1
 _ONE_BYTE_DELTAS = 64  # offset deltas below this take one varint byte,
 _TWO_BYTE_DELTAS = 8192  # below this two
-_TABLE_LIMIT = 1 << 16  # entries a prefix table may hold before it starts again
+_ROW_LIMIT = 1 << 12  # entries a prefix row may hold before it starts again
+_KEY_PARTS_LIMIT = 1 << 16  # distinct keys whose encoding is kept
 
 
 def varint_sizes(numbers: list[int]) -> list[int]:
@@ -55,115 +49,128 @@ def varints(numbers: list[int]) -> list[bytes]:
     return list(map(varint.encode, numbers))
 
 
-class _Prefixes(dict):
-    """For one timestamp delta: record id -> the bytes that go before a record's key (its
-    value, for a null key), preceded by the previous record's "no headers" byte:
-    `00 length 00 timestampDelta offsetDelta keyLength` (null key: `... 01 valueLength`)."""
+class _Row(dict):
+    """The bytes before a record's key (before its value for a null key), preceded by the
+    previous record's header count, for one timestamp delta and offset delta:
+    `00 length 00 timestampDelta offsetDelta` (null key: `... 01 valueLength`).
 
-    def __init__(self, timestamp_delta: bytes):
+    Keyed rows are looked up by the record's core (its key and value fields), null-key rows
+    by the value's length: either decides the record's length. Looking a record up is then
+    `getitem(rows[delta], n)` with numbers the records already have (no int is built)."""
+
+    __slots__ = ("head", "keyed")
+
+    def __init__(self, head: bytes, keyed: bool):
         super().__init__()
-        self.timestamp_delta = timestamp_delta
+        self.head = head  # attributes 0, timestamp delta, offset delta
+        self.keyed = keyed
 
-    def __missing__(self, rid: int) -> bytes:
-        if len(self) >= _TABLE_LIMIT:
+    def __missing__(self, n: int) -> bytes:
+        if len(self) >= _ROW_LIMIT:
             self.clear()
-        delta = rid >> DELTA_SHIFT
-        value_len = rid & MAX_LENGTH
-        head = b"\x00" + self.timestamp_delta + varint.encode(delta)  # attributes 0
-        if rid & KEYED:
-            key_len = (rid >> _KEY_SHIFT) & MAX_LENGTH
-            head += varint.encode(key_len)
-            body = len(head) + key_len + varint.size(value_len) + value_len + 1  # + the header count
+        if self.keyed:
+            body = len(self.head) + n + 1  # + the header count
+            prefix = self[n] = NO_HEADERS + varint.encode(body) + self.head
         else:
-            head += NULL + varint.encode(value_len)
-            body = len(head) + value_len + 1
-        prefix = self[rid] = NO_HEADERS + varint.encode(body) + head
+            head = self.head + NULL + varint.encode(n)
+            prefix = self[n] = NO_HEADERS + varint.encode(len(head) + n + 1) + head
         return prefix
 
 
-_PREFIXES: dict[bytes, _Prefixes] = {}
+class _Rows(list):
+    """The rows of one timestamp delta, by offset delta, made as they are needed."""
+
+    def __init__(self, timestamp_delta: bytes, keyed: bool):
+        super().__init__()
+        self.prefix = b"\x00" + timestamp_delta
+        self.keyed = keyed
+
+    def upto(self, stop: int) -> "_Rows":
+        for delta in range(len(self), stop):
+            self.append(_Row(self.prefix + varint.encode(delta), self.keyed))
+        return self
 
 
-def prefixes(timestamp_delta: int) -> _Prefixes:
-    """The prefix table of a timestamp delta (tables of the last few dozen deltas are kept:
-    a batch left open by one call is continued by the next, a few milliseconds later)."""
+_ROWS: dict[tuple[bytes, bool], _Rows] = {}
+
+
+def rows(timestamp_delta: int, keyed: bool, stop: int) -> _Rows:
+    """The prefix rows of a timestamp delta for offset deltas 0..stop-1 (those of the last few
+    dozen deltas are kept: a batch left open by one call is continued by the next, a few
+    milliseconds later)."""
     tsd = varint.encode(timestamp_delta)
-    table = _PREFIXES.get(tsd)
+    table = _ROWS.get((tsd, keyed))
     if table is None:
-        if len(_PREFIXES) >= 64:
-            _PREFIXES.clear()
-        table = _PREFIXES[tsd] = _Prefixes(tsd)
-    return table
+        if len(_ROWS) >= 64:
+            _ROWS.clear()
+        table = _ROWS[tsd, keyed] = _Rows(tsd, keyed)
+    return table.upto(stop) if len(table) < stop else table
+
+
+class _KeyParts(dict):
+    """key -> its field, `keyLength key`: keys repeat, so most are looked up, not built."""
+
+    def __missing__(self, key: bytes) -> bytes:
+        if len(self) >= _KEY_PARTS_LIMIT:
+            self.clear()
+        part = self[key] = varint.encode(len(key)) + key
+        return part
+
+
+_KEY_PARTS = _KeyParts()
 
 
 class Columns:
     """A run of records without headers, as columns: values (bytes), keys (bytes, or None
-    for null keys throughout), their lengths, and the sums that size batches of them.
+    for null keys throughout), and the numbers that encode and size them.
 
     A record's core is its key and value fields (length varints included); its body adds
     the attributes, timestamp delta, offset delta and header count bytes; its size adds
     the body's length varint.
 
-    Raises TypeError for a null value or key inside the lists, ValueError for none or for a
-    key or value too long to encode column-wise: callers send those records one by one.
+    Raises TypeError for a null value or key inside the lists (callers send those records one
+    by one), ValueError for no records.
     """
 
-    __slots__ = ("values", "keys", "n", "lens", "klens", "ids", "totals", "value_varints", "overhead",
-                 "low", "high", "_running", "_cores")
+    __slots__ = ("values", "keys", "n", "lens", "key_parts", "value_varints", "cores", "totals", "overhead",
+                 "low", "high", "_running")
 
     def __init__(self, values: list, keys: list | None = None):
         lens = list(map(len, values))  # TypeError: a null value
         if not lens:
             raise ValueError("no records")
-        shortest, longest = min(lens), max(lens)
-        if longest > MAX_LENGTH:
-            raise ValueError("a value too long for column-wise encoding")
-        value_width = varint.size(shortest)
-        if varint.size(longest) != value_width:
-            value_width = None
         self.values = values
         self.keys = keys
         self.n = len(lens)
         self.lens = lens
         self._running = None
-        self._cores = None
         if keys is None:
-            self.klens = None
-            self.ids = lens
-            self.totals = lens  # key and value bytes
-            self.overhead = None if value_width is None else 1 + value_width  # the null key, the value's length
-            self.low, self.high = shortest, longest  # bounds of the totals
-            self.value_varints = None
+            self.key_parts = self.value_varints = None
+            self.totals = lens  # what a record's size grows with
+            self.low, self.high = min(lens), max(lens)
+            width = varint.size(self.low)
+            # Every record's core is 1 (the null key) + value varint + value when the value
+            # varints are all as wide; the general sizes use `cores`.
+            self.overhead = 1 + width if varint.size(self.high) == width else None
+            self.cores = None
             return
-        klens = list(map(len, keys))  # TypeError: a null key
-        if len(klens) != len(lens):
+        if len(keys) != len(lens):
             raise ValueError("as many keys as values")
-        kshort, klong = min(klens), max(klens)
-        if klong > MAX_LENGTH:
-            raise ValueError("a key too long for column-wise encoding")
-        key_width = varint.size(kshort)
-        self.klens = klens
-        self.ids = list(map(add, lens, map(lshift, klens, repeat(_KEY_SHIFT))))
-        self.totals = list(map(add, lens, klens))
-        self.overhead = (None if value_width is None or varint.size(klong) != key_width
-                         else key_width + value_width)
-        self.low, self.high = shortest + kshort, longest + klong
+        self.key_parts = list(map(_KEY_PARTS.__getitem__, keys))  # TypeError: a null key
         self.value_varints = varints(lens)
+        self.cores = list(map(add, map(add, map(len, self.key_parts), map(len, self.value_varints)), lens))
+        self.totals = self.cores
+        self.low, self.high = min(self.cores), max(self.cores)
+        self.overhead = 0
 
-    @property
-    def cores(self) -> list[int]:
-        if self._cores is None:
-            if self.keys is None:
-                self._cores = list(map(add, varint_sizes(self.lens), map(add, self.lens, repeat(1))))
-            else:
-                self._cores = list(map(add, map(add, varint_sizes(self.lens), varint_sizes(self.klens)),
-                                       self.totals))
-        return self._cores
+    def core_list(self) -> list[int]:
+        if self.cores is None:
+            self.cores = list(map(add, varint_sizes(self.lens), map(add, self.lens, repeat(1))))
+        return self.cores
 
     @property
     def max_core(self) -> int:
-        """At least the largest core (exactly that without keys)."""
-        return self.high + self.overhead if self.overhead is not None else max(self.cores)
+        return self.high + self.overhead if self.overhead is not None else max(self.core_list())
 
     # ------------------------------------------------------------------ encoding
     def encode(self, start: int, stop: int, first_delta: int, timestamp_delta: int) -> bytes:
@@ -172,19 +179,19 @@ class Columns:
         k = stop - start
         if first_delta + k - 1 > MAX_DELTA:
             raise ValueError("offset delta too large for column-wise encoding")
-        table = prefixes(timestamp_delta)
-        low = (first_delta << DELTA_SHIFT) + (0 if self.keys is None else KEYED)
-        rids = map(add, self.ids[start:stop], range(low, low + (k << DELTA_SHIFT), 1 << DELTA_SHIFT))
-        if self.keys is None:
-            parts = [None] * (2 * k + 1)
-            parts[0:2 * k:2] = map(table.__getitem__, rids)
-            parts[1:2 * k:2] = self.values[start:stop]
-        else:
+        keyed = self.keys is not None
+        heads = map(getitem, rows(timestamp_delta, keyed, first_delta + k)[first_delta:first_delta + k],
+                    (self.cores if keyed else self.lens)[start:stop])
+        if keyed:
             parts = [None] * (4 * k + 1)
-            parts[0:4 * k:4] = map(table.__getitem__, rids)
-            parts[1:4 * k:4] = self.keys[start:stop]
+            parts[0:4 * k:4] = heads
+            parts[1:4 * k:4] = self.key_parts[start:stop]
             parts[2:4 * k:4] = self.value_varints[start:stop]
             parts[3:4 * k:4] = self.values[start:stop]
+        else:
+            parts = [None] * (2 * k + 1)
+            parts[0:2 * k:2] = heads
+            parts[1:2 * k:2] = self.values[start:stop]
         parts[0] = parts[0][1:]  # the first record follows no record of this run
         parts[-1] = NO_HEADERS  # the last record's header count
         return b"".join(parts)
@@ -194,7 +201,7 @@ class Columns:
         """Encoded size of records start..stop-1 given offset deltas from first_delta; fixed:
         the bytes of attributes, timestamp delta and header count."""
         k = stop - start
-        bodies = list(map(add, map(add, self.cores[start:stop], repeat(fixed, k)),
+        bodies = list(map(add, map(add, self.core_list()[start:stop], repeat(fixed, k)),
                           varint_sizes(list(range(first_delta, first_delta + k)))))
         return list(map(add, bodies, varint_sizes(bodies)))
 
@@ -204,7 +211,7 @@ class Columns:
         step = self._uniform_step(fixed, first_delta + cap - 1)
         if step is not None:
             return self._fit_uniform(start, first_delta, room, cap, step)
-        window = min(cap, room // (min(self.cores) + fixed + 2) + 1)  # more than can fit
+        window = min(cap, room // (min(self.core_list()) + fixed + 2) + 1)  # more than can fit
         running = list(accumulate(self.sizes(start, start + window, first_delta, fixed)))
         k = bisect_right(running, room)
         return k, running[k - 1] if k else 0
@@ -215,7 +222,7 @@ class Columns:
         if self.overhead is None or last_delta >= _TWO_BYTE_DELTAS:
             return None
         low = self.low + self.overhead + fixed + 1  # the shortest body
-        high = self.high + self.overhead + fixed + varint.size(last_delta)
+        high = self.high + self.overhead + fixed + (1 if last_delta < _ONE_BYTE_DELTAS else 2)
         width = varint.size(low)
         if varint.size(high) != width:
             return None
@@ -235,10 +242,11 @@ class Columns:
                                   key=lambda j: running[j] + j * step) - 1
         if m + k > _ONE_BYTE_DELTAS:
             wide = step + 1
-            k = surely + bisect_right(candidates, running[start] + start * wide + room + max(0, _ONE_BYTE_DELTAS - m),
-                                      key=lambda j: running[j] + j * wide) - 1
-        size = (running[start + k] - running[start] + k * step + max(0, m + k - _ONE_BYTE_DELTAS)
-                - max(0, m - _ONE_BYTE_DELTAS))
+            bound = running[start] + start * wide + room + (_ONE_BYTE_DELTAS - m if m < _ONE_BYTE_DELTAS else 0)
+            k = surely + bisect_right(candidates, bound, key=lambda j: running[j] + j * wide) - 1
+        size = running[start + k] - running[start] + k * step
+        if m + k > _ONE_BYTE_DELTAS:
+            size += m + k - _ONE_BYTE_DELTAS if m < _ONE_BYTE_DELTAS else k
         return k, size
 
 
