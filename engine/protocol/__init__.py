@@ -1,6 +1,7 @@
 """Kafka wire-protocol codec for pk's broker: pure functions on bytes.
 
-No sockets, no asyncio, no engine imports. Everything a broker handler needs::
+No sockets, no asyncio, no storage: of the engine it uses only records/varint.py (the one varint
+implementation). Everything a broker handler needs::
 
     from pk.engine import protocol as kp
     from pk.engine.protocol import errors as E
