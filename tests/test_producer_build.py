@@ -92,3 +92,26 @@ def test_fit_is_the_longest_prefix_that_fits(sizes):
             expected_k += 1
             expected_size += size
         assert columns.fit(start, first, room, cap, fixed) == (expected_k, expected_size)
+
+
+@pytest.mark.parametrize("partitions", [2, 3, 7, 300])
+def test_send_values_puts_each_key_where_murmur2_says(tmp_path, partitions):
+    from pk.engine.engine import Engine
+    from pk.engine.partitioner import partition_for_key
+    from pk.engine.producer import EngineProducer
+
+    rng = random.Random(partitions)
+    keys = [rng.randbytes(rng.randrange(0, 20)) for _ in range(200)] + [b"user-%d" % i for i in range(50)]
+    sent = [(rng.choice(keys), b"v%d" % i) for i in range(3000)]
+    engine = Engine(str(tmp_path))
+    engine.create_topic("t", num_partitions=partitions)
+    producer = EngineProducer(engine, "t", batch_size=2000)
+    for start in range(0, len(sent), 700):
+        chunk = sent[start:start + 700]
+        producer.send_values([v for _, v in chunk], [k for k, _ in chunk])
+    producer.close()
+    for p in range(partitions):
+        data = engine.partition("t", p).read(0, 1 << 30)
+        stored = [(r.key, r.value) for pos, h in records.iter_batches(data) for r in records.decode_records(data, pos, h)]
+        assert stored == [(k, v) for k, v in sent if partition_for_key(k, partitions) == p]
+    engine.close()
