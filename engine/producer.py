@@ -62,6 +62,20 @@ _SIZES = build.SIZES
 _SELECTORS = [bytes(256)[:p] + b"\x01" + bytes(255 - p) for p in range(256)]
 
 
+class _FieldPartitions(dict):
+    """key field (build.key_fields) -> the key's partition, as the KeyPartitioner says."""
+
+    def __init__(self, keys: KeyPartitioner):
+        super().__init__()
+        self._keys = keys
+
+    def __missing__(self, field: bytes) -> int:
+        if len(self) >= self._keys.max_keys:
+            self.clear()
+        partition = self[field] = self._keys[build.key_of_field(field)]
+        return partition
+
+
 def _varint(n: int) -> bytes:
     return _ZIGZAG[n] if 0 <= n < varint.SMALL else varint.encode(n)
 
@@ -209,6 +223,7 @@ class EngineProducer:
         self._logs = [None] * n
         self._open = [None] * n
         self._keys = KeyPartitioner(n)
+        self._field_partitions = _FieldPartitions(self._keys)
         self._sticky = StickyPartitioner(n, self._rng)
         self._num_partitions = n
 
@@ -309,8 +324,8 @@ class EngineProducer:
         by_key = keys is not None and not self.ignore_keys and self._num_partitions > 1
         try:
             if by_key:
-                groups = [(p, build.Columns(part_values, part_keys))
-                          for p, part_keys, part_values in self._by_partition(keys, values)]
+                groups = [(p, build.Columns(part_values, fields=part_fields))
+                          for p, part_fields, part_values in self._by_partition(keys, values)]
             else:
                 groups = [(None, build.Columns(values, keys))]
         except (TypeError, ValueError):  # a null key or value, or one too long for the tables
@@ -330,21 +345,25 @@ class EngineProducer:
             self._drain()
 
     def _by_partition(self, keys: list, values: list):
-        """(partition, keys, values) of each partition the keys go to, in partition order, each
-        keeping the records' order. TypeError for a null key."""
+        """(partition, key fields, values) of each partition the keys go to, in partition
+        order, each keeping the records' order. TypeError for a null key."""
         n = self._num_partitions
-        targets = list(map(self._keys.__getitem__, keys))
+        fields = build.key_fields(keys)
+        # Partitions are looked up by key field: mostly the same object for the same key,
+        # so the lookup neither hashes nor compares bytes again.
+        targets = list(map(self._field_partitions.__getitem__, fields))
         if n > 256:
             for p in sorted(set(targets)):
                 mine = list(map(p.__eq__, targets))
-                yield p, list(compress(keys, mine)), list(compress(values, mine))
+                yield p, list(compress(fields, mine)), list(compress(values, mine))
             return
         # The partitions as bytes: a partition's selector is then one translate() away.
         targets = bytes(targets)
         for p in range(n):
             if p in targets:
                 mine = targets.translate(_SELECTORS[p])
-                yield p, list(compress(keys, mine)), list(compress(values, mine))
+                yield p, list(compress(fields, mine)), list(compress(values, mine))
+
     def _send_each(self, values, keys, timestamp) -> None:
         send = self.send
         if keys is None:

@@ -120,9 +120,21 @@ class _KeyParts(dict):
 _KEY_PARTS = _KeyParts()
 
 
+def key_fields(keys: list) -> list[bytes]:
+    """Each key's field, `keyLength key` (the same bytes object for the same key, mostly:
+    a dict looked up by one is then fast). TypeError for a null key."""
+    return list(map(_KEY_PARTS.__getitem__, keys))
+
+
+def key_of_field(field: bytes) -> bytes:
+    return field[varint.decode_unsigned(field, 0)[1]:]
+
+
 class Columns:
     """A run of records without headers, as columns: values (bytes), keys (bytes, or None
     for null keys throughout), and the numbers that encode and size them.
+
+    `fields` may stand for `keys`: their key_fields.
 
     A record's core is its key and value fields (length varints included); its body adds
     the attributes, timestamp delta, offset delta and header count bytes; its size adds
@@ -135,7 +147,7 @@ class Columns:
     __slots__ = ("values", "keys", "n", "lens", "key_parts", "value_varints", "cores", "totals", "overhead",
                  "low", "high", "_running")
 
-    def __init__(self, values: list, keys: list | None = None):
+    def __init__(self, values: list, keys: list | None = None, *, fields: list[bytes] | None = None):
         lens = list(map(len, values))  # TypeError: a null value
         if not lens:
             raise ValueError("no records")
@@ -144,7 +156,9 @@ class Columns:
         self.n = len(lens)
         self.lens = lens
         self._running = None
-        if keys is None:
+        if fields is None and keys is not None:
+            fields = key_fields(keys)
+        if fields is None:
             self.key_parts = self.value_varints = None
             self.totals = lens  # what a record's size grows with
             self.low, self.high = min(lens), max(lens)
@@ -154,9 +168,9 @@ class Columns:
             self.overhead = 1 + width if varint.size(self.high) == width else None
             self.cores = None
             return
-        if len(keys) != len(lens):
+        if len(fields) != len(lens):
             raise ValueError("as many keys as values")
-        self.key_parts = list(map(_KEY_PARTS.__getitem__, keys))  # TypeError: a null key
+        self.key_parts = fields
         self.value_varints = varints(lens)
         self.cores = list(map(add, map(add, map(len, self.key_parts), map(len, self.value_varints)), lens))
         self.totals = self.cores
@@ -179,7 +193,7 @@ class Columns:
         k = stop - start
         if first_delta + k - 1 > MAX_DELTA:
             raise ValueError("offset delta too large for column-wise encoding")
-        keyed = self.keys is not None
+        keyed = self.key_parts is not None
         heads = map(getitem, rows(timestamp_delta, keyed, first_delta + k)[first_delta:first_delta + k],
                     (self.cores if keyed else self.lens)[start:stop])
         if keyed:
