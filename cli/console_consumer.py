@@ -82,6 +82,7 @@ class UncaughtLong(_Uncaught, type(JAVA_LONG)):
 @version_option
 def cli(data_dir, bootstrap_server, x, **opts):
     from pk.commands import consumer as cmd
+    from pk.commands.errors import ConsumerFailure, PropertiesError, UsageError
     from pk.engine.errors import KafkaError
 
     lists = {name: list(opts.pop(name)) for name in ("properties", "formatter_properties", "consumer_properties",
@@ -90,18 +91,8 @@ def cli(data_dir, bootstrap_server, x, **opts):
     try:
         plan = cmd.plan(options, warn=lambda line: print(line, flush=True),
                         log=lambda line: sys.stderr.write(line + "\n"))
-    except cmd.UsageError as exc:
+    except (UsageError, ConsumerFailure, PropertiesError, OSError, ValueError) as exc:
         fail(str(exc))
-    except cmd.ConsumerFailure as exc:
-        fail(str(exc))
-    except (OSError, ValueError) as exc:
-        fail(str(exc))
-    except Exception as exc:  # PropertiesError and friends: a bad config file
-        from pk.commands.properties import PropertiesError
-
-        if isinstance(exc, PropertiesError):
-            fail(str(exc))
-        raise
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     consumer = backend = None
@@ -143,7 +134,7 @@ def cli(data_dir, bootstrap_server, x, **opts):
     except BrokenPipeError:
         sys.stderr.write("Unable to write to standard out, closing consumer.\n")
         sys.stdout = None  # do not flush into the closed pipe again at exit
-    except (KafkaError, cmd.ConsumerFailure) as exc:
+    except (KafkaError, ConsumerFailure) as exc:
         if isinstance(exc, auth_error):
             error = "Authentication failed: terminating consumer process"
         else:

@@ -167,7 +167,8 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
     from pk.commands import consumer_groups as cmd
     from pk.commands.client_config import check_target, java_message
     from pk.commands.errors import ClientConfigError, CommandFailure, UsageError
-    from pk.commands.properties import PropertiesError, load_properties
+    from pk.commands.errors import PropertiesError
+    from pk.commands.properties import load_properties
 
     bootstrap = cmd.single(list(bootstrap_server), "bootstrap-server")
     config = cmd.single(list(command_config), "command-config")

@@ -63,8 +63,7 @@ class GetOffsetShellCommand(JoptCommand):
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
 def cli(data_dir, ignored, bootstrap_server, x, **opts):
     from pk.commands import get_offsets as cmd
-    from pk.commands.errors import ClientConfigError
-    from pk.commands.properties import PropertiesError
+    from pk.commands.errors import ClientConfigError, OffsetShellError, PropertiesError
     from pk.engine.errors import KafkaError
 
     options = cmd.GetOffsetsOptions(
@@ -79,7 +78,7 @@ def cli(data_dir, ignored, bootstrap_server, x, **opts):
         for topic, partition, offset in lines:
             out.write(cmd.format_line(topic, partition, offset) + "\n")
         out.flush()
-    except cmd.ToolError as exc:
+    except OffsetShellError as exc:
         fail(ERROR_PREFIX + str(exc))
     except (ClientConfigError, PropertiesError) as exc:
         from pk.commands.client_config import java_message

@@ -52,7 +52,8 @@ def _parse_args(argv: list[str]) -> tuple[bool, str, dict[str, str]]:
 
 
 def _load_config(path: str, overrides: dict[str, str]):
-    from pk.commands.properties import PropertiesError, load_properties
+    from pk.commands.errors import PropertiesError
+    from pk.commands.properties import load_properties
     from pk.engine.broker.config import BrokerConfig
 
     if not os.path.exists(path) and path == SAMPLE_CONFIG:

@@ -107,7 +107,8 @@ def _open_backend(data_dir, bootstrap, command_config, x):
     from pk.commands import topics as cmd
     from pk.commands.client_config import check_target
     from pk.commands.errors import ClientConfigError
-    from pk.commands.properties import PropertiesError, load_properties
+    from pk.commands.errors import PropertiesError
+    from pk.commands.properties import load_properties
     from pk.engine.errors import KafkaError
 
     try:

@@ -10,15 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
-from .formatter import FormatterError, make_formatter
-
-
-class UsageError(Exception):
-    """What Kafka reports with printUsageAndExit (one line on stderr here, exit 1)."""
-
-
-class ConsumerFailure(Exception):
-    """A failure while consuming: printed as Kafka's "Unknown error when running consumer: " line."""
+from .errors import ConsumerFailure, FormatterError, PropertiesError, UsageError
+from .formatter import make_formatter
 
 
 EARLIEST, LATEST = -2, -1
@@ -140,8 +133,6 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
             if start < 0 or not text.lstrip("+").isdigit():
                 raise UsageError(f"The provided offset value '{o.offset}' is incorrect. Valid values are "
                                  "'earliest', 'latest', or a non-negative long.")
-    from .properties import PropertiesError
-
     try:
         extra = _file_props(o.command_config if o.command_config is not None else o.consumer_config)
     except PropertiesError as exc:  # Kafka 4.4 lets this exception escape its main()

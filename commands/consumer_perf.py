@@ -123,7 +123,8 @@ def default_group() -> str:
 
 def consumer_properties(o: ConsumerPerfOptions) -> dict[str, str]:
     """ConsumerPerfOptions.props(): the config file, then the options (which always win)."""
-    from .properties import PropertiesError, load_properties
+    from .errors import PropertiesError
+    from .properties import load_properties
 
     props: dict[str, str] = {}
     config = o.command_config if o.command_config is not None else o.consumer_config

@@ -13,7 +13,13 @@ Each class is one way a Kafka tool ends, and says how the CLI shows it:
   (a KafkaError, as the engine's own failures there are);
 - `ClientConfigError` (`BootstrapError` for a refused --bootstrap-server): a client
   configuration that cannot be used, one line;
-- `Unsupported`: an option of Kafka's tool that pk does not implement (its one line).
+- `Unsupported`: an option of Kafka's tool that pk does not implement (its one line);
+- `ConsumerFailure`: the console consumer's "Unknown error when running consumer: " line;
+- `FormatterError`: a record the console consumer's formatter cannot write (`java` is Java's
+  toString of the exception);
+- `PropertiesError`: a properties file that cannot be read (the first line Java prints);
+- `OffsetShellError`: what GetOffsetShell prints after "Error occurred: "; `PartitionError` a
+  per-partition ListOffsets failure inside it.
 
 `java_class_of` names the Java exception Kafka's client raises for an engine error.
 """
@@ -70,6 +76,39 @@ class BootstrapError(ClientConfigError):
 
 class Unsupported(Exception):
     """An option of Kafka's tool that pk accepts but does not implement (DumpLogSegments)."""
+
+
+class ConsumerFailure(Exception):
+    """A failure while consuming: printed as Kafka's "Unknown error when running consumer: " line."""
+
+
+class FormatterError(Exception):
+    """A record the formatter could not write (e.g. a deserializer rejected its bytes).
+    `java` is how Java prints the exception (its class, then the message)."""
+
+    JAVA_CLASS = "org.apache.kafka.common.errors.SerializationException"
+
+    @property
+    def java(self) -> str:
+        return f"{self.JAVA_CLASS}: {self}"
+
+
+class PropertiesError(Exception):
+    """A properties file cannot be read; str() is the first line Java prints for it."""
+
+
+class OffsetShellError(Exception):
+    """What GetOffsetShell prints after "Error occurred: "."""
+
+
+class PartitionError(Exception):
+    """A per-partition ListOffsets failure: `java_class: message`, as Kafka's
+    ExecutionException.getMessage() shows it."""
+
+    def __init__(self, java_class: str, message: str):
+        super().__init__(f"{java_class}: {message}")
+        self.java_class = java_class
+        self.message = message
 
 
 # Java exception classes the tools die with (JavaError.java_class).

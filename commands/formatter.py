@@ -10,6 +10,8 @@ from __future__ import annotations
 import struct
 import uuid
 
+from .errors import FormatterError
+
 FORMATTER_CLASSES = {
     "kafka.tools.DefaultMessageFormatter": "default",
     "org.apache.kafka.tools.consumer.DefaultMessageFormatter": "default",
@@ -18,17 +20,6 @@ FORMATTER_CLASSES = {
 }
 
 _TIMESTAMP_TYPES = {0: b"CreateTime:", 1: b"LogAppendTime:"}
-
-
-class FormatterError(Exception):
-    """A record the formatter could not write (e.g. a deserializer rejected its bytes).
-    `java` is how Java prints the exception (its class, then the message)."""
-
-    JAVA_CLASS = "org.apache.kafka.common.errors.SerializationException"
-
-    @property
-    def java(self) -> str:
-        return f"{self.JAVA_CLASS}: {self}"
 
 
 def _serialization_error(name: str, size: int, expected: int) -> FormatterError:

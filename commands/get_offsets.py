@@ -9,7 +9,7 @@ Connection: Kafka 4.4 requires --bootstrap-server (`Missing required argument "[
 the deprecated --broker-list is gone) and validates it with ToolsUtils.validateBootstrapServer;
 pk without it reads the bundled engine.
 
-Errors: `ToolError(message)` is what Kafka prints as "Error occurred: <message>" (exit 1).
+Errors: `OffsetShellError(message)` is what Kafka prints as "Error occurred: <message>" (exit 1).
 Per-partition failures are reported through `warn` and the partition is skipped.
 """
 
@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 from pk.engine.javacompat import java_split
+
+from .errors import OffsetShellError, PartitionError
 
 LATEST = -1
 EARLIEST = -2
@@ -40,18 +42,6 @@ MALFORMED_TIME = ("Malformed time argument {}. Please use -1 or latest / -2 or e
 TIME_NAMES = {"latest": LATEST, "earliest": EARLIEST, "max-timestamp": MAX_TIMESTAMP,
               "earliest-local": EARLIEST_LOCAL, "latest-tiered": LATEST_TIERED,
               "earliest-pending-upload": EARLIEST_PENDING_UPLOAD}
-
-
-class ToolError(Exception):
-    """What GetOffsetShell prints after "Error occurred: "."""
-
-
-class PartitionError(Exception):
-    """A per-partition ListOffsets failure: `java_class: message`, as Kafka's
-    ExecutionException.getMessage() shows it."""
-
-    def __init__(self, java_class: str, message: str):
-        super().__init__(f"{java_class}: {message}")
 
 
 class OffsetsSource(Protocol):
@@ -82,7 +72,7 @@ def value_of(name: str, value):
     """jopt-simple OptionSet.valueOf for an option that may have been given several times."""
     if isinstance(value, (list, tuple)):
         if len(value) > 1:
-            raise ToolError(f"Found multiple arguments for option {name}, but you asked for only one")
+            raise OffsetShellError(f"Found multiple arguments for option {name}, but you asked for only one")
         return value[0] if value else None
     return value
 
@@ -93,10 +83,10 @@ def given(value) -> bool:
 
 # --------------------------------------------------------------------------- Java parsing
 def java_parse_int(text: str) -> int:
-    """Integer.parseInt; raises ToolError with NumberFormatException's message."""
+    """Integer.parseInt; raises OffsetShellError with NumberFormatException's message."""
     if re.fullmatch(r"[+-]?\d+", text) and -2**31 <= int(text) <= _INT_MAX:
         return int(text)
-    raise ToolError(f'For input string: "{text}"')
+    raise OffsetShellError(f'For input string: "{text}"')
 
 
 def parse_offset_spec(text: str) -> int:
@@ -104,7 +94,7 @@ def parse_offset_spec(text: str) -> int:
         return TIME_NAMES[text]
     if re.fullmatch(r"[+-]?\d+", text) and -2**63 <= int(text) < 2**63:
         return int(text)
-    raise ToolError(MALFORMED_TIME.format(text))
+    raise OffsetShellError(MALFORMED_TIME.format(text))
 
 
 class IncludeList:
@@ -118,7 +108,7 @@ class IncludeList:
         try:
             self.pattern = re.compile(regex)
         except re.error:
-            raise ToolError(f"{regex} is an invalid regex.") from None
+            raise OffsetShellError(f"{regex} is an invalid regex.") from None
 
     def allows(self, topic: str) -> bool:
         return self.pattern.fullmatch(topic) is not None
@@ -164,7 +154,7 @@ def parse_rule_spec(spec: str) -> Rule:
     m = TOPIC_PARTITION_PATTERN.fullmatch(spec)
     if not m:
         # Kafka wraps the TerseException in a RuntimeException: its message is the cause's toString().
-        raise ToolError(f"org.apache.kafka.tools.TerseException: Invalid rule specification: {spec}")
+        raise OffsetShellError(f"org.apache.kafka.tools.TerseException: Invalid rule specification: {spec}")
 
     def group(i: int) -> str | None:
         return m.group(i) or None
@@ -188,8 +178,8 @@ def partition_set(text: str | None) -> frozenset[int]:
     for part in java_split(text, ","):
         try:
             out.add(java_parse_int(part))
-        except ToolError:
-            raise ToolError("--partitions expects a comma separated list of numeric partition ids, "
+        except OffsetShellError:
+            raise OffsetShellError("--partitions expects a comma separated list of numeric partition ids, "
                             f"but received: {text}") from None
     return frozenset(out)
 
@@ -207,11 +197,11 @@ def load_command_config(path: str) -> dict[str, str]:
         with open(path, encoding="latin-1") as f:
             return dict(javaproperties.load(f))
     except FileNotFoundError:
-        raise ToolError(path) from None  # NoSuchFileException's message is the path
+        raise OffsetShellError(path) from None  # NoSuchFileException's message is the path
     except IsADirectoryError:
-        raise ToolError("Is a directory") from None
+        raise OffsetShellError("Is a directory") from None
     except OSError as exc:
-        raise ToolError(f"{path}: {exc.strerror}") from None
+        raise OffsetShellError(f"{path}: {exc.strerror}") from None
 
 
 # --------------------------------------------------------------------------- the tool
@@ -220,7 +210,7 @@ def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
     """GetOffsetShell.fetchOffsets: (topic, partition, offset), sorted as Kafka sorts them: by
     the string "topic-partition" (so partition 10 comes before 2)."""
     if given(o.topic_partitions) and (given(o.topic) or given(o.partitions)):
-        raise ToolError("--topic-partitions cannot be used with --topic or --partitions")
+        raise OffsetShellError("--topic-partitions cannot be used with --topic or --partitions")
     time_arg = value_of("time", o.time)
     spec = parse_offset_spec("latest" if time_arg is None else time_arg)
     if given(o.topic_partitions):
@@ -234,7 +224,7 @@ def fetch_offsets(source: OffsetsSource, o: GetOffsetsOptions,
               if tp_filter.allows_topic(t)]
     wanted = [(t, p) for t, ps in source.partitions(topics).items() for p in ps if tp_filter.allows(t, p)]
     if not wanted:
-        raise ToolError("Could not match any topic-partitions with the specified filters")
+        raise OffsetShellError("Could not match any topic-partitions with the specified filters")
 
     if spec < EARLIEST_PENDING_UPLOAD:
         # Kafka 4.4's admin client finds no ListOffsets version for a timestamp below -6 and

@@ -303,7 +303,8 @@ def producer_properties(o: ProducerPerfOptions, transactions: bool) -> dict[str,
     """ProducerPerformance.readProps: the config file (--command-config, else --producer.config),
     then --command-property / --producer-props (each must split on `=` into exactly two parts,
     Java's String.split), --bootstrap-server, serializers, client.id."""
-    from .properties import PropertiesError, load_properties
+    from .errors import PropertiesError
+    from .properties import load_properties
 
     props: dict[str, str] = {}
     config = o.command_config if o.command_config is not None else o.producer_config

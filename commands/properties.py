@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-
-class PropertiesError(Exception):
-    """A properties file cannot be read; str() is the first line Java prints for it."""
+from .errors import PropertiesError
 
 
 def load_properties(path: str) -> dict[str, str]:

@@ -510,7 +510,7 @@ class KafkaOffsets:
                 if t in md.topics and md.topics[t].error is None}
 
     def list_offsets(self, requests):
-        from ..get_offsets import PartitionError
+        from ..errors import PartitionError
 
         out = {}
         for tp, result in self.admin.list_offsets(requests).items():
