@@ -252,8 +252,10 @@ class Columns:
             running = self._running = list(accumulate(self.totals, initial=0))
         surely = min(cap, room // (self.high + step + 1))
         candidates = range(start + surely, start + min(cap, room // (self.low + step) + 1) + 1)
-        k = surely + bisect_right(candidates, running[start] + start * step + room,
-                                  key=lambda j: running[j] + j * step) - 1
+        k = surely
+        if m + surely <= _ONE_BYTE_DELTAS:  # else at least one two-byte delta: the second case
+            k += bisect_right(candidates, running[start] + start * step + room,
+                              key=lambda j: running[j] + j * step) - 1
         if m + k > _ONE_BYTE_DELTAS:
             wide = step + 1
             bound = running[start] + start * wide + room + (_ONE_BYTE_DELTAS - m if m < _ONE_BYTE_DELTAS else 0)
