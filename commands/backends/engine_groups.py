@@ -137,14 +137,8 @@ class EngineGroupsBackend:
                               timestamp: int) -> dict[TopicPartition, int | None]:
         out = {}
         for tp in partitions:
-            log = self._log(tp)
-            if timestamp == LATEST_TIMESTAMP:
-                out[tp] = log.log_end_offset
-            elif timestamp == EARLIEST_TIMESTAMP:
-                out[tp] = log.log_start_offset
-            else:
-                found = log.offset_for_timestamp(timestamp)
-                out[tp] = found[0] if found is not None else None
+            found = self._log(tp).list_offset(timestamp)  # the partition's one ListOffsets lookup
+            out[tp] = found[0] if found is not None else None
         return out
 
     def alter_offsets(self, group_id: str, offsets: dict[TopicPartition, int]) -> None:

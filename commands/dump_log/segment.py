@@ -109,7 +109,7 @@ class Batch:
         if len(raw) < RECORD_BATCH_OVERHEAD:
             raise JavaError(KAFKA_EXCEPTION, f"Failed to load record batch at position {self.position} "
                                              f"from {self.file.describe()}")
-        header = records.BatchHeader._make(struct.unpack(">qiibIhiqqqhii", raw))
+        header = records.read_header(raw)
         self._header = header
         return header
 
