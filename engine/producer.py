@@ -224,6 +224,7 @@ class EngineProducer:
         self._open = [None] * n
         self._keys = KeyPartitioner(n)
         self._field_partitions = _FieldPartitions(self._keys)
+        self._keys_repeat = True  # keys mostly seen before (see _by_partition)
         self._sticky = StickyPartitioner(n, self._rng)
         self._num_partitions = n
 
@@ -348,10 +349,23 @@ class EngineProducer:
         """(partition, key fields, values) of each partition the keys go to, in partition
         order, each keeping the records' order. TypeError for a null key."""
         n = self._num_partitions
-        fields = build.key_fields(keys)
-        # Partitions are looked up by key field: mostly the same object for the same key,
-        # so the lookup neither hashes nor compares bytes again.
-        targets = list(map(self._field_partitions.__getitem__, fields))
+        count = len(keys)
+        if self._keys_repeat:
+            fields = build.key_fields(keys)
+            # Partitions are looked up by key field: mostly the same object for the same
+            # key, so the lookup neither hashes nor compares bytes again.
+            seen = len(self._field_partitions)
+            targets = list(map(self._field_partitions.__getitem__, fields))
+            new = len(self._field_partitions) - seen
+            if new < 0 or new > count // 2:
+                self._keys_repeat = False  # mostly new keys: the tables only cost
+        else:
+            seen = len(self._keys)
+            targets = list(map(self._keys.__getitem__, keys))
+            new = len(self._keys) - seen
+            if 0 <= new < count // 4:
+                self._keys_repeat = True
+            fields = build.key_fields(keys, repeating=False)
         if n > 256:
             for p in sorted(set(targets)):
                 mine = list(map(p.__eq__, targets))

@@ -115,3 +115,36 @@ def test_send_values_puts_each_key_where_murmur2_says(tmp_path, partitions):
         stored = [(r.key, r.value) for pos, h in records.iter_batches(data) for r in records.decode_records(data, pos, h)]
         assert stored == [(k, v) for k, v in sent if partition_for_key(k, partitions) == p]
     engine.close()
+
+
+def test_key_fields_built_or_looked_up_are_the_same():
+    rng = random.Random(4)
+    keys = [rng.randbytes(rng.randrange(0, 300)) for _ in range(500)]
+    fields = build.key_fields(keys)
+    assert fields == build.key_fields(keys, repeating=False)
+    assert fields == [records.encode_varint(len(k)) + k for k in keys]
+    assert [build.key_of_field(f) for f in fields] == keys
+    with pytest.raises(TypeError):
+        build.key_fields([b"k", None], repeating=False)
+
+
+def test_unique_then_repeating_keys_go_where_murmur2_says(tmp_path):
+    from pk.engine.engine import Engine
+    from pk.engine.partitioner import partition_for_key
+    from pk.engine.producer import EngineProducer
+
+    engine = Engine(str(tmp_path))
+    engine.create_topic("t", num_partitions=5)
+    producer = EngineProducer(engine, "t")
+    sent = []
+    for chunk in range(6):  # unique keys, then a few keys over and over, then unique again
+        keys = [b"u%d-%d" % (chunk, i) for i in range(500)] if chunk in (0, 1, 4) else [b"r%d" % (i % 7) for i in range(500)]
+        values = [b"v%d" % i for i in range(500)]
+        producer.send_values(values, keys)
+        sent += zip(keys, values)
+    producer.close()
+    for p in range(5):
+        data = engine.partition("t", p).read(0, 1 << 30)
+        stored = [(r.key, r.value) for pos, h in records.iter_batches(data) for r in records.decode_records(data, pos, h)]
+        assert stored == [(k, v) for k, v in sent if partition_for_key(k, 5) == p]
+    engine.close()

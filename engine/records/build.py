@@ -120,10 +120,15 @@ class _KeyParts(dict):
 _KEY_PARTS = _KeyParts()
 
 
-def key_fields(keys: list) -> list[bytes]:
-    """Each key's field, `keyLength key` (the same bytes object for the same key, mostly:
-    a dict looked up by one is then fast). TypeError for a null key."""
-    return list(map(_KEY_PARTS.__getitem__, keys))
+def key_fields(keys: list, repeating: bool = True) -> list[bytes]:
+    """Each key's field, `keyLength key`. TypeError for a null key.
+
+    repeating: the keys are mostly ones seen before, so their fields are looked up in a
+    table of distinct keys (the same bytes object for the same key: a dict looked up by
+    one is then fast); else they are built (without a Python call for each new key)."""
+    if repeating:
+        return list(map(_KEY_PARTS.__getitem__, keys))
+    return list(map(bytes.__add__, varints(list(map(len, keys))), keys))
 
 
 def key_of_field(field: bytes) -> bytes:
