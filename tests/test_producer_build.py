@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -148,3 +149,34 @@ def test_unique_then_repeating_keys_go_where_murmur2_says(tmp_path):
         stored = [(r.key, r.value) for pos, h in records.iter_batches(data) for r in records.decode_records(data, pos, h)]
         assert stored == [(k, v) for k, v in sent if partition_for_key(k, 5) == p]
     engine.close()
+
+
+@pytest.mark.parametrize("batch_size", [1, 200, 16384, 100_000])
+def test_send_values_batches_like_send_with_long_and_empty_values(tmp_path, batch_size):
+    from pk.engine.engine import Engine
+    from pk.engine.producer import EngineProducer
+
+    rng = random.Random(batch_size)
+    now = int(time.time() * 1000)  # recent: retention keeps the segments
+    chunks = []
+    for c in range(12):
+        n = rng.randrange(1, 120)
+        size = rng.choice([0, 1, 63, 64, 70, 8185, 8192, 17_000])
+        values = [b"v" * rng.randrange(max(0, size - 3), size + 1) for _ in range(n)]
+        keys = [b"k%d" % rng.randrange(9) for _ in range(n)] if c % 2 else None
+        chunks.append((now + c * rng.choice([0, 1, 5000]), keys, values))
+    stores = []
+    for bulk in (False, True):
+        engine = Engine(str(tmp_path / str(bulk)))
+        engine.create_topic("t", num_partitions=3)
+        producer = EngineProducer(engine, "t", batch_size=batch_size, rng=random.Random(3))
+        for ts, keys, values in chunks:
+            if bulk:
+                producer.send_values(values, keys, timestamp=ts)
+            else:
+                for i, value in enumerate(values):
+                    producer.send(None if keys is None else keys[i], value, timestamp=ts)
+        producer.close()
+        stores.append([engine.partition("t", p).read(0, 1 << 30) for p in range(3)])
+        engine.close()
+    assert stores[0] == stores[1]
