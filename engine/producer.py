@@ -329,7 +329,7 @@ class EngineProducer:
                           for p, part_fields, part_values in self._by_partition(keys, values)]
             else:
                 groups = [(None, build.Columns(values, keys))]
-        except (TypeError, ValueError):  # a null key or value, or one too long for the tables
+        except (TypeError, ValueError):  # a null key or value (or keys and values that do not pair up)
             return self._send_each(values, keys, timestamp)
         biggest = max(columns.max_core for _, columns in groups)
         # Java's size estimate: 61 + 21 + key and value parts + 1 (no headers).
