@@ -141,6 +141,11 @@ class OffsetIndex(_Index):
     def last_entry(self) -> tuple[int, int] | None:
         return (self.keys[-1], self.values[-1]) if self.keys else None
 
+    def position_at_most(self, position: int) -> int:
+        """The last indexed batch position at or before `position` (0 when none)."""
+        i = bisect_right(self.values, position) - 1
+        return self.values[i] if i >= 0 else 0
+
     @staticmethod
     def _pair_sane(first: tuple[int, int], last: tuple[int, int]) -> bool:
         return 0 <= first[0] <= last[0] and 0 <= first[1] <= last[1]

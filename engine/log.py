@@ -700,6 +700,12 @@ class PartitionLog:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
+        # End the read at a batch start the offset index knows, so that no read takes in the
+        # head of a batch it cannot return (with 0.5 MB batches, half of every 1 MB read). A
+        # stale entry only makes the read shorter: whole batches are returned all the same.
+        boundary = seg.offset_index.position_at_most(pos + want)
+        if pos + records.HEADER_SIZE <= boundary < pos + want:
+            want = boundary - pos
         data = seg.pread(want, pos)
         first = records.batch_size_at(data, 0)
         if first is not None and first > len(data):
