@@ -392,28 +392,13 @@ CONFIG_NAMES: tuple[str, ...] = tuple(sorted(set(CONFIGS) - INTERNAL))
 # Public API
 # --------------------------------------------------------------------------------------------
 
+# Java's "\\s*=\\s*": its \\s is these six characters only (Python's is Unicode-wide).
+_KEY_VALUE_SEPARATOR = "[ \t\n\x0b\f\r]*=[ \t\n\x0b\f\r]*"
+
+
 def _split_key_value(s: str) -> list[str]:
-    """s.split("\\s*=\\s*") with Java semantics: each '=' plus the whitespace around it is a
-    separator; no match -> [s]; trailing empty strings are removed ("a=" -> ["a"])."""
-    parts, start, i, n = [], 0, 0, len(s)
-    while i < n:
-        if s[i] != "=":
-            i += 1
-            continue
-        j = i                       # the match begins at the whitespace run before '='
-        while j > start and s[j - 1] in _JAVA_REGEX_WS:
-            j -= 1
-        k = i + 1                   # ... and swallows the whitespace after it
-        while k < n and s[k] in _JAVA_REGEX_WS:
-            k += 1
-        parts.append(s[start:j])
-        start = i = k
-    if not parts:
-        return [s]
-    parts.append(s[start:])
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
+    """s.split("\\s*=\\s*") with Java's semantics (javacompat.java_split)."""
+    return java_split(s, _KEY_VALUE_SEPARATOR)
 
 
 def parse_config_args(args: list[str]) -> dict[str, str]:
