@@ -17,7 +17,7 @@ import struct
 import random
 import time
 from bisect import bisect_right
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from . import checkpoint, cleaner, records
 from .errors import (
@@ -695,6 +695,23 @@ class PartitionLog:
                 continue
             return self._read_from(seg, pos, size, max_bytes, end), start, end
         return b"", start, end
+
+    def each_record(self, position: int, handle: Callable[[records.Record], None]) -> int:
+        """Hand each record from `position` to the log's end to `handle`, in order, reading a
+        megabyte at a time (transaction markers are skipped); returns the offset after the
+        last batch read: where to carry on next time (how the coordinators replay
+        `__consumer_offsets` incrementally)."""
+        position = max(position, self.log_start_offset)
+        while True:
+            data = self.read(position, 1 << 20)
+            if not data:
+                return position
+            for pos, header in records.iter_batches(data):
+                if not header.is_control:
+                    for rec in records.decode_records(data, pos, header):
+                        if rec.offset >= position:
+                            handle(rec)
+                position = header.next_offset
 
     def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int) -> bytes:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and

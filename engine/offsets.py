@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 
 from . import consumer_offsets as codec
-from . import records
 from .topic_names import GROUP_METADATA_TOPIC
 
 TopicPartition = tuple[str, int]
@@ -56,29 +55,21 @@ class OffsetStore:
     def _scan(self, partition: int) -> dict:
         log = self.engine.partition(GROUP_METADATA_TOPIC, partition)
         position, table = self._seen.get(partition, (log.log_start_offset, {}))
-        position = max(position, log.log_start_offset)
-        while True:
-            data = log.read(position, 1 << 20)
-            if not data:
-                break
-            for pos, header in records.iter_batches(data):
-                if header.is_control:
-                    position = header.next_offset
-                    continue
-                for rec in records.decode_records(data, pos, header):
-                    if rec.offset < position or rec.key is None:
-                        continue
-                    key = codec.decode_key(rec.key)
-                    if not isinstance(key, codec.OffsetCommitKey):
-                        continue
-                    ident = (key.group, key.topic, key.partition)
-                    if rec.value is None:
-                        table.pop(ident, None)
-                    else:
-                        value = codec.decode_offset_commit_value(rec.value)
-                        table[ident] = (value.offset, value.metadata, value.commit_timestamp)
-                position = header.next_offset
-        self._seen[partition] = (position, table)
+
+        def take(rec) -> None:
+            if rec.key is None:
+                return
+            key = codec.decode_key(rec.key)
+            if not isinstance(key, codec.OffsetCommitKey):
+                return
+            ident = (key.group, key.topic, key.partition)
+            if rec.value is None:
+                table.pop(ident, None)
+            else:
+                value = codec.decode_offset_commit_value(rec.value)
+                table[ident] = (value.offset, value.metadata, value.commit_timestamp)
+
+        self._seen[partition] = (log.each_record(position, take), table)
         return table
 
     def fetch(self, group: str, topic: str, partition: int) -> int | None:

@@ -44,7 +44,6 @@ import time
 import uuid
 
 from .. import consumer_offsets as codec
-from .. import records
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..offsets import OffsetStore
 from ..protocol import errors as E
@@ -297,24 +296,18 @@ class ClassicGroups:
         read incrementally (as OffsetStore reads the offset commits)."""
         log_ = self.engine.partition(GROUP_METADATA_TOPIC, partition)
         position, table = self._metadata_seen.get(partition, (log_.log_start_offset, {}))
-        position = max(position, log_.log_start_offset)
-        while True:
-            data = log_.read(position, 1 << 20)
-            if not data:
-                break
-            for pos, header in records.iter_batches(data):
-                if not header.is_control:
-                    for rec in records.decode_records(data, pos, header):
-                        if rec.offset < position or rec.key is None:
-                            continue
-                        try:
-                            key = codec.decode_key(rec.key)
-                            if isinstance(key, codec.GroupMetadataKey):
-                                table[key.group] = codec.decode_group_metadata_value(rec.value)
-                        except codec.SchemaError:
-                            continue
-                position = header.next_offset
-        self._metadata_seen[partition] = (position, table)
+
+        def take(rec) -> None:
+            if rec.key is None:
+                return
+            try:
+                key = codec.decode_key(rec.key)
+                if isinstance(key, codec.GroupMetadataKey):
+                    table[key.group] = codec.decode_group_metadata_value(rec.value)
+            except codec.SchemaError:
+                pass
+
+        self._metadata_seen[partition] = (log_.each_record(position, take), table)
         return table
 
     def _stored_group(self, group_id: str) -> codec.GroupMetadataValue | None:
