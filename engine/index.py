@@ -100,6 +100,18 @@ class _Index:
         self.values.append(b)
         self._loaded_size += self.entry.size
 
+    def append_many(self, pairs: list[tuple[int, int]]) -> None:
+        """append() of several entries with one write."""
+        if not pairs:
+            return
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._fd, b"".join(self.entry.pack(a, b) for a, b in pairs))
+        for a, b in pairs:
+            self.keys.append(a)
+            self.values.append(b)
+        self._loaded_size += self.entry.size * len(pairs)
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

@@ -373,6 +373,28 @@ class PartitionLog:
             os.ftruncate(seg.fd, check.end)  # a writer died mid-batch: cut its torn bytes
         seg.load_state(check.end)
 
+    def _fits_without_roll(self, batches: Sequence[bytes], headers: list, now_ms: int) -> bool:
+        """Whether all these batches go into the active segment with no roll before any of
+        them (what _maybe_roll would decide batch by batch: each of its limits only comes
+        nearer as batches are added, so checking the last batch's situation covers all)."""
+        seg, cfg = self.active_segment, self.config
+        if any(h.max_timestamp < 0 for h in headers):
+            return False
+        first_ts = seg.first_batch_timestamp if seg.size > 0 else headers[0].max_timestamp
+        if first_ts < 0:
+            return False
+        jitter = self._jitter.setdefault(seg.base_offset, random.randrange(cfg["segment.jitter.ms"])
+                                         if cfg["segment.jitter.ms"] > 0 else 0)
+        total = sum(len(b) for b in batches)
+        last_offset = seg.next_offset + sum(h.last_offset_delta + 1 for h in headers) - 1
+        max_index = cfg["segment.index.bytes"]
+        entries = len(batches)  # at most one index entry a batch
+        return (seg.size + total <= cfg["segment.bytes"]
+                and max(h.max_timestamp for h in headers) - first_ts <= cfg["segment.ms"] - jitter
+                and len(seg.offset_index) + entries < max_index // 8
+                and len(seg.time_index) + entries < max_index // 12 - 1
+                and last_offset - seg.base_offset <= _INT32_MAX)
+
     def _maybe_roll(self, batch_size: int, batch_max_ts: int, batch_last_offset: int, now_ms: int) -> None:
         seg = self.active_segment
         cfg = self.config
@@ -430,6 +452,16 @@ class PartitionLog:
         out = []
         interval = self.config["index.interval.bytes"]
         with self._write_lock():
+            if len(batches) > 1 and self._fits_without_roll(batches, headers, now_ms):
+                seg = self.active_segment
+                base, stamped = seg.next_offset, []
+                for batch, header in zip(batches, headers):
+                    header = header._replace(base_offset=base)
+                    stamped.append((batch, header))
+                    out.append((base, header.last_offset))
+                    base = header.next_offset
+                seg.append_many(stamped, interval)
+                batches = ()  # all written
             for batch, header in zip(batches, headers):
                 seg = self.active_segment
                 base = seg.next_offset
@@ -717,12 +749,14 @@ class PartitionLog:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
-        # End the read at a batch start the offset index knows, so that no read takes in the
-        # head of a batch it cannot return (with 0.5 MB batches, half of every 1 MB read). A
-        # stale entry only makes the read shorter: whole batches are returned all the same.
-        boundary = seg.offset_index.position_at_most(pos + want)
-        if pos + records.HEADER_SIZE <= boundary < pos + want:
-            want = boundary - pos
+        # A read that max_bytes cuts short of the segment's end ends at a batch start the
+        # offset index knows, so that it does not take in the head of a batch it cannot
+        # return (with 0.5 MB batches, half of every 1 MB read). A stale entry only makes the
+        # read shorter: whole batches are returned all the same.
+        if pos + want < size:
+            boundary = seg.offset_index.position_at_most(pos + want)
+            if pos + records.HEADER_SIZE <= boundary < pos + want:
+                want = boundary - pos
         data = seg.pread(want, pos)
         first = records.batch_size_at(data, 0)
         if first is not None and first > len(data):

@@ -26,6 +26,10 @@ def file_stem(base_offset: int) -> str:
     return f"{base_offset:020d}"
 
 
+# Buffers a single pwritev writes (two a batch: its prefix, its rest), within IOV_MAX (1024).
+_IOVECS_PER_WRITE = 1000
+
+
 @dataclass
 class ScanResult:
     end: int  # position after the last complete (and, if checked, valid) batch
@@ -263,6 +267,43 @@ class LogSegment:
             self._offer_time_entry()
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += len(batch)
+
+    def append_many(self, items: list[tuple[bytes, records.BatchHeader]], index_interval_bytes: int) -> None:
+        """append() of several batches (each header stamped with its base offset), their bytes
+        written with one pwritev per 500 batches and each index's new entries with one write:
+        the same file contents and index entries, a few syscalls instead of three a batch."""
+        start = self.size
+        views = []
+        for batch, header in items:
+            views.append(records.offset_prefix(header.base_offset, len(batch)))
+            views.append(memoryview(batch)[16:])
+        position = start
+        for i in range(0, len(views), _IOVECS_PER_WRITE):
+            chunk = views[i:i + _IOVECS_PER_WRITE]
+            written = os.pwritev(self.fd, chunk, position)
+            if written != sum(len(v) for v in chunk):
+                os.ftruncate(self.fd, start)  # a torn tail: cut, so the next append starts clean
+                raise OSError(f"short write to {self.log_path}")
+            position += written
+        offset_entries, time_entries = [], []
+        position = start
+        for batch, header in items:
+            if position == 0:
+                self.first_batch_timestamp = header.max_timestamp
+            self.next_offset = header.next_offset
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
+            if self.bytes_since_last_index_entry > index_interval_bytes:
+                offset_entries.append((header.last_offset - self.base_offset, position))
+                last_time = time_entries[-1][0] if time_entries else self.time_index.last_timestamp()
+                if self.max_timestamp > last_time:
+                    time_entries.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
+                self.bytes_since_last_index_entry = 0
+            self.bytes_since_last_index_entry += len(batch)
+            position += len(batch)
+        self.size = position
+        self.offset_index.append_many(offset_entries)
+        self.time_index.append_many(time_entries)
 
     def _offer_time_entry(self) -> None:
         if self.max_timestamp > self.time_index.last_timestamp():

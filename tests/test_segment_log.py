@@ -805,3 +805,31 @@ def test_segment_recover_unit(tmp_path):
     assert seg.recover(0, 100) == 40
     assert seg.file_size() == pos and seg.next_offset == 110
     seg.close()
+
+
+def test_grouped_append_and_index_bounded_reads(tmp_path):
+    """Many batches in one append_batches call are written together (one pwritev) with the
+    same bytes and index entries as one at a time; a read cut by max_bytes ends at an indexed
+    batch start, and a read reaching the segment's end returns every batch."""
+    now = 1_700_000_000_000
+    batches = [records.encode_batch([(None, b"%06d" % i * 20, (), now + i)]) for i in range(300)]
+    with Engine(str(tmp_path / "one")) as one, Engine(str(tmp_path / "many")) as many:
+        for engine in (one, many):
+            engine.create_topic("t", 1, configs={"index.interval.bytes": "500"})
+        for batch in batches:
+            one.partition("t", 0).append_batches([batch], now_ms=now)
+        many.partition("t", 0).append_batches(batches, now_ms=now)
+        for name in ("00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"):
+            with open(tmp_path / "one" / "t-0" / name, "rb") as a, open(tmp_path / "many" / "t-0" / name, "rb") as b:
+                assert a.read() == b.read(), name
+        log = many.partition("t", 0)
+        whole = log.read(0, 1 << 30)
+        assert records.last_offset(whole, -1) == 299
+        offset, seen = 0, 0
+        while offset < 300:
+            data = log.read(offset, 2000)
+            got = list(records.iter_batches(data))
+            assert got and sum(h.size for _, h in got) == len(data) <= 2000
+            seen += len(got)
+            offset = got[-1][1].next_offset
+        assert seen == 300
