@@ -259,12 +259,12 @@ def encode_batch(
     count = len(records)
     if max_timestamp is not None:
         max_ts = max_timestamp
-    return _frame(base_offset, partition_leader_epoch, attributes,
+    return frame(base_offset, partition_leader_epoch, attributes,
                   count - 1 if last_offset_delta is None else last_offset_delta, base_ts, max_ts,
                   producer_id, producer_epoch, base_sequence, count, payload)
 
 
-def _frame(base_offset: int, partition_leader_epoch: int, attributes: int, last_offset_delta: int,
+def frame(base_offset: int, partition_leader_epoch: int, attributes: int, last_offset_delta: int,
            base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
            base_sequence: int, count: int, payload: bytes) -> bytes:
     """The 61-byte header (its CRC computed) followed by the records payload."""
@@ -281,7 +281,7 @@ def pack_batch(like: BatchHeader, attributes: int, base_timestamp: int, max_time
                payload: bytes) -> bytes:
     """A batch of `payload` (records, already compressed as `attributes` says) with the offsets,
     leader epoch and producer fields of the batch `like` -- as the log cleaner rebuilds one."""
-    return _frame(like.base_offset, like.partition_leader_epoch, attributes, like.last_offset_delta,
+    return frame(like.base_offset, like.partition_leader_epoch, attributes, like.last_offset_delta,
                   base_timestamp, max_timestamp, like.producer_id, like.producer_epoch, like.base_sequence,
                   count, payload)
 

@@ -7,7 +7,7 @@ small numbers: the key's length, the value's length and the offset delta. `Colum
 the lengths of a run of records; `Columns.encode` joins each record's bytes from a table of
 those prefixes (built on demand) and the keys and values themselves, all with C-level
 iteration (map over lists, slice assignment, one bytes.join): no Python bytecode runs per
-record. The batch around the records (header, CRC) is framed by the package's `_frame`.
+record. The batch around the records (header, CRC) is framed by the package's `frame`.
 
 The bytes are exactly those of `records.encode_batch` for the same records, the property
 tests/test_producer_build.py checks.
@@ -19,7 +19,7 @@ from bisect import bisect_right
 from itertools import accumulate, repeat
 from operator import add, getitem
 
-from . import _frame, varint
+from . import frame, varint
 
 SMALL = varint.SMALL  # lengths below this have table-looked-up varints
 _ZIGZAG = varint.zigzag_table()
@@ -280,4 +280,4 @@ def producer_batch(payload: bytes, count: int, base_timestamp: int, max_timestam
     """A batch as a producer sends it: `payload` (`count` records, compressed with `codec`
     already), offsets from 0, no producer id or sequence, leader epoch -1 (the log assigns
     offsets and epoch when it appends the batch)."""
-    return _frame(0, -1, codec, count - 1, base_timestamp, max_timestamp, -1, -1, -1, count, payload)
+    return frame(0, -1, codec, count - 1, base_timestamp, max_timestamp, -1, -1, -1, count, payload)
