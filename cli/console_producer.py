@@ -90,6 +90,7 @@ def single(*decls, **kwargs):
 @version_option
 def cli(data_dir, bootstrap_server, broker_list, x, **opts):
     from pk.commands import producer as cmd
+    from pk.commands.errors import ProducerFailure, UsageError
     from pk.engine.errors import KafkaError
 
     lists = {name: list(opts.pop(name)) for name in ("property", "reader_property", "producer_property",
@@ -110,7 +111,7 @@ def cli(data_dir, bootstrap_server, broker_list, x, **opts):
             extra = kafka_clients.remote_target(bootstrap, x, data_dir)
             opener = kafka_clients.producer_opener(bootstrap, extra)
         cmd.run(options, opener)
-    except (cmd.UsageError, cmd.CommandError, KafkaError) as exc:
+    except (UsageError, ProducerFailure, KafkaError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         sys.exit(130)

@@ -118,7 +118,7 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
     from pk.commands import consumer_perf
     from pk.commands.backends.engine_perf import engine_consumer_opener
     from pk.commands.errors import JavaError, ToolError, UsageError
-    from pk.commands.producer import CommandError
+    from pk.commands.errors import ProducerFailure
     from pk.engine.errors import KafkaError
 
     timeout = opts.pop("timeout")
@@ -153,7 +153,7 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
         fail(str(exc))
     except JavaError as exc:
         fail(exc.message)  # main() catches Throwable and prints getMessage()
-    except (ToolError, KafkaError, CommandError) as exc:  # CommandError: ConsumerConfig's ConfigException
+    except (ToolError, KafkaError, ProducerFailure) as exc:  # ProducerFailure: ConsumerConfig's ConfigException
         fail(str(exc))
     except KeyboardInterrupt:
         sys.exit(130)

@@ -352,7 +352,7 @@ _CONSUMER_CONFIGS = (
 
 def validate_consumer_config(props: dict[str, str]) -> None:
     """ConsumerConfig's parsing of the settings the engine uses, with ConfigException's text."""
-    from .producer import ConfigError
+    from .errors import ConfigError
     from .properties import java_trim
 
     for name, kind, minimum in _CONSUMER_CONFIGS:

@@ -19,7 +19,10 @@ Each class is one way a Kafka tool ends, and says how the CLI shows it:
   toString of the exception);
 - `PropertiesError`: a properties file that cannot be read (the first line Java prints);
 - `OffsetShellError`: what GetOffsetShell prints after "Error occurred: "; `PartitionError` a
-  per-partition ListOffsets failure inside it.
+  per-partition ListOffsets failure inside it;
+- `ProducerFailure`: the console producer's other failures (one line); `ConfigError` Kafka's
+  ConfigException for a producer (or consumer) config, `ReaderError` the line reader's
+  KafkaException.
 
 `java_class_of` names the Java exception Kafka's client raises for an engine error.
 """
@@ -109,6 +112,27 @@ class PartitionError(Exception):
         super().__init__(f"{java_class}: {message}")
         self.java_class = java_class
         self.message = message
+
+
+class ProducerFailure(Exception):
+    """A console producer failure other than usage; str() is the one line printed, exit 1."""
+
+
+class ConfigError(ProducerFailure):
+    """org.apache.kafka.common.config.ConfigException."""
+
+    def __init__(self, name: str, value, message: str | None):
+        super().__init__(f"Invalid value {value} for configuration {name}" + (f": {message}" if message else ""))
+
+
+class ReaderError(ProducerFailure):
+    """A KafkaException thrown by the line reader; Kafka 4.x prints it as the first line of its
+    stack trace, `org.apache.kafka.common.KafkaException: <message>`."""
+
+    JAVA_CLASS = "org.apache.kafka.common.KafkaException"
+
+    def __init__(self, message: str):
+        super().__init__(f"{self.JAVA_CLASS}: {message}")
 
 
 # Java exception classes the tools die with (JavaError.java_class).

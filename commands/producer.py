@@ -7,7 +7,7 @@ optional methods make the engine producer fast and timely without a background t
 send_values(values, keys) takes a list of records at once, and next_deadline()/poll() let
 the reader append lingering batches while it waits for input.
 
-Errors: `UsageError` for what Kafka reports as a usage/option error, `CommandError` for
+Errors: `UsageError` for what Kafka reports as a usage/option error, `ProducerFailure` for
 everything else (bad input line, producer config, send failure). Both carry the one line pk
 prints (Kafka's exception message); the caller exits 1.
 """
@@ -27,6 +27,7 @@ from typing import Callable, Protocol, Sequence
 
 from pk.engine.javacompat import java_split
 
+from .errors import ConfigError, ProducerFailure, ReaderError, UsageError
 from .properties import (
     PropertiesError,
     java_bool,
@@ -49,14 +50,6 @@ READER_PROPERTIES = ("topic", "parse.key", "key.separator", "parse.headers", "he
 
 CHUNK_BYTES = 1 << 18  # input is read and parsed this much at a time
 PROGRESS_MIN_BYTES = 8 << 20  # a regular input file at least this large gets a progress bar
-
-
-class UsageError(Exception):
-    """An argument problem (Kafka: printUsageAndExit or a jopt OptionException), exit 1."""
-
-
-class CommandError(Exception):
-    """Any other failure; str() is the one line printed on stderr, exit 1."""
 
 
 class Producer(Protocol):
@@ -158,7 +151,7 @@ def producer_properties(o: ProducerOptions) -> dict[str, str]:
         props = layered(o.command_config if o.command_config is not None else o.producer_config,
                         o.command_property or o.producer_property)
     except PropertiesError as exc:
-        raise CommandError(str(exc)) from None
+        raise ProducerFailure(str(exc)) from None
     props["compression.type"] = compression_codec(o)
     props.setdefault("client.id", CLIENT_ID)
     props["key.serializer"] = BYTE_ARRAY_SERIALIZER
@@ -171,12 +164,12 @@ def reader_properties(o: ProducerOptions) -> dict[str, str]:
     try:
         props = load_properties(o.reader_config) if o.reader_config is not None else {}
     except PropertiesError as exc:
-        raise CommandError(str(exc)) from None
+        raise ProducerFailure(str(exc)) from None
     props["topic"] = o.topic
     given = parse_key_value_args(o.reader_property or o.property)
     for key in given:
         if key not in READER_PROPERTIES:
-            raise CommandError(
+            raise ProducerFailure(
                 f"Unknown line reader property '{key}' (known: {', '.join(sorted(READER_PROPERTIES))})")
     props.update(given)
     return props
@@ -186,13 +179,6 @@ def reader_properties(o: ProducerOptions) -> dict[str, str]:
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 INT_RANGE = (-2**31, 2**31 - 1)
 LONG_RANGE = (-2**63, 2**63 - 1)
-
-
-class ConfigError(CommandError):
-    """org.apache.kafka.common.config.ConfigException."""
-
-    def __init__(self, name: str, value, message: str | None):
-        super().__init__(f"Invalid value {value} for configuration {name}" + (f": {message}" if message else ""))
 
 
 def _at_least(minimum):
@@ -297,27 +283,17 @@ def producer_settings(props: dict[str, str]) -> ProducerSettings:
     # enable.idempotence=true makes these conflicts errors (otherwise idempotence is dropped).
     if "enable.idempotence" in props and config["enable.idempotence"]:
         if config["retries"] == 0:
-            raise CommandError("Must set retries to non-zero when using the idempotent producer.")
+            raise ProducerFailure("Must set retries to non-zero when using the idempotent producer.")
         if config["acks"] != "-1":
-            raise CommandError("Must set acks to all in order to use the idempotent producer. "
+            raise ProducerFailure("Must set acks to all in order to use the idempotent producer. "
                                "Otherwise we cannot guarantee idempotence.")
         if config["max.in.flight.requests.per.connection"] > 5:
-            raise CommandError("Must set max.in.flight.requests.per.connection to at most 5 to use "
+            raise ProducerFailure("Must set max.in.flight.requests.per.connection to at most 5 to use "
                                "the idempotent producer.")
     return ProducerSettings(config, dict(props))
 
 
 # --------------------------------------------------------------------------- line reader
-class ReaderError(CommandError):
-    """A KafkaException thrown by the line reader; Kafka 4.x prints it as the first line of its
-    stack trace, `org.apache.kafka.common.KafkaException: <message>`."""
-
-    JAVA_CLASS = "org.apache.kafka.common.KafkaException"
-
-    def __init__(self, message: str):
-        super().__init__(f"{self.JAVA_CLASS}: {message}")
-
-
 class LineReader:
     """LineMessageReader: its configure() checks and its parsing, exactly.
 
@@ -582,7 +558,7 @@ class Input:
         if bad is not None:
             index = complete.count(b"\n", 0, bad.start)
             line_start = complete.rfind(b"\n", 0, bad.start) + 1
-            error = CommandError(
+            error = ProducerFailure(
                 f"Line number {self.lines_read + index + 1} is not valid UTF-8: can't decode byte "
                 f"0x{complete[bad.start]:02x} in position {bad.start - line_start}: {bad.reason}")
             error.lines = lines[:index]
@@ -633,7 +609,7 @@ def open_input(reader: LineReader, stdin_fd: int):
     try:
         fd = os.open(reader.file, os.O_RDONLY)
     except OSError as exc:
-        raise CommandError(f"Cannot read {reader.file}: {exc.strerror}") from None
+        raise ProducerFailure(f"Cannot read {reader.file}: {exc.strerror}") from None
     return fd, lambda: os.close(fd)
 
 
@@ -641,7 +617,7 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
         stdin_fd: int = 0, stdout=None, stderr=None, interactive: bool | None = None,
         show_progress: bool | None = None) -> None:
     """ConsoleProducer.main: returns when the input is exhausted and every record stored;
-    raises UsageError/CommandError after storing every record read before the failure.
+    raises UsageError/ProducerFailure after storing every record read before the failure.
 
     interactive: print the `>` prompt (default: stdin and stdout are terminals, Kafka's
     System.console() test). show_progress: draw a progress bar on stderr for a large input
@@ -655,12 +631,12 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
     props = producer_properties(options)
     try:
         settings = producer_settings(props)
-    except CommandError as exc:  # Kafka 4.x prints the ConfigException's class first
-        raise CommandError(f"org.apache.kafka.common.config.ConfigException: {exc}") from None
+    except ProducerFailure as exc:  # Kafka 4.x prints the ConfigException's class first
+        raise ProducerFailure(f"org.apache.kafka.common.config.ConfigException: {exc}") from None
     props = reader_properties(options)
     reader_class = options.line_reader if options.line_reader is not None else DEFAULT_READER
     if reader_class not in READER_CLASSES:
-        raise CommandError(f"java.lang.ClassNotFoundException: {reader_class}")
+        raise ProducerFailure(f"java.lang.ClassNotFoundException: {reader_class}")
     reader = LineReader(props)
     fd, close_input = open_input(reader, stdin_fd)
     try:
@@ -697,8 +673,8 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
         close_input()
 
 
-def _as_command_error(exc: Exception) -> CommandError:
-    return exc if isinstance(exc, CommandError) else CommandError(str(exc))
+def _as_command_error(exc: Exception) -> ProducerFailure:
+    return exc if isinstance(exc, ProducerFailure) else ProducerFailure(str(exc))
 
 
 def _isatty(stream_or_fd) -> bool:
@@ -768,7 +744,7 @@ def _chunks_or_error(source: Input, reader: LineReader, producer):
     """source.chunks(), but on invalid UTF-8 the lines before the bad one are sent first."""
     try:
         yield from source.chunks()
-    except CommandError as exc:
+    except ProducerFailure as exc:
         lines = getattr(exc, "lines", None)
         if lines:
             _send_records(producer, reader, lines, exc.first_number)

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from pk.commands import producer as cmd
+from pk.commands.errors import ProducerFailure
 from pk.commands.properties import load_properties, merge_options, parse_key_value_args
 from pk.engine import compression, records
 from pk.engine.engine import Engine
@@ -519,7 +520,7 @@ def test_producer_properties_merge():
     props = cmd.producer_properties(o)
     assert props["linger.ms"] == "7" and props["acks"] == "0" and props["client.id"] == "console-producer"
     assert cmd.producer_properties(cmd.ProducerOptions(topic="t"))["acks"] == "-1"  # pk-choices: -1
-    with pytest.raises(cmd.CommandError, match=r"^Invalid value  for configuration batch.size: Not a number of type INT$"):
+    with pytest.raises(ProducerFailure, match=r"^Invalid value  for configuration batch.size: Not a number of type INT$"):
         cmd.producer_settings(cmd.producer_properties(cmd.ProducerOptions(topic="t", producer_property=["batch.size="])))
 
 

@@ -54,11 +54,12 @@ class EnginePerfProducer:
 
 def engine_producer_opener(data_dir: str | None) -> Callable[[str, dict[str, str]], PerfProducer]:
     def open_producer(topic: str, props: dict[str, str]) -> PerfProducer:
-        from ..producer import CommandError, producer_settings
+        from ..errors import ProducerFailure
+        from ..producer import producer_settings
 
         try:
             settings = producer_settings(props)
-        except CommandError as exc:  # ProducerConfig's ConfigException
+        except ProducerFailure as exc:  # ProducerConfig's ConfigException
             raise JavaError(CONFIG_EXCEPTION, str(exc)) from None
         return EnginePerfProducer(data_dir, topic, settings)
 

@@ -66,7 +66,8 @@ def perf_producer_opener(bootstrap: str | None, extra: dict[str, str]):
 
     def open_producer(topic: str, props: dict[str, str]):
         from ..errors import CONFIG_EXCEPTION, JavaError
-        from ..producer import CommandError, producer_settings
+        from ..errors import ProducerFailure
+        from ..producer import producer_settings
 
         java = dict(props)
         if bootstrap is not None:
@@ -74,7 +75,7 @@ def perf_producer_opener(bootstrap: str | None, extra: dict[str, str]):
         try:  # KafkaProducer's constructor: a ConfigException escapes main()
             settings = producer_settings(java)
             producer = RemoteProducer.from_settings(producer_config(bootstrap, settings, extra), topic, settings)
-        except (CommandError, ConfigRefused) as exc:
+        except (ProducerFailure, ConfigRefused) as exc:
             raise JavaError(CONFIG_EXCEPTION, str(exc)) from None
         return PerfProducer(producer)
 
