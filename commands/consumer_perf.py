@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from .errors import ILLEGAL_ARGUMENT, JavaError, UsageError
-from .perf_common import JavaDateFormat, format_metrics, java_div, java_fixed, java_parse_number, now_ms as _now_ms
+from .perf_common import (JavaDateFormat, config_file, format_metrics, java_div, java_fixed, java_parse_number,
+                          now_ms as _now_ms)
 
 CONSUMER_CLIENT_ID = "perf-consumer-client"
 DEFAULT_DATE_FORMAT = "yyyy-MM-dd HH:mm:ss:SSS"
@@ -123,17 +124,7 @@ def default_group() -> str:
 
 def consumer_properties(o: ConsumerPerfOptions) -> dict[str, str]:
     """ConsumerPerfOptions.props(): the config file, then the options (which always win)."""
-    from .errors import PropertiesError
-    from .properties import load_properties
-
-    props: dict[str, str] = {}
-    config = o.command_config if o.command_config is not None else o.consumer_config
-    if config is not None:
-        try:
-            props.update(load_properties(config))
-        except PropertiesError as exc:
-            java_class, _, message = str(exc).partition(": ")
-            raise JavaError(java_class, message) from None
+    props = config_file(o.command_config if o.command_config is not None else o.consumer_config)
     for prop in o.command_property or ():
         key, eq, value = prop.partition("=")
         if eq:  # Kafka 4.4 passes a word without "=" over silently

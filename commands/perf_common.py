@@ -21,6 +21,21 @@ def now_ms() -> int:
 
 
 # --------------------------------------------------------------------------- Java formatting
+def config_file(path: str | None) -> dict[str, str]:
+    """A perf tool's --command-config file (none: {}); an unreadable file dies as Kafka's tool
+    does, with the exception Java's Properties.load threw."""
+    if path is None:
+        return {}
+    from .errors import PropertiesError
+    from .properties import load_properties
+
+    try:
+        return load_properties(path)
+    except PropertiesError as exc:
+        java_class, _, message = str(exc).partition(": ")
+        raise JavaError(java_class, message) from None
+
+
 def java_fixed(value: float, decimals: int) -> str:
     """String.format("%.<decimals>f", value): Java rounds the shortest decimal form of the
     double half-up (Python's % rounds the binary value); NaN and infinities as Java spells them."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from .errors import ILLEGAL_ARGUMENT, ArgumentError, JavaError, ToolError, java_class_of
-from .perf_common import format_metrics, java_div, java_fixed, java_int_cast, java_long_div, now_ms as _now_ms
+from .perf_common import config_file, format_metrics, java_div, java_fixed, java_int_cast, java_long_div, now_ms as _now_ms
 
 DEFAULT_TRANSACTIONAL_ID = "performance-producer-default-transactional-id"
 PRODUCER_CLIENT_ID = "perf-producer-client"
@@ -303,17 +303,7 @@ def producer_properties(o: ProducerPerfOptions, transactions: bool) -> dict[str,
     """ProducerPerformance.readProps: the config file (--command-config, else --producer.config),
     then --command-property / --producer-props (each must split on `=` into exactly two parts,
     Java's String.split), --bootstrap-server, serializers, client.id."""
-    from .errors import PropertiesError
-    from .properties import load_properties
-
-    props: dict[str, str] = {}
-    config = o.command_config if o.command_config is not None else o.producer_config
-    if config is not None:
-        try:
-            props.update(load_properties(config))
-        except PropertiesError as exc:
-            java_class, _, message = str(exc).partition(": ")
-            raise JavaError(java_class, message) from None
+    props = config_file(o.command_config if o.command_config is not None else o.producer_config)
     for prop in (o.command_property if o.command_property is not None else o.producer_props) or ():
         pieces = prop.split("=")
         while pieces and pieces[-1] == "":
