@@ -114,15 +114,18 @@ def decode_many(arr, pos, size: int):
 
     from ..errors import CorruptRecordError
 
-    if len(pos) and (pos >= size).any():
-        raise CorruptRecordError("a record's fields run past the end of its batch")
+    # A position past the array is corrupt data; one inside the padding reads zeros, which
+    # the caller's checks against record ends catch (no separate pass over `pos` here).
+    try:
+        b = arr[pos]
+    except IndexError:
+        raise CorruptRecordError("a record's fields run past the end of its batch") from None
     limit = size - 1
-    b = arr[pos]
     more = b >= 0x80
     if not more.any():  # the common case: every value fits one byte
         value = b.astype(np.int64)
         return (value >> 1) ^ -(value & 1), pos + 1
-    b2 = arr[np.minimum(pos + 1, limit)]
+    b2 = arr.take(pos + 1, mode="clip")
     if not (more & (b2 >= 0x80)).any():  # next most common: lengths of 64..8191 bytes
         value = np.where(more, (b & 0x7F).astype(np.int64) | (b2.astype(np.int64) << 7), b)
         return (value >> 1) ^ -(value & 1), pos + 1 + more
