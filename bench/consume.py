@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from server import start_server
+from server import compile_pk, start_server
 
 from pk.engine import records
 from pk.engine.engine import Engine
@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--rss-mb", type=int, default=1024, help="size of the partition for the memory check (0: skip)")
     args = parser.parse_args()
     n, consumer = args.records, os.path.join(BIN, "pk-console-consumer")
+    compile_pk()
     work = tempfile.mkdtemp()
     try:
         data_dir = os.path.join(work, "data")

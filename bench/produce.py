@@ -107,6 +107,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each command; the median is shown")
     parser.add_argument("--no-kcat", action="store_true", help="leave out kcat into pk-server-start")
     args = parser.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from server import compile_pk
+
+    compile_pk()  # time pk as installed: with its bytecode caches
     bindir = os.path.dirname(sys.executable)
     producer = os.path.join(bindir, "pk-console-producer")
     topics = os.path.join(bindir, "pk-topics")

@@ -30,6 +30,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)
 
 
+def compile_pk() -> None:
+    """Write pk's bytecode caches before timing, as an installed pk has them (pip compiles
+    at install). Without them, a shell with PYTHONDONTWRITEBYTECODE=1 and an editable
+    install compiles every changed module again at each start (~25 ms)."""
+    import importlib.util
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    folders = [os.path.dirname(importlib.util.find_spec(f"pk.{name}").origin)
+               for name in ("cli", "commands", "engine", "spark_ops")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
