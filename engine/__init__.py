@@ -1,6 +1,7 @@
 """pk's bundled storage engine: Kafka's on-disk log format on a local data directory.
 
-A library: it imports nothing from pk.commands or pk.cli. Where each Kafka concept lives:
+A library that stands alone: the tools are built on it, never the other way round. Where each
+Kafka concept lives:
 
 - records/: the RecordBatch v2 layout, its only owner (header fields, framing, CRC,
   LogAppendTime restamp, validation, the walk over a segment file's batches); varint.py, the
