@@ -371,7 +371,7 @@ class EngineConsumer:
 
     def _fetch_partition(self, tp: tuple[str, int]) -> bool:
         topic, partition = tp
-        position = self._positions[tp]
+        start = position = self._positions[tp]
         log = self.engine.partition(topic, partition)
         try:
             data = log.read(position, self.max_partition_fetch_bytes)
@@ -389,13 +389,12 @@ class EngineConsumer:
             if not header.is_control:  # transaction markers (Kafka's logs have them) are stepped over
                 batches.append((pos, header))
             position = header.next_offset
-        start = self._positions[tp]
         self._positions[tp] = position
         if sum(h.records_count for _, h in batches) >= COLUMNS_FROM:
             from .records import columns
 
             cols = columns.scan(data, batches)
-            lo = int(cols.offset.searchsorted(start)) if batches[0][1].base_offset < start else 0
+            lo = int(cols.offset.searchsorted(start))  # the first batch may begin before `start`
             if lo < len(cols):
                 self._buffer.append(RecordColumnsSet(topic, partition, cols, lo, len(cols)))
         else:

@@ -91,17 +91,12 @@ class _Index:
         return len(self.keys)
 
     def append(self, a: int, b: int) -> None:
-        # The descriptor stays open across appends (one open per batch was a large share of
-        # the write path); rewrite() works in place, so it never goes stale.
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._fd, self.entry.pack(a, b))
-        self.keys.append(a)
-        self.values.append(b)
-        self._loaded_size += self.entry.size
+        self.append_many([(a, b)])
 
     def append_many(self, pairs: list[tuple[int, int]]) -> None:
-        """append() of several entries with one write."""
+        """Append entries with one write. The descriptor stays open across appends (one open
+        per batch was a large share of the write path); rewrite() works in place, so it never
+        goes stale."""
         if not pairs:
             return
         if self._fd is None:

@@ -373,6 +373,11 @@ class PartitionLog:
             os.ftruncate(seg.fd, check.end)  # a writer died mid-batch: cut its torn bytes
         seg.load_state(check.end)
 
+    def _roll_jitter(self, seg: LogSegment) -> int:
+        """The segment's random share of segment.jitter.ms, drawn once."""
+        jitter_ms = self.config["segment.jitter.ms"]
+        return self._jitter.setdefault(seg.base_offset, random.randrange(jitter_ms) if jitter_ms > 0 else 0)
+
     def _fits_without_roll(self, batches: Sequence[bytes], headers: list, now_ms: int) -> bool:
         """Whether all these batches go into the active segment with no roll before any of
         them (what _maybe_roll would decide batch by batch: each of its limits only comes
@@ -383,8 +388,7 @@ class PartitionLog:
         first_ts = seg.first_batch_timestamp if seg.size > 0 else headers[0].max_timestamp
         if first_ts < 0:
             return False
-        jitter = self._jitter.setdefault(seg.base_offset, random.randrange(cfg["segment.jitter.ms"])
-                                         if cfg["segment.jitter.ms"] > 0 else 0)
+        jitter = self._roll_jitter(seg)
         total = sum(len(b) for b in batches)
         last_offset = seg.next_offset + sum(h.last_offset_delta + 1 for h in headers) - 1
         max_index = cfg["segment.index.bytes"]
@@ -398,8 +402,7 @@ class PartitionLog:
     def _maybe_roll(self, batch_size: int, batch_max_ts: int, batch_last_offset: int, now_ms: int) -> None:
         seg = self.active_segment
         cfg = self.config
-        jitter = self._jitter.setdefault(seg.base_offset, random.randrange(cfg["segment.jitter.ms"])
-                                         if cfg["segment.jitter.ms"] > 0 else 0)
+        jitter = self._roll_jitter(seg)
         if seg.size > 0:
             if seg.first_batch_timestamp >= 0 and batch_max_ts >= 0:
                 waited = batch_max_ts - seg.first_batch_timestamp

@@ -247,31 +247,14 @@ class LogSegment:
     # ------------------------------------------------------------------ append
     def append(self, batch: bytes, header: records.BatchHeader, index_interval_bytes: int) -> None:
         """Write one batch at the end, stamped with header.base_offset (the caller holds the
-        partition lock). The 16-byte prefix (offset, length, leader epoch) is written beside
-        the rest of the batch rather than copied onto it: it lies outside the CRC."""
-        position = self.size
-        if position == 0:
-            self.first_batch_timestamp = header.max_timestamp
-        prefix = records.offset_prefix(header.base_offset, len(batch))
-        written = os.pwritev(self.fd, [prefix, memoryview(batch)[16:]], position)
-        if written != len(batch):
-            # A short write leaves a torn tail; cut it so the next append starts clean.
-            os.ftruncate(self.fd, position)
-            raise OSError(f"short write to {self.log_path}")
-        self.size = position + len(batch)
-        self.next_offset = header.next_offset
-        if header.max_timestamp > self.max_timestamp:
-            self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
-        if self.bytes_since_last_index_entry > index_interval_bytes:
-            self.offset_index.append(header.last_offset - self.base_offset, position)
-            self._offer_time_entry()
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(batch)
+        partition lock)."""
+        self.append_many([(batch, header)], index_interval_bytes)
 
     def append_many(self, items: list[tuple[bytes, records.BatchHeader]], index_interval_bytes: int) -> None:
-        """append() of several batches (each header stamped with its base offset), their bytes
-        written with one pwritev per 500 batches and each index's new entries with one write:
-        the same file contents and index entries, a few syscalls instead of three a batch."""
+        """Write batches at the end (each header stamped with its base offset; the caller
+        holds the partition lock): their bytes with one pwritev per 500 batches, each index's
+        new entries with one write. A batch's 16-byte prefix (offset, length, leader epoch) is
+        written beside the rest of it rather than copied onto it: it lies outside the CRC."""
         start = self.size
         views = []
         for batch, header in items:

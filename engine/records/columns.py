@@ -81,15 +81,7 @@ class RecordColumns:
                null=None) -> list:
         """The byte strings at start[i]..+length[i] of records lo..hi; `null` where length is
         -1 (a null key or value)."""
-        start, length = start[lo:hi], length[lo:hi]
-        nulls = length < 0
-        if nulls.all():
-            return [null] * len(start)
-        buf = self.buf
-        out = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
-        for i in np.flatnonzero(nulls).tolist():
-            out[i] = null
-        return out
+        return _spans(self.buf, start[lo:hi], length[lo:hi], null)
 
     def headers(self, lo: int = 0, hi: int | None = None) -> list:
         """Each record's headers, a tuple of (str, bytes | None) pairs (() for none)."""
@@ -350,14 +342,7 @@ def _join_template(buf: bytes, fields: list, n: int) -> bytes:
             template += field.replace(b"%", b"%%")
             continue
         if isinstance(field, Span):
-            nulls = field.length < 0
-            if nulls.all():
-                column = [field.null] * n
-            else:
-                start = field.start
-                column = list(map(buf.__getitem__, map(slice, start.tolist(), (start + field.length).tolist())))
-                for i in np.flatnonzero(nulls).tolist():
-                    column[i] = field.null
+            column = _spans(buf, field.start, field.length, field.null)
             template += b"%b"
         else:
             column = field.tolist()
@@ -371,6 +356,17 @@ def _join_template(buf: bytes, fields: list, n: int) -> bytes:
     if len(columns) == 1:
         return b"".join(map(fill, map(_one, columns[0])))
     return b"".join(map(fill, zip(*columns)))
+
+
+def _spans(buf: bytes, start: np.ndarray, length: np.ndarray, null) -> list:
+    """buf[start[i]:start[i] + length[i]] for each i, `null` where length is -1; sliced in C."""
+    nulls = length < 0
+    if nulls.all():
+        return [null] * len(start)
+    out = list(map(buf.__getitem__, map(slice, start.tolist(), (start + length).tolist())))
+    for i in np.flatnonzero(nulls).tolist():
+        out[i] = null
+    return out
 
 
 def _one(item) -> tuple:
