@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import struct
+import uuid
 
 import pytest
 
@@ -125,8 +126,10 @@ def test_example_api_versions_v3_request_from_librdkafka():
     assert (req.api_key, req.api_version, req.correlation_id) == (18, 3, 1)
     assert req.client_id == "rdkafka"
     assert not req.unsupported_version
+    # every field of the schema is there; those of later versions hold their defaults
     assert req.body == {"client_software_name": "confluent-kafka-python",
-                        "client_software_version": "2.16.1-rdkafka-2.16.0"}
+                        "client_software_version": "2.16.1-rdkafka-2.16.0",
+                        "cluster_id": None, "node_id": -1}
     # and the client-side encoder produces exactly these bytes
     frame = kp.encode_request(18, 3, 1, req.body, client_id="rdkafka")
     assert frame == struct.pack(">i", len(APIVERSIONS_V3_REQUEST)) + APIVERSIONS_V3_REQUEST
@@ -159,7 +162,9 @@ def test_example_metadata_v4_request():
              + bytes.fromhex("00000001 0002") + b"t1" + b"\x01")
     req = kp.parse_request(frame[4:])
     assert (req.api_key, req.api_version, req.correlation_id, req.client_id) == (3, 4, 2, "rdkafka")
-    assert req.body == {"topics": [{"name": "t1"}], "allow_auto_topic_creation": True}
+    assert req.body == {"topics": [{"name": "t1", "topic_id": uuid.UUID(int=0)}], "allow_auto_topic_creation": True,
+                        "include_cluster_authorized_operations": False,
+                        "include_topic_authorized_operations": False}
     assert kp.encode_request(3, 4, 2, req.body, client_id="rdkafka") == frame
 
 
@@ -419,12 +424,13 @@ def test_profile_matches_reference():
     assert SUPPORTED_VERSIONS == {
         0: (3, 7), 1: (4, 11), 2: (1, 3), 3: (0, 4), 8: (2, 5), 9: (1, 5), 10: (0, 2),
         11: (0, 5), 12: (0, 3), 13: (0, 1), 14: (0, 3), 15: (0, 4), 16: (0, 2), 18: (0, 3),
-        19: (0, 4), 20: (0, 3), 21: (0, 1), 22: (0, 1), 32: (0, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
+        19: (2, 4), 20: (1, 3), 21: (0, 1), 22: (0, 1), 32: (1, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
         44: (0, 0), 47: (0, 0), 60: (0, 1)}
     assert list(SUPPORTED_VERSIONS) == sorted(SUPPORTED_VERSIONS)
+    # the codecs cover every version Kafka defines; the served ranges lie inside them
     for key, (lo, hi) in SUPPORTED_VERSIONS.items():
         for m in (REQUESTS[key], RESPONSES[key]):
-            assert (m.api_key, m.min_version, m.max_version) == (key, lo, hi)
+            assert m.api_key == key and m.min_version <= lo <= hi <= m.max_version
     assert kp.API_NAMES[0] == "Produce" and kp.ApiKey.DESCRIBE_CLUSTER == 60
 
 
@@ -477,7 +483,8 @@ def test_request_header_v2_tags_and_body_unknown_tags_are_skipped():
     frame = (_header(18, 3, 5, b"\x00\x01c") + b"\x01\x09\x02zz"        # header: 1 unknown tag
              + b"\x02a\x02b" + b"\x02\x00\x00\x63\x01q")                # body: 2 unknown tags
     req = kp.parse_request(frame)
-    assert req.body == {"client_software_name": "a", "client_software_version": "b"}
+    assert req.body == {"client_software_name": "a", "client_software_version": "b",
+                        "cluster_id": None, "node_id": -1}
 
 
 def test_response_header_versions():
@@ -492,7 +499,7 @@ def test_response_header_versions():
         {"broker_id": 1, "host": "h", "port": 9092}]})
     assert data[4:9] == struct.pack(">i", 3) + b"\x00"
     assert kp.parse_response(data[4:], 60, 0)[1]["brokers"] == [
-        {"broker_id": 1, "host": "h", "port": 9092, "rack": None}]
+        {"broker_id": 1, "host": "h", "port": 9092, "rack": None, "is_fenced": False}]
     assert data == (struct.pack(">ii", len(data) - 4, 3) + b"\x00"
                     + struct.pack(">ih", 0, 0) + b"\x00" + b"\x02c" + struct.pack(">i", -1)
                     + b"\x02" + struct.pack(">i", 1) + b"\x02h" + struct.pack(">i", 9092)

@@ -1,5 +1,7 @@
-"""Compare pk's hand-written schemas with Kafka's own message JSON schemas, read from the
-kafka-clients jar of the test oracle (scripts/kafka-jars; nothing is copied from it).
+"""Compare pk's message codecs with Kafka's own message JSON schemas, read from the
+kafka-clients jar of the test oracle (scripts/kafka-jars). The codecs are generated from that
+jar by scripts/gen-messages; the first test checks the generated module is up to date, the
+others check the result independently of the generator.
 
 For every API and version of SUPPORTED_VERSIONS that Kafka still defines: same api key, same
 flexible versions, same fields in the same order (snake_case names), same types, same
@@ -12,6 +14,8 @@ import glob
 import os
 import json
 import re
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -99,6 +103,13 @@ def _type_desc(t, v, flexible):
 def _pk_fields(struct_, v, flexible):
     return [(f.name, _type_desc(f.type, v, flexible), f.is_nullable(v),
              f.tag if flexible and f.is_tagged(v) else None) for f in struct_.fields_at(v)]
+
+
+def test_generated_module_is_up_to_date():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, os.path.join(root, "scripts", "gen-messages"), "--check",
+                           "--jar", CLIENTS_JAR], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 CASES = [(k, kind) for k in SUPPORTED_VERSIONS for kind in ("Request", "Response")]

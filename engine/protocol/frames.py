@@ -110,7 +110,7 @@ def parse_request(frame) -> Request:
         raise MalformedFrame(f"request frame of {len(mv)} bytes is shorter than a header")
     api_key, api_version, correlation_id = _REQUEST_HEADER.unpack_from(mv, 0)
     schema = REQUESTS.get(api_key)
-    if schema is None:
+    if schema is None or api_key not in SUPPORTED_VERSIONS:  # unknown, or known but not served
         raise UnknownApiKey(f"unknown api key {api_key} (version {api_version})",
                             api_key=api_key, api_version=api_version,
                             correlation_id=correlation_id)
@@ -163,10 +163,13 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     ``records`` values are written without being copied until the final join.
     """
     schema = RESPONSES.get(api_key)
-    if schema is None:
+    if schema is None or api_key not in SUPPORTED_VERSIONS:
         raise UnknownApiKey(f"unknown api key {api_key}", api_key=api_key,
                             api_version=api_version, correlation_id=correlation_id)
-    schema._check_version(api_version)
+    lo, hi = SUPPORTED_VERSIONS[api_key]
+    if not lo <= api_version <= hi:  # the broker answers only what it advertised
+        raise UnsupportedVersion(f"{API_NAMES[api_key]} v{api_version} is not served (v{lo}-v{hi})",
+                                 api_key=api_key, api_version=api_version, correlation_id=correlation_id)
     flexible = schema.is_flexible(api_version)
     try:
         out = [b"", _I32.pack(correlation_id)]

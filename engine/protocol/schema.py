@@ -156,20 +156,37 @@ class Struct(Type):
     # ------------------------------------------------------------ compiling
 
     def reader(self, version: int, flexible: bool, nullable: bool = False):
-        """``read(buf, pos) -> (dict, pos)`` for this struct at ``version``."""
+        """``read(buf, pos) -> (dict, pos)`` for this struct at ``version``. A nullable
+        struct field is preceded by an int8: -1 for null, 1 when the struct follows."""
         key = (version, flexible)
         fn = self._readers.get(key)
         if fn is None:
             fn = self._readers[key] = _compile_reader(self, version, flexible)
-        return fn
+        if not nullable:
+            return fn
+
+        def read_nullable(buf, pos):
+            if buf[pos] & 0x80:
+                return None, pos + 1
+            return fn(buf, pos + 1)
+        return read_nullable
 
     def writer(self, version: int, flexible: bool, nullable: bool = False):
-        """``write(out, dict) -> None`` for this struct at ``version``."""
+        """``write(out, dict) -> None`` for this struct at ``version`` (see reader for null)."""
         key = (version, flexible)
         fn = self._writers.get(key)
         if fn is None:
             fn = self._writers[key] = _compile_writer(self, version, flexible)
-        return fn
+        if not nullable:
+            return fn
+
+        def write_nullable(out, d):
+            if d is None:
+                out.append(b"\xff")
+                return
+            out.append(b"\x01")
+            fn(out, d)
+        return write_nullable
 
 
 # Each (struct, version, flexible) gets a straight-line Python function, built
@@ -236,6 +253,9 @@ def _compile_reader(struct_, version, flexible):
     for k, f in enumerate(absent + tagged):
         if isinstance(f.default, list):
             expr[f.name] = "[]"
+        elif isinstance(f.default, dict):  # an absent struct: a fresh copy of its defaults
+            ns[f"A{k}"] = f.type
+            expr[f.name] = f"A{k}.default"
         else:
             ns[f"A{k}"] = f.default
             expr[f.name] = f"A{k}"
