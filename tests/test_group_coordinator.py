@@ -580,7 +580,7 @@ def test_delete_groups(topic_dir):
             {"g": E.NON_EMPTY_GROUP, "simple": 0, "nope": E.GROUP_ID_NOT_FOUND}
         assert await h.leave(a) == 0
         answer = await h.call(ApiKey.DELETE_GROUPS, 0, {"groups_names": ["g"]})
-        assert answer["results"] == [{"group_id": "g", "error_code": 0}]
+        assert answer["results"] == [{"group_id": "g", "error_code": 0, "error_message": None}]
         assert await h.list_groups() == {}
         assert (await h.describe("g"))["g"]["group_state"] == "Dead"
         assert await h.fetch("g", {TOPIC: [0]}) == {(TOPIC, 0): (-1, "", 0)}

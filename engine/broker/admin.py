@@ -177,8 +177,7 @@ class AdminHandlers:
             synonyms += found
             source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
             entries.append({"name": key, "value": topic_config.to_kafka_string(key, values[key]),
-                            "read_only": False, "is_default": source == DEFAULT_CONFIG,
-                            "config_source": source, "is_sensitive": False,
+                            "read_only": False, "config_source": source, "is_sensitive": False,
                             "synonyms": synonyms if with_synonyms else []})
         return entries
 
@@ -193,8 +192,7 @@ class AdminHandlers:
         for key in sorted(KNOWN):
             value = config.get(key)
             source = STATIC_BROKER_CONFIG if config.values.get(key) is not None else DEFAULT_CONFIG
-            entries.append({"name": key, "value": value, "read_only": True,
-                            "is_default": source == DEFAULT_CONFIG, "config_source": source,
+            entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
                             "is_sensitive": False,
                             "synonyms": [{"name": key, "value": value, "source": source}]
                             if with_synonyms else []})
