@@ -74,6 +74,7 @@ _NULL32 = _I32.pack(-1)
 _ZERO_UVARINT = b"\x00"
 EMPTY_TAGGED_FIELDS = b"\x00"
 ZERO_UUID = _uuid.UUID(int=0)
+_UUIDS = {ZERO_UUID.bytes: ZERO_UUID}  # raw 16 bytes -> uuid.UUID, see read_uuid
 
 
 # ------------------------------------------------------------ fixed width
@@ -105,7 +106,16 @@ def read_uuid(buf, pos):
     end = pos + 16
     if end > len(buf):
         raise DecodeError("uuid runs past the end of the buffer")
-    return _uuid.UUID(bytes=bytes(buf[pos:end])), end
+    raw = bytes(buf[pos:end])
+    found = _UUIDS.get(raw)
+    if found is None:
+        # Building a uuid.UUID costs more than the rest of a topic entry; the same few topic
+        # ids come in request after request, so each is built once (the table is bounded).
+        if len(_UUIDS) >= 4096:
+            _UUIDS.clear()
+            _UUIDS[ZERO_UUID.bytes] = ZERO_UUID
+        found = _UUIDS[raw] = _uuid.UUID(bytes=raw)
+    return found, end
 
 
 def write_bool(out, v):
