@@ -19,7 +19,7 @@ import time
 from bisect import bisect_right
 from typing import Callable, Iterable, Sequence
 
-from . import checkpoint, cleaner, records
+from . import checkpoint, cleaner, records, topic_names
 from .errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -52,6 +52,12 @@ _CLEAN_IN_MEMORY = 512 * 1024 * 1024
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
+    """`<topic>-<partition>`, the partition's directory under the data dir. Every partition
+    path is built here, so a name that is not a legal topic name (`..`, `/`, NUL, too long)
+    or a negative partition never becomes a path, whoever asked for it."""
+    topic_names.validate(topic)
+    if not 0 <= partition <= _INT32_MAX:
+        raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {topic}-{partition}")
     return f"{topic}-{partition}"
 
 

@@ -14,6 +14,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
+from . import topic_names
 from .errors import DataDirError, UnknownTopicOrPartitionError
 from .fileutil import atomic_write, fsync_dir
 
@@ -69,6 +70,11 @@ class TopicStore:
         self.directory = directory
 
     def _path(self, name: str) -> str:
+        """The topic's metadata file. A name that is not a legal topic name names no stored
+        topic (and never a path: `../x` must not reach another topic's file or leave the
+        data dir)."""
+        if topic_names.invalid_reason(name) is not None:
+            raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {name}")
         return os.path.join(self.directory, name + ".json")
 
     def names(self) -> list[str]:
@@ -79,7 +85,7 @@ class TopicStore:
         return sorted(e[:-5] for e in entries if e.endswith(".json"))
 
     def exists(self, name: str) -> bool:
-        return os.path.exists(self._path(name))
+        return topic_names.invalid_reason(name) is None and os.path.exists(self._path(name))
 
     def get(self, name: str) -> TopicMetadata:
         try:
@@ -96,7 +102,7 @@ class TopicStore:
     def mtime_ns(self, name: str) -> int:
         try:
             return os.stat(self._path(name)).st_mtime_ns
-        except FileNotFoundError:
+        except (FileNotFoundError, UnknownTopicOrPartitionError):
             return -1
 
     def put(self, meta: TopicMetadata) -> None:
