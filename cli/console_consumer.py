@@ -115,6 +115,12 @@ def cli(data_dir, bootstrap_server, x, **opts):
         if note is not None:
             sys.stderr.write(note + "\n")
             sys.stderr.flush()
+        failure = cmd.pattern_failure(options)
+        if failure is not None:
+            consumer.close()
+            backend.close()
+            sys.stderr.write(failure + "\n")
+            sys.exit(1)
     except KafkaError as exc:
         if backend is not None:
             backend.close()

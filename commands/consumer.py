@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
+from pk.engine.javacompat import pattern_syntax_error
+
 from .errors import ConsumerFailure, FormatterError, PropertiesError, UsageError
 from .formatter import make_formatter
 
@@ -189,6 +191,18 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return Plan(config, formatter, start, group_passed)
+
+
+def pattern_failure(o: ConsumerOptions) -> str | None:
+    """What Kafka prints when the --include pattern does not compile (its ConsumerWrapper
+    compiles it once the consumer exists, and the run ends there with exit 1): the log line,
+    then the PatternSyntaxException's text. None for a good pattern or no pattern."""
+    include = o.include if o.include is not None else o.whitelist
+    error = None if include is None else pattern_syntax_error(include)
+    if error is None:
+        return None
+    return (log4j_line("ERROR", "Unknown error when running consumer: ", CONSOLE_CONSUMER)
+            + "\njava.util.regex.PatternSyntaxException: " + error[1])
 
 
 def position(consumer, o: ConsumerOptions, p: Plan) -> None:

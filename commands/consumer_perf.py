@@ -11,9 +11,10 @@ Errors (commands/errors.py): `UsageError` is what jopt-simple reports with print
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
+
+from pk.engine.javacompat import pattern_syntax_error
 
 from .errors import ILLEGAL_ARGUMENT, JavaError, UsageError
 from .perf_common import (JavaDateFormat, config_file, format_metrics, java_div, java_fixed, java_parse_number,
@@ -84,21 +85,11 @@ def check_consumer_options(o: ConsumerPerfOptions, out: Callable[[str], None]) -
         out("Warning: --consumer.config is deprecated. Use --command-config instead.")
 
 
-_REGEX_MESSAGES = {"unterminated character set": "Unclosed character class",
-                   "missing ), unterminated subpattern": "Unclosed group",
-                   "unbalanced parenthesis": "Unmatched closing ')'",
-                   "nothing to repeat": "Dangling meta character"}
-
-
 def java_regex(pattern: str) -> str:
-    """The --include pattern, checked as Pattern.compile would (the message of Java's
-    PatternSyntaxException for the common mistakes)."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        message = _REGEX_MESSAGES.get(exc.msg, exc.msg)
-        index = len(pattern) - 1 if message in ("Unclosed character class", "Unclosed group") else exc.pos
-        raise JavaError("java.util.regex.PatternSyntaxException", f"{message} near index {index}") from None
+    """The --include pattern, checked as Pattern.compile would (Java's PatternSyntaxException)."""
+    error = pattern_syntax_error(pattern)
+    if error is not None:
+        raise JavaError("java.util.regex.PatternSyntaxException", error[0])
     return pattern
 
 

@@ -14,6 +14,7 @@ for these, used by the engine and the tools:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Hashable, Iterable
 
 DEFAULT_CAPACITY = 16  # new HashMap<>()
@@ -163,6 +164,45 @@ def jackson_json(value) -> str:
     if isinstance(value, dict):
         return "{" + ",".join(f"{jackson_string(k)}:{jackson_json(v)}" for k, v in value.items()) + "}"
     return "[" + ",".join(jackson_json(v) for v in value) + "]"
+
+
+# --------------------------------------------------------------------------- Pattern.compile
+# Python's re and Java's Pattern disagree on some syntax; these are the messages of Java's
+# PatternSyntaxException for the mistakes people make in topic patterns.
+_PATTERN_MESSAGES = {"unterminated character set": "Unclosed character class",
+                     "missing ), unterminated subpattern": "Unclosed group",
+                     "unbalanced parenthesis": "Unmatched closing ')'",
+                     "nothing to repeat": "Dangling meta character"}
+
+
+def pattern_syntax_error(pattern: str) -> tuple[str, str] | None:
+    """None when `pattern` compiles; else (description with its index, Java's full
+    getMessage()): `Unclosed character class near index 0`, then the pattern, then a caret
+    under the index when it lies inside the pattern."""
+    try:
+        re.compile(pattern)
+        return None
+    except re.error as exc:
+        index = exc.pos
+        description = _PATTERN_MESSAGES.get(exc.msg, exc.msg)
+        if description == "multiple repeat":  # Java: the second quantifier dangles
+            description = "Dangling meta character"
+        if description == "Dangling meta character" and index is not None and index < len(pattern):
+            description += f" '{pattern[index]}'"
+        elif description == "Unclosed character class":
+            index = len(pattern) - 1
+        elif description == "Unclosed group":
+            index = len(pattern)
+        elif description == "Unmatched closing ')'":
+            index -= 1
+        elif exc.msg.startswith("bad character range "):
+            description = "Illegal character range"
+            index += len(exc.msg) - len("bad character range ") - 1  # at the range's upper end
+        short = f"{description} near index {index}"
+        full = f"{short}\n{pattern}"
+        if index is not None and 0 <= index < len(pattern):
+            full += "\n" + " " * index + "^"
+        return short, full
 
 
 # --------------------------------------------------------------------------- String.split

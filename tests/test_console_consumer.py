@@ -438,3 +438,20 @@ def test_consumer_configuration_reaches_librdkafka(pk, backend, tmp_path):
     out = consume(pk, backend, "--topic", t, "--from-beginning", "--command-config", str(config),
                   "-X", "fetch.min.bytes=1", "--max-messages", "3").out
     assert out == "a\nb\nc\n"
+
+
+@pytest.mark.parametrize("pattern,exception", [
+    ("[", "Unclosed character class near index 0\n[\n^"),
+    ("a(", "Unclosed group near index 2\na("),
+    ("a**", "Dangling meta character '*' near index 2\na**\n  ^"),
+    ("ab)", "Unmatched closing ')' near index 1\nab)\n ^"),
+])
+def test_include_pattern_that_does_not_compile(pk, backend, pattern, exception):
+    """As Kafka 4.4's ConsoleConsumer: the log line, then Java's PatternSyntaxException text
+    (recorded from the real tool; pk prints no Java stack), exit 1, no summary line."""
+    proc = pk(CONSUMER, *backend, "--include", pattern, "--timeout-ms", "500")
+    assert proc.returncode == 1 and proc.out == ""
+    lines = [line for line in proc.err.splitlines() if "KIP-848" not in line]
+    assert re.fullmatch(r"\[[-0-9 :,]+\] ERROR Unknown error when running consumer:  "
+                        r"\(org\.apache\.kafka\.tools\.consumer\.ConsoleConsumer\)", lines[0])
+    assert "\n".join(lines[1:]) == "java.util.regex.PatternSyntaxException: " + exception
