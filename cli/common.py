@@ -126,6 +126,18 @@ class KafkaCommand(click.Command):
             fail(exc.message)
         except click.UsageError as exc:
             fail(exc.message)
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Kafka's tools do
+            sys.stdout = None
+            sys.exit(0)
+        except OSError as exc:  # a full disk, a read-only data dir: one line, never a traceback
+            fail(os_error_line(exc))
+
+
+def os_error_line(exc: OSError) -> str:
+    """`Error: No space left on device: /data/.pk/groups/g.json` for a failed file operation."""
+    if exc.strerror and exc.filename:
+        return f"Error: {exc.strerror}: {exc.filename}"
+    return f"Error: {exc.strerror or exc}"
 
 
 def data_dir_option(func):

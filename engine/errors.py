@@ -70,5 +70,16 @@ class TopicDeletionDisabledError(KafkaError):
     code = 73
 
 
+class KafkaStorageError(KafkaError):
+    """The log's files could not be written (a full disk, a read-only file system)."""
+
+    code = 56  # KAFKA_STORAGE_ERROR
+
+    @classmethod
+    def from_os_error(cls, exc: OSError) -> "KafkaStorageError":
+        detail = f"{exc.strerror} ({exc.filename})" if exc.strerror and exc.filename else str(exc)
+        return cls(f"Disk error when trying to access log file on the disk: {detail}")
+
+
 class DataDirError(KafkaError):
     """The data directory cannot be used (unwritable, not a directory, corrupt metadata)."""

@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Sequence
 from . import checkpoint, cleaner, records, topic_names
 from .errors import (
     CorruptRecordError,
+    KafkaStorageError,
     InvalidRecordError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
@@ -49,6 +50,20 @@ EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 # A cleaning pass holds a partition's closed segments in memory up to this size; beyond it
 # it reads them one at a time, twice (once for the key map, once to rewrite them).
 _CLEAN_IN_MEMORY = 512 * 1024 * 1024
+
+
+def _storage_errors(method):
+    """A write that fails in the file system (a full disk, a read-only mount) is Kafka's
+    KAFKA_STORAGE_ERROR to every caller, the producer and the broker alike; the segment has
+    already cut off any part of the batches that did reach the file."""
+
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except OSError as exc:
+            raise KafkaStorageError.from_os_error(exc) from None
+    return wrapper
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -437,6 +452,7 @@ class PartitionLog:
         self._bump(cache_current=True)
         return new
 
+    @_storage_errors
     def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None) -> list[tuple[int, int]]:
         """Append producer batches (offsets are reassigned); returns (first, last) offsets of each."""
         max_bytes = self.config["max.message.bytes"]

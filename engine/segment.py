@@ -9,6 +9,7 @@ entry beside it when the segment's max timestamp grew.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 
@@ -261,13 +262,23 @@ class LogSegment:
             views.append(records.offset_prefix(header.base_offset, len(batch)))
             views.append(memoryview(batch)[16:])
         position = start
-        for i in range(0, len(views), _IOVECS_PER_WRITE):
-            chunk = views[i:i + _IOVECS_PER_WRITE]
-            written = os.pwritev(self.fd, chunk, position)
-            if written != sum(len(v) for v in chunk):
-                os.ftruncate(self.fd, start)  # a torn tail: cut, so the next append starts clean
-                raise OSError(f"short write to {self.log_path}")
-            position += written
+        try:
+            for i in range(0, len(views), _IOVECS_PER_WRITE):
+                chunk = views[i:i + _IOVECS_PER_WRITE]
+                written = os.pwritev(self.fd, chunk, position)
+                wanted = sum(len(v) for v in chunk)
+                if written != wanted:  # a short write: writing the rest says why (ENOSPC, EFBIG...)
+                    rest = b"".join(bytes(v) for v in chunk)[written:]
+                    while rest:
+                        n = os.pwrite(self.fd, rest, position + written)
+                        if n == 0:
+                            raise OSError(errno.EIO, "short write", self.log_path)
+                        written += n
+                        rest = rest[n:]
+                position += written
+        except OSError as exc:
+            os.ftruncate(self.fd, start)  # a torn tail: cut, so the next append starts clean
+            raise OSError(exc.errno, exc.strerror, self.log_path) from None
         offset_entries, time_entries = [], []
         position = start
         for batch, header in items:
