@@ -7,6 +7,7 @@ with acks=0), registered by a handler module:
 
 - data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
+- log_dirs.py: DescribeLogDirs, DescribeProducers
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
 
@@ -40,11 +41,12 @@ class Broker:
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
-        from . import admin, data, groups  # each registers its handlers
+        from . import admin, data, groups, log_dirs  # each registers its handlers
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
         self.groups = groups.GroupHandlers(self)
+        self.log_dirs = log_dirs.LogDirHandlers(self)
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
 
     # ------------------------------------------------------------------ registry
