@@ -390,3 +390,32 @@ def test_kafka_python_describe_producers(server, client):
         assert "last_sequence=0" in text.replace(" ", "") or "'last_sequence': 0" in text, text
     finally:
         admin.close()
+
+
+def test_incremental_alter_configs_of_broker_loggers(client):
+    def alter(*configs, name="0"):
+        answer = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 8, "resource_name": name, "configs": [
+                {"name": n, "config_operation": op, "value": v} for n, op, v in configs]}]})
+        return answer["responses"][0]["error_code"], answer["responses"][0]["error_message"]
+
+    def levels():
+        body = {"resources": [{"resource_type": 8, "resource_name": "0", "configuration_keys": None}],
+                "include_synonyms": False, "include_documentation": False}
+        return {c["name"]: c["value"] for c in client.call(ApiKey.DESCRIBE_CONFIGS, 4, body)["results"][0]["configs"]}
+
+    assert "pk.broker" in levels()
+    assert alter(("pk.broker", 0, "DEBUG")) == (E.NONE, None)
+    assert levels()["pk.broker"] == "DEBUG"
+    assert alter(("pk.broker", 1, None)) == (E.NONE, None)  # back to the parent's level
+    now = levels()
+    assert now["pk.broker"] == now.get("pk", now["root"])
+    assert alter(("pk.broker", 0, "LOUD")) == (
+        E.INVALID_CONFIG, "Cannot set the log level of pk.broker to LOUD as it is not a supported log level. "
+                          "Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN")
+    assert alter(("no.such.logger", 0, "INFO")) == (E.INVALID_CONFIG, "Logger no.such.logger does not exist!")
+    assert alter(("root", 1, None)) == (E.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")
+    assert alter(("pk.broker", 2, "INFO")) == (
+        E.INVALID_REQUEST, "APPEND operation is not allowed for the BROKER_LOGGER resource")
+    assert alter(("pk.broker", 0, "INFO"), name="3") == (
+        E.INVALID_REQUEST, "Unexpected node id. Expected 0, but received 3")

@@ -44,7 +44,9 @@ _MULTI_DEFAULTS = {"log.roll.hours": "168", "log.roll.jitter.hours": "0", "log.r
                    "log.flush.scheduler.interval.ms": str(2**63 - 1)}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3  # IncrementalAlterConfigs operations
 # Python's level names as log4j spells them (Kafka reports log4j levels)
-_LOG4J_LEVELS = {logging.WARNING: "WARN", logging.CRITICAL: "FATAL", logging.NOTSET: "OFF"}
+_PYTHON_LEVELS = {"TRACE": 5, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
+                  "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+_LOG4J_LEVELS = {**{v: k for k, v in _PYTHON_LEVELS.items()}, logging.NOTSET: "TRACE"}
 
 
 def _error(result: dict, exc: KafkaError) -> dict:
@@ -279,6 +281,8 @@ class AdminHandlers:
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
+        if name == "":
+            return self._cluster_default_entries(with_synonyms)
         config = self.broker.config
         entries = []
         for key in sorted(KNOWN):
@@ -291,6 +295,16 @@ class AdminHandlers:
                             "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
                             "documentation": None})
         return entries
+
+    def _cluster_default_entries(self, with_synonyms: bool) -> list[dict]:
+        """The cluster-wide dynamic broker defaults (the empty broker name): only the
+        min.insync.replicas that Kafka 4's controller records for ELR."""
+        value = topic_config.cluster_defaults(self.engine.broker_config)["min.insync.replicas"]
+        synonym = {"name": "min.insync.replicas", "value": value, "source": DYNAMIC_DEFAULT_BROKER_CONFIG}
+        return [{"name": "min.insync.replicas", "value": value, "read_only": False,
+                 "config_source": DYNAMIC_DEFAULT_BROKER_CONFIG, "is_sensitive": False,
+                 "synonyms": [synonym] if with_synonyms else [], "config_type": CONFIG_TYPES["int"],
+                 "documentation": None}]
 
     def _logger_config_entries(self, name: str) -> list[dict]:
         """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root
@@ -338,6 +352,10 @@ class AdminHandlers:
             result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"]}
             try:
+                if res["resource_type"] == BROKER_LOGGER:
+                    self._alter_loggers(res, body["validate_only"])
+                    results.append(result)
+                    continue
                 self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
@@ -349,6 +367,37 @@ class AdminHandlers:
                 _error(result, exc)
             results.append(result)
         return {"throttle_time_ms": 0, "responses": results}
+
+    def _alter_loggers(self, res: dict, validate_only: bool) -> None:
+        """Log levels of the broker's loggers (SET a log4j level, DELETE: inherit the parent's),
+        all checked before any is changed."""
+        try:
+            node = int(res["resource_name"])
+        except ValueError:
+            raise InvalidRequestError(f"Node id must be an integer, but it is: {res['resource_name']}") from None
+        if node != self.broker.node_id:
+            raise InvalidRequestError(f"Unexpected node id. Expected {self.broker.node_id}, but received {node}")
+        known = {n for n, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+        for c in res["configs"]:
+            name, op = c["name"], c["config_operation"]
+            if op in (APPEND, SUBTRACT):
+                verb = "APPEND" if op == APPEND else "SUBTRACT"
+                raise InvalidRequestError(f"{verb} operation is not allowed for the BROKER_LOGGER resource")
+            if op not in (SET, DELETE):
+                raise InvalidRequestError(f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
+            if name != "root" and name not in known:
+                raise InvalidConfigurationError(f"Logger {name} does not exist!")
+            if op == SET and c["value"] not in _PYTHON_LEVELS:
+                raise InvalidConfigurationError(
+                    f"Cannot set the log level of {name} to {c['value']} as it is not a supported log "
+                    f"level. Valid log levels are {', '.join(sorted(_PYTHON_LEVELS))}")
+            if op == DELETE and name == "root":
+                raise InvalidRequestError("Removing the log level of the root logger is not allowed")
+        if validate_only:
+            return
+        for c in res["configs"]:
+            logger = logging.getLogger() if c["name"] == "root" else logging.getLogger(c["name"])
+            logger.setLevel(_PYTHON_LEVELS[c["value"]] if c["config_operation"] == SET else logging.NOTSET)
 
     @staticmethod
     def _apply_operation(configs: dict[str, str], name: str, op: int, value: str | None) -> None:
