@@ -419,3 +419,21 @@ def test_incremental_alter_configs_of_broker_loggers(client):
         E.INVALID_REQUEST, "APPEND operation is not allowed for the BROKER_LOGGER resource")
     assert alter(("pk.broker", 0, "INFO"), name="3") == (
         E.INVALID_REQUEST, "Unexpected node id. Expected 0, but received 3")
+
+
+def test_describe_configs_messages_and_broker_synonyms_as_kafka_answers(client):
+    body = {"resources": [{"resource_type": 2, "resource_name": "nosuch-topic", "configuration_keys": None},
+                          {"resource_type": 4, "resource_name": "0",
+                           "configuration_keys": ["num.partitions", "log.retention.ms", "log.dirs"]},
+                          {"resource_type": 4, "resource_name": "", "configuration_keys": None}],
+            "include_synonyms": True, "include_documentation": False}
+    missing, broker, defaults = client.call(ApiKey.DESCRIBE_CONFIGS, 4, body)["results"]
+    assert (missing["error_code"], missing["error_message"], missing["configs"]) == (E.UNKNOWN_TOPIC_OR_PARTITION, "", [])
+    assert broker["error_code"] == E.NONE and broker["error_message"] == ""
+    entries = {c["name"]: c for c in broker["configs"]}
+    assert entries["num.partitions"]["synonyms"] == [{"name": "num.partitions", "value": "2", "source": 4},
+                                                     {"name": "num.partitions", "value": "1", "source": 5}]
+    assert (entries["log.retention.ms"]["value"], entries["log.retention.ms"]["synonyms"]) == (None, [])
+    assert entries["log.dirs"]["config_type"] == 7  # LIST
+    assert [(c["name"], c["value"], c["config_source"]) for c in defaults["configs"]] == [
+        ("min.insync.replicas", "1", 3)]

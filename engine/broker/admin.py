@@ -211,12 +211,18 @@ class AdminHandlers:
         synonyms = body["include_synonyms"]
         results = []
         for res in body["resources"]:
-            result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
+            # Kafka answers an empty message where there is none, an unknown topic included
+            result = {"error_code": E.NONE, "error_message": "", "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"], "configs": []}
             keys = res["configuration_keys"]
             try:
                 if res["resource_type"] == TOPIC:
-                    overrides = self._existing_topic(res["resource_name"]).configs
+                    try:
+                        overrides = self.engine.topic(res["resource_name"]).configs
+                    except UnknownTopicOrPartitionError:
+                        result["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION
+                        results.append(result)
+                        continue
                     entries = self._topic_config_entries(overrides, synonyms)
                 elif res["resource_type"] == BROKER:
                     entries = self._broker_config_entries(res["resource_name"], synonyms)
@@ -228,6 +234,8 @@ class AdminHandlers:
                 if body["include_documentation"]:
                     for e in result["configs"]:
                         e["documentation"] = config_docs.describe(e["name"], res["resource_type"])
+                        if res["resource_type"] == BROKER_LOGGER:
+                            e["documentation"] = ""  # Kafka has none for loggers
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
@@ -287,11 +295,13 @@ class AdminHandlers:
         entries = []
         for key in sorted(KNOWN):
             value = config.get(key)
-            source = STATIC_BROKER_CONFIG if config.values.get(key) is not None else DEFAULT_CONFIG
+            # the static setting, then the default it overrides; an unset value has neither
+            found = [{"name": key, "value": v, "source": source}
+                     for v, source in ((config.values.get(key), STATIC_BROKER_CONFIG),
+                                       (KNOWN[key], DEFAULT_CONFIG)) if v is not None]
+            source = found[0]["source"] if found else DEFAULT_CONFIG
             entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                            "is_sensitive": False,
-                            "synonyms": [{"name": key, "value": value, "source": source}]
-                            if with_synonyms else [],
+                            "is_sensitive": False, "synonyms": found if with_synonyms else [],
                             "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
                             "documentation": None})
         return entries

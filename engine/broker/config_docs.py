@@ -11,9 +11,9 @@ TOPIC, BROKER = 2, 4  # ConfigResource.Type
 
 BROKER_TYPES: dict[str, str] = {
     "node.id": "int", "broker.id": "int", "process.roles": "list", "controller.quorum.voters": "list",
-    "controller.listener.names": "string", "inter.broker.listener.name": "string",
-    "listener.security.protocol.map": "string", "listeners": "string", "advertised.listeners": "string",
-    "log.dirs": "string", "log.dir": "string", "num.partitions": "int", "default.replication.factor": "int",
+    "controller.listener.names": "list", "inter.broker.listener.name": "string",
+    "listener.security.protocol.map": "string", "listeners": "list", "advertised.listeners": "list",
+    "log.dirs": "list", "log.dir": "list", "num.partitions": "int", "default.replication.factor": "int",
     "auto.create.topics.enable": "boolean", "delete.topic.enable": "boolean", "log.retention.hours": "int",
     "log.retention.minutes": "int", "log.retention.ms": "long", "log.retention.bytes": "long",
     "log.segment.bytes": "int", "log.roll.ms": "long", "log.roll.hours": "int",
