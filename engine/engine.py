@@ -365,15 +365,21 @@ class Engine:
         return log
 
     def enforce_retention(self, now_ms: int | None = None) -> int:
-        """Apply retention to every partition now; returns the number of segments deleted."""
+        """Apply retention to every partition now; returns the number of segments deleted.
+        The checks are recorded in the retention-check checkpoint in one write."""
+        if now_ms is None:
+            now_ms = int(time.time() * 1000)
         deleted = 0
+        checked = {}
         for name in self.list_topics():
             try:
                 meta = self.store.get(name)
                 for p in meta.assignment:
-                    deleted += self.partition(name, p).enforce_retention(now_ms)
+                    deleted += self.partition(name, p).enforce_retention(now_ms, record=False)
+                    checked[(name, p)] = now_ms
             except UnknownTopicOrPartitionError:
                 continue  # deleted meanwhile
+        checkpoint.update(self.data_dir, checkpoint.RETENTION_CHECK, checked)
         return deleted
 
     def clean(self, now_ms: int | None = None, force: bool = False) -> int:

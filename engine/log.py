@@ -627,13 +627,16 @@ class PartitionLog:
             self._clean_locked(now_ms, force=False)
         return deleted
 
-    def enforce_retention(self, now_ms: int | None = None) -> int:
-        """Run Kafka's three deletion passes now (a retention check, recorded as one);
-        returns the number of segments deleted."""
+    def enforce_retention(self, now_ms: int | None = None, record: bool = True) -> int:
+        """Run Kafka's three deletion passes now (a retention check, recorded as one unless
+        the caller records many at once); returns the number of segments deleted."""
         if now_ms is None:
             now_ms = int(time.time() * 1000)
         with self._write_lock():
-            self._record_retention_check(now_ms)
+            if record:
+                self._record_retention_check(now_ms)
+            else:
+                self._retention_due_ms = now_ms + self.config.get("log.retention.check.interval.ms", 300000)
             return self._delete_old_segments(now_ms)
 
     def _delete_old_segments(self, now_ms: int) -> int:
