@@ -160,3 +160,25 @@ def test_bundled_engine_shares_the_broker_schedule_on_disk(tmp_path):
         assert [v for _, v in engine_records(engine, "t")] == [b"old", b"old2"]
         engine.delete_topic("t")
     assert ("t", 0) not in checkpoint.read(os.path.join(data_dir, checkpoint.RETENTION_CHECK))
+
+
+def test_engine_wide_check_records_every_partition_at_once(tmp_path):
+    data_dir = str(tmp_path / "data")
+    with Engine(data_dir, {"log.retention.check.interval.ms": "60000"}) as engine:
+        engine.create_topic("a", 3, configs={"retention.ms": str(HOUR_MS)})
+        log = engine.partition("a", 1)
+        log.append_records([(None, b"old", [], now_ms() - DAY_MS)])  # starts the clock only
+        assert engine_records_of(engine, "a", 1) == [b"old"]
+        engine.enforce_retention()  # what the broker's scheduler runs
+        checked = checkpoint.read(os.path.join(data_dir, checkpoint.RETENTION_CHECK))
+        assert {("a", p) for p in range(3)} <= set(checked)
+        assert engine_records_of(engine, "a", 1) == []
+        # the check just recorded holds off the append-time one: a new old record stays
+        log.append_records([(None, b"old2", [], now_ms() - DAY_MS)])
+        assert engine_records_of(engine, "a", 1) == [b"old2"]
+
+
+def engine_records_of(engine: Engine, topic: str, partition: int) -> list:
+    log = engine.partition(topic, partition)
+    data = log.read(log.log_start_offset, 1 << 30)
+    return [r.value for pos, header in iter_batches(data) for r in decode_records(data, pos, header)]
