@@ -15,6 +15,8 @@ RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET = "log-start-offset-checkpoint"
 HIGH_WATERMARK = "replication-offset-checkpoint"
 CLEANER_OFFSET = "cleaner-offset-checkpoint"
+# pk's own (in .pk/, unseen by Kafka): when retention last checked each partition, in epoch ms
+RETENTION_CHECK = os.path.join(".pk", "retention-check-checkpoint")
 
 
 def read(path: str) -> dict[tuple[str, int], int]:
@@ -61,7 +63,7 @@ def update(data_dir: str, name: str, changes: dict[tuple[str, int], int | None])
 def drop_topic(data_dir: str, topic: str) -> None:
     """Forget a deleted topic's entries in every checkpoint file."""
     with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):
-        for name in (RECOVERY_POINT, LOG_START_OFFSET, HIGH_WATERMARK, CLEANER_OFFSET):
+        for name in (RECOVERY_POINT, LOG_START_OFFSET, HIGH_WATERMARK, CLEANER_OFFSET, RETENTION_CHECK):
             path = os.path.join(data_dir, name)
             entries = read(path)
             kept = {k: v for k, v in entries.items() if k[0] != topic}

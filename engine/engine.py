@@ -58,7 +58,20 @@ class Engine:
         self._pk_dir = os.path.join(self.data_dir, ".pk")
         self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._retention_on_append = True
         self._prepare_data_dir()
+
+    @property
+    def retention_on_append(self) -> bool:
+        """Whether appends run the retention checks that are due
+        (PartitionLog._maybe_enforce_retention); off when a scheduler runs them (the broker)."""
+        return self._retention_on_append
+
+    @retention_on_append.setter
+    def retention_on_append(self, on: bool) -> None:
+        self._retention_on_append = on
+        for log in self._logs.values():
+            log.retention_on_append = on
 
     # ------------------------------------------------------------------ data dir
     def _prepare_data_dir(self) -> None:
@@ -347,19 +360,26 @@ class Engine:
             raise UnknownTopicOrPartitionError(
                 f"This server does not host this topic-partition: {topic}-{partition}")
         log = PartitionLog(self.data_dir, topic, partition, meta.topic_id, self._log_config(meta))
+        log.retention_on_append = self.retention_on_append
         self._logs[(topic, partition)] = log
         return log
 
     def enforce_retention(self, now_ms: int | None = None) -> int:
-        """Apply retention to every partition now; returns the number of segments deleted."""
+        """Apply retention to every partition now; returns the number of segments deleted.
+        The checks are recorded in the retention-check checkpoint in one write."""
+        if now_ms is None:
+            now_ms = int(time.time() * 1000)
         deleted = 0
+        checked = {}
         for name in self.list_topics():
             try:
                 meta = self.store.get(name)
                 for p in meta.assignment:
-                    deleted += self.partition(name, p).enforce_retention(now_ms)
+                    deleted += self.partition(name, p).enforce_retention(now_ms, record=False)
+                    checked[(name, p)] = now_ms
             except UnknownTopicOrPartitionError:
                 continue  # deleted meanwhile
+        checkpoint.update(self.data_dir, checkpoint.RETENTION_CHECK, checked)
         return deleted
 
     def clean(self, now_ms: int | None = None, force: bool = False) -> int:

@@ -147,7 +147,11 @@ class PartitionLog:
         self._lock_ino = -1
         self._holding_lock = False
         self._wrote = False
-        self._last_retention_check = float("-inf")  # the first append checks (monotonic() may be < interval)
+        # Wall-clock time (ms) before which an append runs no retention check: the next check
+        # is due one interval after the last one, which is recorded on disk (so that every
+        # process writing the partition shares one schedule); -inf: not read yet.
+        self._retention_due_ms = float("-inf")
+        self.retention_on_append = True  # False in the broker, whose scheduler runs it
         self._jitter = {}
         if not os.path.isdir(self.dir):
             raise self._gone()
@@ -477,6 +481,9 @@ class PartitionLog:
         out = []
         interval = self.config["index.interval.bytes"]
         with self._write_lock():
+            if self.retention_on_append and now_ms >= self._retention_due_ms:
+                # before the batches go in: records are never deleted as they are written
+                self._maybe_enforce_retention(now_ms)
             if len(batches) > 1 and self._fits_without_roll(batches, headers, now_ms):
                 seg = self.active_segment
                 base, stamped = seg.next_offset, []
@@ -498,7 +505,6 @@ class PartitionLog:
             if not self._wrote:
                 self._wrote = True
                 self._ensure_leader_epoch_checkpoint()
-            self._maybe_enforce_retention(now_ms)
         return out
 
     def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
@@ -615,19 +621,44 @@ class PartitionLog:
 
     # ------------------------------------------------------------------ retention
     def _maybe_enforce_retention(self, now_ms: int) -> None:
-        interval = self.config.get("log.retention.check.interval.ms", 300000) / 1000.0
-        now = time.monotonic()
-        if now - self._last_retention_check >= interval:
-            self._last_retention_check = now
-            self._delete_old_segments(now_ms)
-            if "compact" in self.config["cleanup.policy"]:
-                self._clean_locked(now_ms, force=False)
+        """The bundled engine's retention schedule (no broker runs one): an append runs a
+        check when log.retention.check.interval.ms has passed since the partition's last
+        check, as recorded in the retention-check checkpoint. A partition never checked starts
+        its clock at its first append instead of being checked at once, as a broker's first
+        check comes a start-up delay after it starts."""
+        interval = self.config.get("log.retention.check.interval.ms", 300000)
+        last = checkpoint.read(os.path.join(self.data_dir, checkpoint.RETENTION_CHECK)).get(
+            (self.topic, self.partition))
+        if last is None or now_ms < last:  # never checked, or the clock went back
+            self._record_retention_check(now_ms)
+        elif now_ms - last >= interval:
+            self._run_retention_check(now_ms)
+        else:
+            self._retention_due_ms = last + interval
 
-    def enforce_retention(self, now_ms: int | None = None) -> int:
-        """Run Kafka's three deletion passes now; returns the number of segments deleted."""
+    def _record_retention_check(self, now_ms: int) -> None:
+        checkpoint.update(self.data_dir, checkpoint.RETENTION_CHECK, {(self.topic, self.partition): now_ms})
+        self._retention_due_ms = now_ms + self.config.get("log.retention.check.interval.ms", 300000)
+
+    def _run_retention_check(self, now_ms: int) -> int:
+        """One retention check (and, for a compacted topic, a cleaner pass), recorded on disk;
+        the caller holds the partition lock. Returns the number of segments deleted."""
+        self._record_retention_check(now_ms)
+        deleted = self._delete_old_segments(now_ms)
+        if "compact" in self.config["cleanup.policy"]:
+            self._clean_locked(now_ms, force=False)
+        return deleted
+
+    def enforce_retention(self, now_ms: int | None = None, record: bool = True) -> int:
+        """Run Kafka's three deletion passes now (a retention check, recorded as one unless
+        the caller records many at once); returns the number of segments deleted."""
         if now_ms is None:
             now_ms = int(time.time() * 1000)
         with self._write_lock():
+            if record:
+                self._record_retention_check(now_ms)
+            else:
+                self._retention_due_ms = now_ms + self.config.get("log.retention.check.interval.ms", 300000)
             return self._delete_old_segments(now_ms)
 
     def _delete_old_segments(self, now_ms: int) -> int:

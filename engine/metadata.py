@@ -30,6 +30,16 @@ def new_kafka_uuid() -> str:
             return text
 
 
+def uuid_of(text: str) -> uuid.UUID:
+    """A Kafka id's text form (new_kafka_uuid) as the UUID the wire protocol carries."""
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+
+
+def text_of(value: uuid.UUID) -> str:
+    """The text form of a UUID taken from the wire (uuid_of's inverse)."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
 @dataclass
 class TopicMetadata:
     name: str

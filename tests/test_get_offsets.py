@@ -162,7 +162,7 @@ def test_earliest_after_retention(pk, backend):
     backend.create(old, 1, "retention.ms=3600000")
     t = now_ms()
     if backend.data_dir is not None and not backend.remote:
-        produce(backend, old, 0, [t - 7200_000] * 3)  # older than retention: deleted on append
+        produce(backend, old, 0, [t - 7200_000] * 3)  # older than retention: gone at the next check
         with Engine(backend.data_dir) as engine:
             engine.partition(old, 0).enforce_retention()
     else:  # a broker deletes at its own retention check: move the log start explicitly

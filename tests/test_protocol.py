@@ -414,9 +414,11 @@ def test_frame_round_trip_every_request_and_response(key, version):
         assert plain(got) == with_defaults(RESPONSES[key], version, rbody)
 
 
-def test_only_api_versions_3_and_describe_cluster_are_flexible():
+def test_flexible_versions_of_the_profile():
     flexible = [(k, v) for k, v in ALL if REQUESTS[k].is_flexible(v)]
-    assert flexible == [(18, 3), (60, 0), (60, 1)]
+    assert flexible == [(18, 3), (19, 5), (19, 6), (19, 7), (20, 4), (20, 5), (20, 6), (21, 2), (32, 4),
+                        (33, 2), (35, 2), (35, 3), (35, 4), (35, 5), (37, 2), (37, 3), (44, 1),
+                        (60, 0), (60, 1), (60, 2), (61, 0)]
     assert all(RESPONSES[k].is_flexible(v) == REQUESTS[k].is_flexible(v) for k, v in ALL)
 
 
@@ -424,8 +426,8 @@ def test_profile_matches_reference():
     assert SUPPORTED_VERSIONS == {
         0: (3, 7), 1: (4, 11), 2: (1, 3), 3: (0, 4), 8: (2, 5), 9: (1, 5), 10: (0, 2),
         11: (0, 5), 12: (0, 3), 13: (0, 1), 14: (0, 3), 15: (0, 4), 16: (0, 2), 18: (0, 3),
-        19: (2, 4), 20: (1, 3), 21: (0, 1), 22: (0, 1), 32: (1, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
-        44: (0, 0), 47: (0, 0), 60: (0, 1)}
+        19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 1), 32: (1, 4), 33: (0, 2), 35: (1, 5), 37: (0, 3),
+        42: (0, 1), 44: (0, 1), 47: (0, 0), 60: (0, 2), 61: (0, 0)}
     assert list(SUPPORTED_VERSIONS) == sorted(SUPPORTED_VERSIONS)
     # the codecs cover every version Kafka defines; the served ranges lie inside them
     for key, (lo, hi) in SUPPORTED_VERSIONS.items():
@@ -449,7 +451,7 @@ def test_unknown_api_key():
     assert not issubclass(kp.UnknownApiKey, kp.MalformedFrame)
 
 
-@pytest.mark.parametrize("key,version", [(0, 2), (0, 8), (1, 3), (1, 12), (3, 5), (2, 0), (60, 2)])
+@pytest.mark.parametrize("key,version", [(0, 2), (0, 8), (1, 3), (1, 12), (3, 5), (2, 0), (60, 3), (35, 0)])
 def test_unsupported_version(key, version):
     with pytest.raises(kp.UnsupportedVersion) as ei:
         kp.parse_request(_header(key, version, 9) + b"whatever")

@@ -466,11 +466,25 @@ def test_retention_all_segments_expired_rolls_empty_active_segment(tmp_path):
     eng2.close()
 
 
-def test_retention_runs_on_append(tmp_path):
+def test_retention_runs_on_append_once_per_check_interval(tmp_path):
     eng, log = open_log(tmp_path, segment_bytes=300, retention_ms=1000)
-    # the first append of a process runs the retention check; old records go at once
+    interval = log.config["log.retention.check.interval.ms"]
+    # records older than retention.ms are not deleted as they are written: the partition's
+    # first append starts its retention clock
     log.append_records(batch_rows(0, ts=1000), now_ms=5000)
-    assert log.log_start_offset == log.log_end_offset == 1
+    assert (log.log_start_offset, log.log_end_offset) == (0, 1)
+    log.append_records(batch_rows(1, ts=1000), now_ms=5000 + interval - 1)
+    assert log.log_start_offset == 0
+    # another process sees the same schedule (the last check is on disk)
+    eng2, log2 = open_log(tmp_path)
+    log2.append_records(batch_rows(2, ts=1000), now_ms=5000 + interval - 1)
+    assert log2.log_start_offset == 0
+    eng2.close()
+    # one interval later an append runs the check before writing: the old records go, the
+    # batch being written stays
+    log.append_records(batch_rows(3, ts=1000), now_ms=5000 + interval)
+    assert (log.log_start_offset, log.log_end_offset) == (3, 4)
+    assert [r.offset for r in read_all(log)] == [3]
     eng.close()
 
 
@@ -498,7 +512,6 @@ def test_retention_bytes(tmp_path):
 def test_retention_bytes_zero_empties_the_log(tmp_path):
     eng, log = open_log(tmp_path, segment_bytes=500, retention_bytes=0)
     _fill(log, 20, lambda i: T0 + i, now_ms=T0)
-    # the first append ran retention already (one batch, then all gone); run it again now
     log.enforce_retention(now_ms=T0)
     assert seg_files(tmp_path) == ["00000000000000000020.log"]
     assert log.log_start_offset == log.log_end_offset == 20

@@ -7,6 +7,8 @@ with acks=0), registered by a handler module:
 
 - data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
+- log_dirs.py: DescribeLogDirs, DescribeProducers
+- log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
 
@@ -40,11 +42,13 @@ class Broker:
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
-        from . import admin, data, groups  # each registers its handlers
+        from . import admin, data, groups, log_dirs, log_upkeep  # each registers its handlers
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
         self.groups = groups.GroupHandlers(self)
+        self.log_dirs = log_dirs.LogDirHandlers(self)
+        self.log_upkeep = log_upkeep.LogUpkeep(self)
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
 
     # ------------------------------------------------------------------ registry
@@ -76,7 +80,7 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups):
+        for part in (self.data, self.admin, self.groups, self.log_upkeep):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

@@ -8,25 +8,45 @@ reported per topic or per resource with the engine's Kafka error code and messag
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 from .. import topic_config
 from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
     KafkaError,
+    TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
+from ..metadata import uuid_of
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..protocol.messages import INT32_MIN
+from . import config_docs
 
-TOPIC, BROKER = 2, 4  # ConfigResource.Type
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
 TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
+DYNAMIC_BROKER_LOGGER_CONFIG = 6
+# DescribeConfigs config types (v3+), by the type names of topic_config and KNOWN_TYPES
+CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
+                "class": 8, "password": 9}
+BROKERS_ENDPOINT = 1  # DescribeCluster endpoint_type: this is a broker, not a controller
+ZERO_UUID = uuid.UUID(int=0)
+# Without an authorizer everything is allowed: the bit field of the operations Kafka defines
+# on the cluster (CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+# IDEMPOTENT_WRITE, as AclOperation codes).
+CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 # KafkaConfig's built-in defaults of the broker settings in multi-setting synonym chains (the
 # first of each chain has none: it falls back to the next).
 _MULTI_DEFAULTS = {"log.roll.hours": "168", "log.roll.jitter.hours": "0", "log.retention.hours": "168",
                    "log.flush.scheduler.interval.ms": str(2**63 - 1)}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3  # IncrementalAlterConfigs operations
+# Python's level names as log4j spells them (Kafka reports log4j levels)
+_PYTHON_LEVELS = {"TRACE": 5, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
+                  "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+_LOG4J_LEVELS = {**{v: k for k, v in _PYTHON_LEVELS.items()}, logging.NOTSET: "TRACE"}
 
 
 def _error(result: dict, exc: KafkaError) -> dict:
@@ -35,7 +55,14 @@ def _error(result: dict, exc: KafkaError) -> dict:
     return result
 
 
-def _duplicates(names: list[str]) -> set[str]:
+def _refusal(code: int, message: str) -> KafkaError:
+    """An error the engine has no class for, answered with Kafka's code and text."""
+    error = KafkaError(message)
+    error.code = code
+    return error
+
+
+def _duplicates(names: list) -> set:
     seen: set[str] = set()
     return {n for n in names if n in seen or seen.add(n)}
 
@@ -59,7 +86,9 @@ class AdminHandlers:
         dups = _duplicates([t["name"] for t in body["topics"]])
         results = []
         for t in body["topics"]:
-            result = {"name": t["name"], "error_code": E.NONE, "error_message": None}
+            result = {"name": t["name"], "topic_id": ZERO_UUID, "error_code": E.NONE,
+                      "error_message": None, "num_partitions": -1, "replication_factor": -1,
+                      "configs": []}
             try:
                 if t["name"] in dups:
                     raise InvalidRequestError(
@@ -77,28 +106,85 @@ class AdminHandlers:
                             "Both numPartitions or replicationFactor and replicasAssignments were set. "
                             "Both cannot be used at the same time.")
                     assignment = {a["partition_index"]: list(a["broker_ids"]) for a in t["assignments"]}
-                self.engine.create_topic(t["name"], t["num_partitions"], t["replication_factor"],
-                                         assignment, configs, validate_only=body["validate_only"])
+                # validate_only checks everything and creates nothing; the answer is the same
+                meta = self.engine.create_topic(t["name"], t["num_partitions"], t["replication_factor"],
+                                                assignment, configs, validate_only=body["validate_only"])
+                self._describe_created(result, meta)
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
         return {"throttle_time_ms": 0, "topics": results}
 
+    def _describe_created(self, result: dict, meta) -> None:
+        """A created topic's id (v7), partitions, replication factor and configs (v5+), the
+        configs sorted by name as Kafka's controller lists them."""
+        result["topic_id"] = uuid_of(meta.topic_id)
+        result["num_partitions"] = meta.partitions
+        result["replication_factor"] = meta.replication_factor
+        entries = sorted(self._topic_config_entries(meta.configs, False), key=lambda e: e["name"])
+        result["configs"] = [{k: e[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
+                             for e in entries]
+
     async def delete_topics(self, request) -> dict:
-        names = request.body["topic_names"]
-        dups = _duplicates(names)
+        """By name (v1-5: topic_names), or by name or by topic id (v6: topics)."""
+        version = request.api_version
+        if version >= 6:
+            wanted = [(t["name"], t["topic_id"]) for t in request.body["topics"]]
+        else:
+            wanted = [(name, ZERO_UUID) for name in request.body["topic_names"]]
+        dup_names = _duplicates([n for n, i in wanted if n is not None and i == ZERO_UUID])
+        dup_ids = _duplicates([i for n, i in wanted if n is None and i != ZERO_UUID])
+        answered, deleted_ids = set(), set()
         results = []
-        for name in names:
-            result = {"name": name, "error_code": E.NONE}
+        for name, topic_id in wanted:
+            if (name, topic_id) in answered:
+                continue  # one answer per duplicated entry, as Kafka gives
+            answered.add((name, topic_id))
+            result = {"name": name, "topic_id": topic_id, "error_code": E.NONE, "error_message": None}
             try:
-                if name in dups:
-                    raise InvalidRequestError("Duplicate topic name.")
-                self.engine.delete_topic(name)
-                self.broker.data.forget_topic(name)
+                self._delete_topic(result, dup_names, dup_ids, deleted_ids)
+            except TopicDeletionDisabledError as exc:
+                if version < 3:
+                    exc = InvalidRequestError(str(exc))
+                _error(result, exc)
             except KafkaError as exc:
-                result["error_code"] = exc.code
+                _error(result, exc)
             results.append(result)
         return {"throttle_time_ms": 0, "responses": results}
+
+    def _delete_topic(self, result: dict, dup_names: set, dup_ids: set, deleted_ids: set) -> None:
+        """Delete the topic `result` names (by name or by id), filling in the other."""
+        name, topic_id = result["name"], result["topic_id"]
+        if name is None and topic_id == ZERO_UUID:
+            raise InvalidRequestError("Neither topic name nor id were specified.")
+        if name is not None and topic_id != ZERO_UUID:
+            raise InvalidRequestError("You may not specify both topic name and topic id.")
+        if name in dup_names:
+            raise InvalidRequestError("Duplicate topic name.")
+        if topic_id in dup_ids:
+            raise InvalidRequestError("Duplicate topic id.")
+        if name is None:
+            name = self._topic_name(topic_id)
+        try:
+            meta = self.engine.topic(name)
+        except UnknownTopicOrPartitionError:
+            raise UnknownTopicOrPartitionError("This server does not host this topic-partition.") from None
+        result["topic_id"] = uuid_of(meta.topic_id)
+        if result["topic_id"] in deleted_ids:
+            raise InvalidRequestError("The provided topic name maps to an ID that was already supplied.")
+        self.engine.delete_topic(name)
+        self.broker.data.forget_topic(name)
+        result["name"] = name
+        deleted_ids.add(result["topic_id"])
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str:
+        for name in self.engine.list_topics():
+            try:
+                if uuid_of(self.engine.topic(name).topic_id) == topic_id:
+                    return name
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
+        raise _refusal(E.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
 
     async def create_partitions(self, request) -> dict:
         body = request.body
@@ -125,24 +211,38 @@ class AdminHandlers:
         synonyms = body["include_synonyms"]
         results = []
         for res in body["resources"]:
-            result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
+            # Kafka answers an empty message where there is none, an unknown topic included
+            result = {"error_code": E.NONE, "error_message": "", "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"], "configs": []}
             keys = res["configuration_keys"]
             try:
                 if res["resource_type"] == TOPIC:
-                    entries = self._topic_config_entries(res["resource_name"], synonyms)
+                    try:
+                        overrides = self.engine.topic(res["resource_name"]).configs
+                    except UnknownTopicOrPartitionError:
+                        result["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION
+                        results.append(result)
+                        continue
+                    entries = self._topic_config_entries(overrides, synonyms)
                 elif res["resource_type"] == BROKER:
                     entries = self._broker_config_entries(res["resource_name"], synonyms)
+                elif res["resource_type"] == BROKER_LOGGER:
+                    entries = self._logger_config_entries(res["resource_name"])
                 else:
                     raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
+                if body["include_documentation"]:
+                    for e in result["configs"]:
+                        e["documentation"] = config_docs.describe(e["name"], res["resource_type"])
+                        if res["resource_type"] == BROKER_LOGGER:
+                            e["documentation"] = ""  # Kafka has none for loggers
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
         return {"throttle_time_ms": 0, "results": results}
 
-    def _topic_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
-        overrides = self.engine.topic(name).configs
+    def _topic_config_entries(self, overrides: dict[str, str], with_synonyms: bool) -> list[dict]:
+        """A topic's configs, given its overrides, in the order Kafka lists them."""
         values = topic_config.effective(overrides, self.engine.broker_config)
         broker = self.engine.broker_config
         entries = []
@@ -178,7 +278,9 @@ class AdminHandlers:
             source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
             entries.append({"name": key, "value": topic_config.to_kafka_string(key, values[key]),
                             "read_only": False, "config_source": source, "is_sensitive": False,
-                            "synonyms": synonyms if with_synonyms else []})
+                            "synonyms": synonyms if with_synonyms else [],
+                            "config_type": CONFIG_TYPES.get(topic_config.CONFIGS[key].type, 0),
+                            "documentation": None})
         return entries
 
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
@@ -187,16 +289,49 @@ class AdminHandlers:
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
+        if name == "":
+            return self._cluster_default_entries(with_synonyms)
         config = self.broker.config
         entries = []
         for key in sorted(KNOWN):
             value = config.get(key)
-            source = STATIC_BROKER_CONFIG if config.values.get(key) is not None else DEFAULT_CONFIG
+            # the static setting, then the default it overrides; an unset value has neither
+            found = [{"name": key, "value": v, "source": source}
+                     for v, source in ((config.values.get(key), STATIC_BROKER_CONFIG),
+                                       (KNOWN[key], DEFAULT_CONFIG)) if v is not None]
+            source = found[0]["source"] if found else DEFAULT_CONFIG
             entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                            "is_sensitive": False,
-                            "synonyms": [{"name": key, "value": value, "source": source}]
-                            if with_synonyms else []})
+                            "is_sensitive": False, "synonyms": found if with_synonyms else [],
+                            "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
+                            "documentation": None})
         return entries
+
+    def _cluster_default_entries(self, with_synonyms: bool) -> list[dict]:
+        """The cluster-wide dynamic broker defaults (the empty broker name): only the
+        min.insync.replicas that Kafka 4's controller records for ELR."""
+        value = topic_config.cluster_defaults(self.engine.broker_config)["min.insync.replicas"]
+        synonym = {"name": "min.insync.replicas", "value": value, "source": DYNAMIC_DEFAULT_BROKER_CONFIG}
+        return [{"name": "min.insync.replicas", "value": value, "read_only": False,
+                 "config_source": DYNAMIC_DEFAULT_BROKER_CONFIG, "is_sensitive": False,
+                 "synonyms": [synonym] if with_synonyms else [], "config_type": CONFIG_TYPES["int"],
+                 "documentation": None}]
+
+    def _logger_config_entries(self, name: str) -> list[dict]:
+        """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root
+        logger, then every named logger of this process, sorted."""
+        if not name:
+            raise InvalidRequestError("Broker id must not be empty")
+        if name != str(self.broker.node_id):
+            raise InvalidRequestError(
+                f"Unexpected broker id, expected {self.broker.node_id} but received {name}")
+        loggers = {"root": logging.getLogger().level}
+        for logger_name, logger in sorted(logging.root.manager.loggerDict.items()):
+            if isinstance(logger, logging.Logger):  # not a placeholder of a dotted parent
+                loggers[logger_name] = logger.getEffectiveLevel()
+        return [{"name": n, "value": _LOG4J_LEVELS.get(level, logging.getLevelName(level)),
+                 "read_only": False, "config_source": DYNAMIC_BROKER_LOGGER_CONFIG, "is_sensitive": False,
+                 "synonyms": [], "config_type": 0, "documentation": None}
+                for n, level in loggers.items()]
 
     async def alter_configs(self, request) -> dict:
         """AlterConfigs: each topic's overrides become exactly the configs given."""
@@ -227,6 +362,10 @@ class AdminHandlers:
             result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"]}
             try:
+                if res["resource_type"] == BROKER_LOGGER:
+                    self._alter_loggers(res, body["validate_only"])
+                    results.append(result)
+                    continue
                 self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
@@ -238,6 +377,37 @@ class AdminHandlers:
                 _error(result, exc)
             results.append(result)
         return {"throttle_time_ms": 0, "responses": results}
+
+    def _alter_loggers(self, res: dict, validate_only: bool) -> None:
+        """Log levels of the broker's loggers (SET a log4j level, DELETE: inherit the parent's),
+        all checked before any is changed."""
+        try:
+            node = int(res["resource_name"])
+        except ValueError:
+            raise InvalidRequestError(f"Node id must be an integer, but it is: {res['resource_name']}") from None
+        if node != self.broker.node_id:
+            raise InvalidRequestError(f"Unexpected node id. Expected {self.broker.node_id}, but received {node}")
+        known = {n for n, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+        for c in res["configs"]:
+            name, op = c["name"], c["config_operation"]
+            if op in (APPEND, SUBTRACT):
+                verb = "APPEND" if op == APPEND else "SUBTRACT"
+                raise InvalidRequestError(f"{verb} operation is not allowed for the BROKER_LOGGER resource")
+            if op not in (SET, DELETE):
+                raise InvalidRequestError(f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
+            if name != "root" and name not in known:
+                raise InvalidConfigurationError(f"Logger {name} does not exist!")
+            if op == SET and c["value"] not in _PYTHON_LEVELS:
+                raise InvalidConfigurationError(
+                    f"Cannot set the log level of {name} to {c['value']} as it is not a supported log "
+                    f"level. Valid log levels are {', '.join(sorted(_PYTHON_LEVELS))}")
+            if op == DELETE and name == "root":
+                raise InvalidRequestError("Removing the log level of the root logger is not allowed")
+        if validate_only:
+            return
+        for c in res["configs"]:
+            logger = logging.getLogger() if c["name"] == "root" else logging.getLogger(c["name"])
+            logger.setLevel(_PYTHON_LEVELS[c["value"]] if c["config_operation"] == SET else logging.NOTSET)
 
     @staticmethod
     def _apply_operation(configs: dict[str, str], name: str, op: int, value: str | None) -> None:
@@ -291,11 +461,28 @@ class AdminHandlers:
 
     # ------------------------------------------------------------------ cluster, records
     async def describe_cluster(self, request) -> dict:
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
-                "cluster_id": self.engine.cluster_id, "controller_id": self.broker.node_id,
-                "brokers": [{"broker_id": self.broker.node_id, "host": self.broker.host,
-                             "port": self.broker.port, "rack": None}],
-                "cluster_authorized_operations": INT32_MIN}
+        """The one broker; v1: asked of a broker, a controllers' listing is a mismatch; v2: fenced
+        brokers on request (a live broker is never fenced)."""
+        body = request.body
+        endpoint = body["endpoint_type"]
+        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
+                  "endpoint_type": BROKERS_ENDPOINT, "cluster_id": self.engine.cluster_id,
+                  "controller_id": -1, "brokers": [], "cluster_authorized_operations": INT32_MIN}
+        if endpoint not in (1, 2):
+            answer["error_code"] = E.INVALID_REQUEST if request.api_version == 0 else E.UNSUPPORTED_ENDPOINT_TYPE
+            answer["error_message"] = f"Unsupported endpoint type {endpoint}"
+            return answer
+        if endpoint != BROKERS_ENDPOINT:
+            answer["error_code"] = E.INVALID_REQUEST if request.api_version == 0 else E.MISMATCHED_ENDPOINT_TYPE
+            answer["error_message"] = ("The request was sent to an endpoint of type BROKER, but we wanted "
+                                       "an endpoint of type CONTROLLER")
+            return answer
+        answer["controller_id"] = self.broker.node_id
+        answer["brokers"] = [{"broker_id": self.broker.node_id, "host": self.broker.host,
+                              "port": self.broker.port, "rack": None, "is_fenced": False}]
+        if body["include_cluster_authorized_operations"]:
+            answer["cluster_authorized_operations"] = CLUSTER_AUTHORIZED_OPERATIONS
+        return answer
 
     async def delete_records(self, request) -> dict:
         topics = []

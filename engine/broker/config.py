@@ -34,6 +34,8 @@ KNOWN: dict[str, str | None] = {
     "log.roll.ms": None,
     "log.roll.hours": "168",
     "log.retention.check.interval.ms": "300000",
+    "log.initial.task.delay.ms": "30000",
+    "log.cleaner.backoff.ms": "15000",
     "log.cleanup.policy": "delete",
     "log.cleaner.enable": "true",
     "message.max.bytes": "1048588",

@@ -57,7 +57,6 @@ class DataHandlers:
         self.engine = broker.engine
         self.producers = ProducerStateManager(self.engine.data_dir)
         self._config_mtimes: dict[str, int] = {}
-        self._next_retention = time.monotonic() + self._retention_interval()
         self._next_expiry = time.monotonic() + 600
         broker.register(ApiKey.API_VERSIONS, self.api_versions)
         broker.register(ApiKey.METADATA, self.metadata)
@@ -341,27 +340,12 @@ class DataHandlers:
                 "producer_id": self.producers.ids.allocate(), "producer_epoch": 0}
 
     # ------------------------------------------------------------------ upkeep
-    def _retention_interval(self) -> float:
-        return int(self.engine.broker_config.get("log.retention.check.interval.ms", "300000")) / 1000.0
-
     async def tick(self) -> None:
-        """Retention for every partition every log.retention.check.interval.ms (appends
-        check their own partition; this catches the idle ones); idle producers expire."""
+        """Idle producers expire (retention and compaction: log_upkeep.py)."""
         now = time.monotonic()
         if now >= self._next_expiry:
             self._next_expiry = now + 600
             self.producers.expire(int(time.time() * 1000) - EXPIRATION_MS)
-        if now >= self._next_retention:
-            self._next_retention = now + self._retention_interval()
-            deleted = self.engine.enforce_retention()
-            if deleted:
-                log.info("Retention deleted %d segment(s)", deleted)
-            if self.broker.config.get_bool("log.cleaner.enable"):
-                # The log cleaner: compacted topics (and __consumer_offsets) whose dirty
-                # ratio reached min.cleanable.dirty.ratio.
-                cleaned = self.engine.clean()
-                if cleaned:
-                    log.info("Log cleaner rewrote %d segment(s)", cleaned)
 
 
 def _whole_batches(data: bytes, limit: int) -> bytes:

@@ -1,0 +1,106 @@
+"""What the broker holds on disk and who writes to it: DescribeLogDirs and DescribeProducers.
+
+The broker has one log directory (the engine's data directory); every partition lives there,
+none is a future replica being moved, and a leader's log has no lag behind itself, so each
+partition is answered with its size, offset_lag 0 and is_future_key false. DescribeProducers
+lists a partition's idempotent producers from the broker's producer state (producer_state.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import KafkaError, UnknownTopicOrPartitionError
+from ..protocol import ApiKey
+from ..protocol import errors as E
+
+NO_COORDINATOR_EPOCH = -1  # a producer that never wrote transaction markers
+NO_TXN = -1  # current_txn_start_offset of a producer not inside a transaction
+
+
+class LogDirHandlers:
+    def __init__(self, broker):
+        self.broker = broker
+        self.engine = broker.engine
+        broker.register(ApiKey.DESCRIBE_LOG_DIRS, self.describe_log_dirs)
+        broker.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
+
+    # ------------------------------------------------------------------ DescribeLogDirs
+    async def describe_log_dirs(self, request) -> dict:
+        """Topics null: every partition; otherwise the listed partitions that exist (unknown
+        ones are left out, as Kafka leaves them out)."""
+        wanted = request.body["topics"]
+        path = os.path.abspath(self.engine.data_dir)
+        result = {"error_code": E.NONE, "log_dir": path, "topics": [],
+                  "total_bytes": -1, "usable_bytes": -1, "is_cordoned": False}
+        try:
+            stat = os.statvfs(path)
+            result["total_bytes"] = stat.f_blocks * stat.f_frsize
+            result["usable_bytes"] = stat.f_bavail * stat.f_frsize
+            result["topics"] = self._topics(wanted)
+        except OSError:
+            result = {"error_code": E.KAFKA_STORAGE_ERROR, "log_dir": path, "topics": []}
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "results": [result]}
+
+    def _partitions_of(self, wanted) -> dict[str, list[int]]:
+        if wanted is None:
+            hosted = {}
+            for name in self.engine.list_topics():
+                try:
+                    hosted[name] = sorted(self.engine.topic(name).assignment)
+                except UnknownTopicOrPartitionError:
+                    continue  # deleted meanwhile
+            return hosted
+        asked: dict[str, list[int]] = {}
+        for t in wanted:
+            asked.setdefault(t["topic"], [])
+            asked[t["topic"]] += [p for p in t["partitions"] if p not in asked[t["topic"]]]
+        return asked
+
+    def _topics(self, wanted) -> list[dict]:
+        topics = []
+        for name, partitions in self._partitions_of(wanted).items():
+            described = []
+            for p in partitions:
+                try:
+                    size = self.broker.data.log(name, p).size_in_bytes()
+                except KafkaError:
+                    continue  # not hosted here
+                described.append({"partition_index": p, "partition_size": size,
+                                  "offset_lag": 0, "is_future_key": False})
+            if described:
+                topics.append({"name": name, "partitions": described})
+        return topics
+
+    # ------------------------------------------------------------------ DescribeProducers
+    async def describe_producers(self, request) -> dict:
+        topics = []
+        for t in request.body["topics"]:
+            partitions = []
+            for p in t["partition_indexes"]:
+                result = {"partition_index": p, "error_code": E.NONE, "error_message": None,
+                          "active_producers": []}
+                try:
+                    result["active_producers"] = self._active_producers(t["name"], p)
+                except KafkaError as exc:
+                    result["error_code"] = exc.code
+                    result["error_message"] = str(exc) or None
+                partitions.append(result)
+            topics.append({"name": t["name"], "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def _active_producers(self, topic: str, partition: int) -> list[dict]:
+        try:
+            plog = self.broker.data.log(topic, partition)
+        except UnknownTopicOrPartitionError:
+            raise UnknownTopicOrPartitionError("This server does not host this topic-partition.") from None
+        state = self.broker.data.producers.partition(plog)
+        producers = []
+        for pid, entry in sorted(state.entries.items()):
+            last = entry.batches[-1] if entry.batches else None
+            producers.append({"producer_id": pid, "producer_epoch": entry.epoch,
+                              "last_sequence": last.last_seq if last else -1,
+                              "last_timestamp": entry.last_ms if last else -1,
+                              "coordinator_epoch": NO_COORDINATOR_EPOCH,
+                              "current_txn_start_offset": NO_TXN})
+        return producers
