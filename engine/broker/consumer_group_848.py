@@ -36,7 +36,8 @@ import uuid
 
 from ..errors import KafkaError
 from ..protocol import errors as E
-from .topic_ids import ZERO_UUID
+from .group_state import topic_ids_by_name
+from .topic_ids import ZERO
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -77,14 +78,15 @@ def uniform_assign(members: dict[str, set[str]], partitions: dict[str, int],
     """Kafka's uniform assignor in spirit: every partition of a subscribed topic goes to one of
     its subscribers, counts as even as the subscriptions allow, and a member keeps what it had
     (up to its share) so that as few partitions as possible move."""
-    if not members:
-        return {}
+    result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    active = [m for m, topics in members.items() if any(t in partitions for t in topics)]
+    if not active:
+        return {m: {} for m in members}
     everything = sorted((t, p) for t in set().union(*members.values()) if t in partitions
                         for p in range(partitions[t]))
-    quota, extra = divmod(len(everything), len(members))
-    result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    quota, extra = divmod(len(everything), len(active))
     taken: set[tuple[str, int]] = set()
-    for m in sorted(members):  # sticky pass: keep previous partitions up to the share
+    for m in sorted(active):  # sticky pass: keep previous partitions up to the share
         kept = sorted((t, p) for t, ps in current.get(m, {}).items() if t in members[m] and t in partitions
                       for p in ps if p < partitions[t])
         limit = quota + (1 if extra > 0 and len(kept) > quota else 0)
@@ -289,7 +291,7 @@ class ConsumerGroups:
                 invalid("RebalanceTimeoutMs must be provided in first request.")
             if body["topic_partitions"] is None or body["topic_partitions"]:
                 invalid("TopicPartitions must be empty when (re-)joining.")
-            if not body["subscribed_topic_names"]:
+            if body["subscribed_topic_names"] is None:  # (an empty list is a valid subscription)
                 invalid("SubscribedTopicNames must be set in first request.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not body["member_id"]:
@@ -323,15 +325,14 @@ class ConsumerGroups:
         if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return self._leave(group_id, member_id, instance_id, epoch)
         group = self._group_for(group_id, create=epoch == 0)
-        names = topic_ids.names()
         owned = None
         if body["topic_partitions"] is not None:
-            owned = {names[t["topic_id"]]: frozenset(t["partitions"])
-                     for t in body["topic_partitions"] if t["topic_id"] in names and t["partitions"]}
+            named = [(topic_ids.name_of(t["topic_id"]), t["partitions"]) for t in body["topic_partitions"]]
+            owned = {name: frozenset(ps) for name, ps in named if name is not None and ps}
 
         member = self._member_for(group, member_id, instance_id, epoch, owned, client_id, client_host)
         before = (dict(member.assigned),)
-        changed = False
+        changed = epoch == 0  # a member (re)joins
         if body["subscribed_topic_names"] is not None and \
                 sorted(body["subscribed_topic_names"]) != sorted(member.subscribed_topic_names):
             member.subscribed_topic_names = sorted(set(body["subscribed_topic_names"]))
@@ -358,9 +359,9 @@ class ConsumerGroups:
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
                   "heartbeat_interval_ms": self.heartbeat_interval_ms, "assignment": None}
         if full or member.assigned != before[0]:
-            ids = topic_ids.ids()
+            ids = topic_ids_by_name(topic_ids)
             answer["assignment"] = {"topic_partitions": [
-                {"topic_id": ids.get(t, ZERO_UUID), "partitions": sorted(ps)}
+                {"topic_id": ids.get(t, ZERO), "partitions": sorted(ps)}
                 for t, ps in sorted(member.assigned.items()) if t in ids]}
         return answer
 
@@ -534,14 +535,14 @@ class ConsumerGroups:
             return {"error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} {kind}.",
                     "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                     "assignor_name": "", "members": [], "authorized_operations": -2147483648}
-        ids = topic_ids.ids()
+        ids = topic_ids_by_name(topic_ids)
 
         def shown(a: Assignment) -> dict:
-            return {"topic_partitions": [{"topic_id": ids.get(t, ZERO_UUID), "topic_name": t,
+            return {"topic_partitions": [{"topic_id": ids.get(t, ZERO), "topic_name": t,
                                           "partitions": sorted(ps)} for t, ps in sorted(a.items())]}
         members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                     "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
-                    "subscribed_topic_names": list(m.subscribed_topic_names), "subscribed_topic_regex": None,
+                    "subscribed_topic_names": list(m.subscribed_topic_names), "subscribed_topic_regex": "",
                     "assignment": shown(m.assigned), "target_assignment": shown(group.target.get(m.member_id, {})),
                     "member_type": MEMBER_TYPE_CONSUMER}
                    for m in group.members.values()]

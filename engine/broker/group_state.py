@@ -256,10 +256,31 @@ class Group:
 
 
 
+# ---------------------------------------------------------------------------------- topic ids
+def topic_ids_by_name(topic_ids) -> dict:
+    """{topic name: topic id (UUID)} of every topic (`topic_ids` is a topic_ids.TopicIds)."""
+    found = {}
+    for name in topic_ids.engine.list_topics():
+        try:
+            found[name] = topic_ids.uuid_of(topic_ids.engine.topic(name).topic_id)
+        except (KafkaError, ValueError):  # deleted meanwhile, or an id pk cannot read
+            continue
+    return found
+
+
+def named_topics(topic_ids, topics: list[dict], by_id: bool) -> list[dict]:
+    """A request's topics with "name" filled in from "topic_id" when the version names topics
+    by id (None: no such topic), and "topic_id" from the name otherwise (OffsetCommit and
+    OffsetFetch v10)."""
+    if not by_id:
+        return [{**t, "topic_id": None} for t in topics]
+    return [{**t, "name": topic_ids.name_of(t["topic_id"])} for t in topics]
+
+
 # ---------------------------------------------------------------------------------- parked answers
 def join_error(code: int, member_id: str = "") -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_name": "",
-            "leader": "", "member_id": member_id, "members": []}
+    return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_type": None,
+            "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
 
 
 def sync_answer(code: int, assignment: bytes = b"", group: "Group | None" = None) -> dict:

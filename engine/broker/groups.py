@@ -21,7 +21,8 @@ from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
-                          STABLE, ClassicGroups, join_error, now_ms, resolve, sync_answer)
+                          STABLE, ClassicGroups, join_error, named_topics, now_ms, resolve, sync_answer,
+                          topic_ids_by_name)
 from .consumer_group_848 import ConsumerGroups
 from .group_state import _client_host
 from .topic_ids import TopicIds
@@ -64,7 +65,7 @@ class GroupHandlers:
             broker.register(key, handler)
 
     # ================================================================== JoinGroup
-    async def join_group(self, request) -> dict:
+    async def _join_group(self, request) -> dict:
         body = request.body
         version = request.api_version
         group_id = body["group_id"]
@@ -98,6 +99,12 @@ class GroupHandlers:
         else:
             self.coordinator.join_existing_member(group, member_id, join)
         return await future
+
+    async def join_group(self, request) -> dict:
+        answer = await self._join_group(request)
+        if answer["protocol_name"] is None and request.api_version < 7:  # nullable from v7 only
+            answer = {**answer, "protocol_name": ""}
+        return answer
 
     # ================================================================== SyncGroup
     async def sync_group(self, request) -> dict:
@@ -225,14 +232,14 @@ class GroupHandlers:
         group_id = body["group_id"]
         member_id = body["member_id"]
         generation = body["generation_id_or_member_epoch"]
-        topics = self.topic_ids.name_topics(body["topics"], version >= 10)
+        topics = named_topics(self.topic_ids, body["topics"], version >= 10)
         error = self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"],
                                                  version)
 
-        answers = []
+        answers: dict[str, dict] = {}  # by topic: partitions refused up front first, as Kafka answers
         offsets: dict[tuple[str, int], CommittedOffset] = {}
+        later = []
         for t in topics:
-            parts = []
             for p in t["partitions"]:
                 index = p["partition_index"]
                 metadata = p["committed_metadata"]
@@ -249,8 +256,14 @@ class GroupHandlers:
                     code = E.NONE
                     offsets[(t["name"], index)] = CommittedOffset(p["committed_offset"],
                                                                   p["committed_leader_epoch"], metadata or "")
-                parts.append({"partition_index": index, "error_code": code})
-            answers.append({"name": t["name"] or "", "topic_id": t["topic_id"], "partitions": parts})
+                answer = {"partition_index": index, "error_code": code}
+                if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION):
+                    self._topic_answer(answers, t)["partitions"].append(answer)
+                else:
+                    later.append((t, answer))
+        for t, answer in later:
+            self._topic_answer(answers, t)["partitions"].append(answer)
+        answers = list(answers.values())
         if error:
             return {"throttle_time_ms": 0, "topics": answers}
         self.coordinator.touch_committer(group_id, member_id)  # commits keep a session alive
@@ -264,6 +277,13 @@ class GroupHandlers:
                         p["error_code"] = E.COORDINATOR_NOT_AVAILABLE
         return {"throttle_time_ms": 0, "topics": answers}
 
+    @staticmethod
+    def _topic_answer(answers: dict, topic: dict) -> dict:
+        key = topic["name"] if topic["name"] is not None else str(topic["topic_id"])
+        if key not in answers:
+            answers[key] = {"name": topic["name"] or "", "topic_id": topic["topic_id"], "partitions": []}
+        return answers[key]
+
     async def offset_fetch(self, request) -> dict:
         body = request.body
         version = request.api_version
@@ -272,7 +292,7 @@ class GroupHandlers:
             answer = self._fetch_group_offsets(body["group_id"], None, -1, body["topics"], stable, version)
             return {"throttle_time_ms": 0, "topics": answer["topics"], "error_code": answer["error_code"]}
         groups = [self._fetch_group_offsets(g["group_id"], g["member_id"], g["member_epoch"],
-                                            self.topic_ids.name_topics(g["topics"], version >= 10)
+                                            named_topics(self.topic_ids, g["topics"], version >= 10)
                                             if g["topics"] is not None else None, stable, version)
                   for g in body["groups"]]
         return {"throttle_time_ms": 0, "groups": groups}
@@ -303,7 +323,7 @@ class GroupHandlers:
             by_topic: dict[str, list] = {}
             for topic, index in sorted(table):
                 by_topic.setdefault(topic, []).append(answer(topic, index))
-            ids = self.topic_ids.ids() if version >= 10 else {}
+            ids = topic_ids_by_name(self.topic_ids) if version >= 10 else {}
             topics = [{"name": t, "topic_id": ids.get(t), "partitions": ps}
                       for t, ps in by_topic.items() if version < 10 or t in ids]
         else:

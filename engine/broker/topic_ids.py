@@ -1,51 +1,54 @@
-"""Topic ids on the wire: the engine keeps each topic's id in Kafka's text form (22 characters of
-URL-safe base64); requests and answers carry it as a UUID (the zero UUID meaning "none").
-Requests that name topics by id (OffsetCommit and OffsetFetch v10, ConsumerGroupHeartbeat)
-are resolved here to names, and answers given ids back."""
+"""Topic ids on the wire: the engine keeps each topic's id in Kafka's text form (22 chars of
+URL-safe base64, as in partition.metadata); requests and responses carry it as a UUID.
+TopicIds maps ids back to names for the APIs that name topics by id (Metadata v10+,
+Fetch v13+, Produce v13)."""
 
 from __future__ import annotations
 
 import base64
 import uuid
 
-from ..errors import KafkaError
+from ..errors import UnknownTopicOrPartitionError
 
-ZERO_UUID = uuid.UUID(int=0)
+ZERO = uuid.UUID(int=0)
 
 
-def uuid_of(text: str) -> uuid.UUID:
-    """The UUID of a topic id in Kafka's text form."""
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+def to_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
 
 
 class TopicIds:
     def __init__(self, engine):
         self.engine = engine
+        self._names: dict[uuid.UUID, str] = {}
+        self._ids: dict[str, uuid.UUID] = {}  # text form -> UUID, to skip the base64
 
-    def ids(self) -> dict[str, uuid.UUID]:
-        """{topic name: topic id} of every topic."""
-        found = {}
-        for name in self.engine.list_topics():
-            try:
-                found[name] = uuid_of(self.engine.topic(name).topic_id)
-            except (KafkaError, ValueError):  # deleted meanwhile, or an id pk cannot read
-                continue
+    def uuid_of(self, text: str) -> uuid.UUID:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = to_uuid(text)
         return found
 
-    def names(self) -> dict[uuid.UUID, str]:
-        """{topic id: topic name} of every topic."""
-        return {tid: name for name, tid in self.ids().items()}
+    def cached_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name last seen for this id, unchecked (the hot path checks it against the
+        partition's own topic id)."""
+        return self._names.get(topic_id)
 
-    def id_of(self, name: str) -> uuid.UUID:
+    def name_of(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with this id, or None. A cached answer is checked against the
+        topic's metadata, which may have been deleted or recreated since."""
+        name = self._names.get(topic_id)
+        if name is not None and self._current_id(name) == topic_id:
+            return name
+        self._names = {}
+        for topic in self.engine.list_topics():
+            found = self._current_id(topic)
+            if found is not None:
+                self._names[found] = topic
+        return self._names.get(topic_id)
+
+    def _current_id(self, name: str) -> uuid.UUID | None:
         try:
-            return uuid_of(self.engine.topic(name).topic_id)
-        except (KafkaError, ValueError):
-            return ZERO_UUID
-
-    def name_topics(self, topics: list[dict], by_id: bool) -> list[dict]:
-        """The request's topics with "name" filled in from "topic_id" when the version names
-        topics by id (None: no such topic), and "topic_id" filled in from the name otherwise."""
-        if not by_id:
-            return [{**t, "topic_id": ZERO_UUID} for t in topics]
-        names = self.names()
-        return [{**t, "name": names.get(t["topic_id"])} for t in topics]
+            return self.uuid_of(self.engine.topic(name).topic_id)
+        except UnknownTopicOrPartitionError:
+            return None
