@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 
 from ..errors import KafkaError
@@ -152,6 +153,8 @@ class ConsumerMember:
         self.client_id = client_id
         self.client_host = client_host
         self.subscribed_topic_names: list[str] = []
+        self.subscribed_topic_regex = ""  # "" = none
+        self.topics: set[str] = set()  # what it subscribes to: the names, and the regex's matches
         self.server_assignor: str | None = None
         self.rebalance_timeout_ms = -1
         self.member_epoch = 0
@@ -192,7 +195,7 @@ class ConsumerGroup:
         return STABLE
 
     def subscribed_topics(self) -> set[str]:
-        return set().union(*(set(m.subscribed_topic_names) for m in self.members.values())) \
+        return set().union(*(m.topics for m in self.members.values())) \
             if self.members else set()
 
     def owner_elsewhere(self, member_id: str) -> set[tuple[str, int]]:
@@ -278,8 +281,13 @@ class ConsumerGroups:
             invalid("InstanceId can't be empty.")
         if body["rack_id"] == "":
             invalid("RackId can't be empty.")
-        if body["subscribed_topic_regex"] is not None:
-            invalid("SubscribedTopicRegex is not supported.")
+        regex = body["subscribed_topic_regex"]
+        if regex:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise _Invalid(E.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex `{regex}` is not a valid "
+                                                             f"regular expression: {exc}.") from None
         epoch = body["member_epoch"]
         if version >= 1 and not body["member_id"]:
             invalid("MemberId can't be empty.")
@@ -291,8 +299,8 @@ class ConsumerGroups:
                 invalid("RebalanceTimeoutMs must be provided in first request.")
             if body["topic_partitions"] is None or body["topic_partitions"]:
                 invalid("TopicPartitions must be empty when (re-)joining.")
-            if body["subscribed_topic_names"] is None:  # (an empty list is a valid subscription)
-                invalid("SubscribedTopicNames must be set in first request.")
+            if body["subscribed_topic_names"] is None and not regex:  # (an empty list is valid)
+                invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not body["member_id"]:
                 invalid("MemberId can't be empty.")
@@ -337,6 +345,11 @@ class ConsumerGroups:
                 sorted(body["subscribed_topic_names"]) != sorted(member.subscribed_topic_names):
             member.subscribed_topic_names = sorted(set(body["subscribed_topic_names"]))
             changed = True
+        if body["subscribed_topic_regex"] is not None and body["subscribed_topic_regex"] != member.subscribed_topic_regex:
+            member.subscribed_topic_regex = body["subscribed_topic_regex"]
+            changed = True
+        for m in group.members.values():  # a regex's topics change as topics come and go
+            m.topics = self._resolve(m)
         if body["server_assignor"] is not None and body["server_assignor"] != member.server_assignor:
             member.server_assignor = body["server_assignor"]
             changed = True
@@ -418,6 +431,16 @@ class ConsumerGroups:
     def _new_member_id() -> str:
         return str(uuid.uuid4())
 
+    def _resolve(self, member: ConsumerMember) -> set[str]:
+        """The topics a member subscribes to: its names, and the (non-internal) topics its regex
+        matches whole."""
+        topics = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex:
+            pattern = re.compile(member.subscribed_topic_regex)
+            topics.update(t for t in self.engine.list_topics()
+                          if not t.startswith("__") and pattern.fullmatch(t))
+        return topics
+
     def _partition_counts(self, topics: set[str]) -> dict[str, int]:
         counts = {}
         for t in topics:
@@ -432,7 +455,7 @@ class ConsumerGroups:
         """A new target assignment, for the group epoch (the server-side assignor's)."""
         preferred = [m.server_assignor for m in group.members.values() if m.server_assignor]
         name = max(set(preferred), key=preferred.count) if preferred else self.assignors[0]
-        subscriptions = {mid: set(m.subscribed_topic_names) for mid, m in group.members.items()}
+        subscriptions = {mid: set(m.topics) for mid, m in group.members.items()}
         group.target = ASSIGNORS[name](subscriptions, counts, group.target)
         group.assignor = name
         group.partition_counts = counts
@@ -542,7 +565,7 @@ class ConsumerGroups:
                                           "partitions": sorted(ps)} for t, ps in sorted(a.items())]}
         members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                     "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
-                    "subscribed_topic_names": list(m.subscribed_topic_names), "subscribed_topic_regex": "",
+                    "subscribed_topic_names": list(m.subscribed_topic_names), "subscribed_topic_regex": m.subscribed_topic_regex,
                     "assignment": shown(m.assigned), "target_assignment": shown(group.target.get(m.member_id, {})),
                     "member_type": MEMBER_TYPE_CONSUMER}
                    for m in group.members.values()]
