@@ -338,9 +338,10 @@ class ConsumerGroups:
             named = [(topic_ids.name_of(t["topic_id"]), t["partitions"]) for t in body["topic_partitions"]]
             owned = {name: frozenset(ps) for name, ps in named if name is not None and ps}
 
+        known = len(group.members)
         member = self._member_for(group, member_id, instance_id, epoch, owned, client_id, client_host)
         before = (dict(member.assigned),)
-        changed = epoch == 0  # a member (re)joins
+        changed = len(group.members) > known  # a new member (a returning static member is not one)
         if body["subscribed_topic_names"] is not None and \
                 sorted(body["subscribed_topic_names"]) != sorted(member.subscribed_topic_names):
             member.subscribed_topic_names = sorted(set(body["subscribed_topic_names"]))
