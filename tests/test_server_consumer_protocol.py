@@ -293,3 +293,60 @@ def test_confluent_consumers_share_a_topic(server):
         for c in (first, second):
             if c is not None:
                 c.close()
+
+
+def test_groups_survive_a_restart(tmp_path):
+    """The groups are recorded in __consumer_offsets as Kafka records them: after a restart the
+    members carry on with their epochs and partitions; one that does not come back is fenced
+    after its session timeout."""
+    data_dir = str(tmp_path / "data")
+    with Engine(data_dir) as engine:
+        engine.create_topic(TOPIC, 3)
+        tid = to_uuid(engine.topic(TOPIC).topic_id)
+    overrides = {"group.consumer.session.timeout.ms": str(SESSION_MS)}
+    broker = BrokerProcess(data_dir, overrides).start()
+    try:
+        c = Conn(broker.bootstrap)
+        a = heartbeat(c, "durable", "d-a", 0)
+        b = heartbeat(c, "durable", "d-b", 0, instance_id="inst-b")
+        a = heartbeat(c, "durable", "d-a", a["member_epoch"], topics=None, owned=assigned(a))
+        a = heartbeat(c, "durable", "d-a", a["member_epoch"], topics=None, owned=assigned(a))
+        b = heartbeat(c, "durable", "d-b", b["member_epoch"], topics=None, owned={})
+        before = describe(c, "durable")
+        assert before["group_state"] == "Stable"
+        c.close()
+    finally:
+        broker.stop()
+    broker = BrokerProcess(data_dir, overrides, port=broker.port).start()
+    try:
+        c = Conn(broker.bootstrap)
+        after = describe(c, "durable")
+        key = lambda g: (g["group_state"], g["group_epoch"], g["assignment_epoch"], sorted(  # noqa: E731
+            (m["member_id"], m["instance_id"], m["member_epoch"], str(m["assignment"]), str(m["target_assignment"]),
+             m["subscribed_topic_names"]) for m in g["members"]))
+        assert key(after) == key(before)
+        listed = c.call(ApiKey.LIST_GROUPS, 5, {"states_filter": [], "types_filter": []})
+        assert [(g["group_id"], g["group_type"]) for g in listed["groups"]] == [("durable", "consumer")]
+        # d-a goes on with its epoch; d-b stays silent and is fenced: d-a takes everything
+        epoch, owned = a["member_epoch"], assigned(a)
+        deadline = time.monotonic() + SESSION_MS / 1000 + 5
+        while time.monotonic() < deadline and owned != {tid: [0, 1, 2]}:
+            answer = heartbeat(c, "durable", "d-a", epoch, topics=None, owned=owned)
+            assert answer["error_code"] == 0, answer
+            epoch = answer["member_epoch"]
+            owned = assigned(answer) if assigned(answer) is not None else owned
+            time.sleep(0.2)
+        assert owned == {tid: [0, 1, 2]}
+        assert [m["member_id"] for m in describe(c, "durable")["members"]] == ["d-a"]
+        heartbeat(c, "durable", "d-a", -1, topics=None)
+        assert c.call(ApiKey.DELETE_GROUPS, 3, {"groups_names": ["durable"]})["results"][0]["error_code"] == 0
+        c.close()
+    finally:
+        broker.stop()
+    broker = BrokerProcess(data_dir, overrides, port=broker.port).start()
+    try:
+        c = Conn(broker.bootstrap)
+        assert c.call(ApiKey.LIST_GROUPS, 5, {"states_filter": [], "types_filter": []})["groups"] == []
+        c.close()
+    finally:
+        broker.stop()

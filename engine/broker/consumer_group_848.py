@@ -22,10 +22,12 @@ Timers: per member, the session (`group.consumer.session.timeout.ms` after its l
 and, while it has partitions to revoke, its rebalance timeout; either ending fences the member
 (it is removed and the group epoch bumped).
 
-Membership and assignments live in memory, in the server process (Kafka records them in
-`__consumer_offsets` as ConsumerGroupMetadata/Member/TargetAssignment records; pk does not
-write those yet): after a restart, members get UNKNOWN_MEMBER_ID and join again, which costs one
-rebalance. Committed offsets are durable as for every group (group_state.py's OffsetStore).
+Durable state is what Kafka keeps in `__consumer_offsets` (consumer_group_records.py): after
+each change, the records that differ from the group's last write (group epoch, member
+subscriptions, target assignment, current assignments; tombstones for members that left and for
+a deleted group), in one batch. At first use the groups are rebuilt from those records; their
+members carry on with their epochs and partitions if they heartbeat within a session timeout,
+else they are fenced. Committed offsets are durable as for every group (offsets.py).
 """
 
 from __future__ import annotations
@@ -33,12 +35,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import uuid
 
+from .. import consumer_offsets as offsets_codec
 from ..errors import KafkaError
 from ..protocol import errors as E
+from . import consumer_group_records as records
 from .group_state import topic_ids_by_name
-from .topic_ids import ZERO
+from ..topic_names import GROUP_METADATA_TOPIC
+from .topic_ids import ZERO, TopicIds
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -183,6 +189,7 @@ class ConsumerGroup:
         self.target: dict[str, Assignment] = {}  # member id -> target assignment
         self.partition_counts: dict[str, int] = {}  # of the subscribed topics, when last assigned
         self.assignor = ""
+        self.written: dict[tuple[int, str | None], bytes] = {}  # its records in __consumer_offsets
 
     @property
     def state(self) -> str:
@@ -257,8 +264,16 @@ class ConsumerGroups:
         self.session_timeout_ms = config.get_int("group.consumer.session.timeout.ms")
         self.heartbeat_interval_ms = config.get_int("group.consumer.heartbeat.interval.ms")
         self.assignors = assignor_names(config.get("group.consumer.assignors"))
-        self.groups: dict[str, ConsumerGroup] = {}
-        classic.modern_groups = self.groups.get
+        self._groups: dict[str, ConsumerGroup] | None = None  # read from __consumer_offsets at first use
+        self.topic_ids = TopicIds(broker.engine)
+        classic.modern_groups = self.get
+
+    @property
+    def groups(self) -> dict[str, ConsumerGroup]:
+        if self._groups is None:
+            self._groups = {}
+            self._load()
+        return self._groups
 
     def get(self, group_id: str) -> ConsumerGroup | None:
         return self.groups.get(group_id)
@@ -270,6 +285,10 @@ class ConsumerGroups:
             return self._heartbeat(body, version, client_id, client_host, topic_ids)
         except _Invalid as exc:
             return _error(exc.code, exc.message)
+        finally:
+            group = self.groups.get(body["group_id"])
+            if group is not None:
+                self._persist(group)
 
     def _validate(self, body: dict, version: int) -> None:
         """ConsumerGroupHeartbeat's request checks (Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid)."""
@@ -323,6 +342,9 @@ class ConsumerGroups:
         if not create:
             raise _Invalid(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
         if classic is not None:  # an empty classic group (or offsets only) becomes a consumer group
+            if classic.protocol_type is not None:  # it had a GroupMetadata record: tombstoned
+                self.classic.append(group_id, [(offsets_codec.group_metadata_key(group_id), None, (),
+                                                records_time())])
             self.classic.drop(classic)
         group = self.groups[group_id] = ConsumerGroup(group_id)
         return group
@@ -550,6 +572,7 @@ class ConsumerGroups:
         log.info("[GroupId %s] Member %s fenced from the group because its %s timeout expired.",
                  group.group_id, member.member_id, why)
         self._remove(group, member)
+        self._persist(group)
 
     # ================================================================== describing, listing, deleting
     def describe(self, group_id: str, include_operations: bool, operations: int, topic_ids) -> dict:
@@ -585,15 +608,152 @@ class ConsumerGroups:
         if group.members:
             return E.NON_EMPTY_GROUP
         self.classic.offsets.delete(group_id)
-        self.broker.notify_data()
-        del self.groups[group_id]
+        self.drop(group_id)
         log.info("[GroupId %s] Consumer group deleted.", group_id)
         return E.NONE
+
+    def drop(self, group_id: str) -> None:
+        """Forget an empty group: its records are tombstoned (as when Kafka deletes it, or
+        converts it to a classic group)."""
+        group = self.groups.pop(group_id)
+        group.members.clear()
+        group.target.clear()
+        self._persist(group, deleted=True)
+
+    # ================================================================== durable state
+    def _records(self, group: ConsumerGroup) -> dict[tuple[int, str | None], bytes]:
+        """The group's records as Kafka writes them: {(record type, member or None): value}."""
+        ids = topic_ids_by_name(self.topic_ids)
+        out = {(records.GROUP_METADATA, None): records.encode_value(records.GROUP_METADATA,
+                                                                    {"epoch": group.group_epoch}),
+               (records.TARGET_METADATA, None): records.encode_value(records.TARGET_METADATA,
+                                                                     {"assignment_epoch": group.assignment_epoch})}
+        for mid, m in group.members.items():
+            out[(records.MEMBER_METADATA, mid)] = records.encode_value(records.MEMBER_METADATA, {
+                "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+                "client_host": m.client_host, "subscribed_topic_names": list(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex or None,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms, "server_assignor": m.server_assignor})
+            out[(records.TARGET_MEMBER, mid)] = records.encode_value(records.TARGET_MEMBER, {
+                "topic_partitions": records.partitions_body(group.target.get(mid, {}), ids)})
+            out[(records.CURRENT_ASSIGNMENT, mid)] = records.encode_value(records.CURRENT_ASSIGNMENT, {
+                "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+                "state": records.MEMBER_STATES[m.state],
+                "assigned_partitions": records.partitions_body(m.assigned, ids),
+                "partitions_pending_revocation": records.partitions_body(m.revoking, ids)})
+        return out
+
+    # the order Kafka appends a change in: members' subscriptions, the group epoch, the target
+    # assignment, then the members' current assignments; tombstones members first
+    _WRITE_ORDER = {records.MEMBER_METADATA: 0, records.GROUP_METADATA: 1, records.TARGET_MEMBER: 2,
+                    records.TARGET_METADATA: 3, records.CURRENT_ASSIGNMENT: 4}
+    _DELETE_ORDER = {records.CURRENT_ASSIGNMENT: 0, records.TARGET_MEMBER: 1, records.MEMBER_METADATA: 2,
+                     records.TARGET_METADATA: 3, records.GROUP_METADATA: 4}
+
+    def _persist(self, group: ConsumerGroup, deleted: bool = False) -> None:
+        """Append the records that changed since the group's last write (one batch)."""
+        now = records_time()
+        current = {} if deleted else self._records(group)
+        changed = sorted((k for k, v in current.items() if group.written.get(k) != v),
+                         key=lambda k: (self._WRITE_ORDER[k[0]], k[1] or ""))
+        gone = sorted((k for k in group.written if k not in current),
+                      key=lambda k: (self._DELETE_ORDER[k[0]], k[1] or ""))
+        items = [(records.encode_key(t, group.group_id, mid), current[(t, mid)], (), now) for t, mid in changed]
+        items += [(records.encode_key(t, group.group_id, mid), None, (), now) for t, mid in gone]
+        if not items:
+            return
+        try:
+            self.classic.append(group.group_id, items)
+        except KafkaError as exc:  # the group goes on in memory; Kafka would fail the request
+            log.warning("Failed to store consumer group %s: %s", group.group_id, exc)
+            return
+        group.written = current
+
+    def _load(self) -> None:
+        """Rebuild the groups from their records in `__consumer_offsets` (at first use). Their
+        members must heartbeat again within a session timeout, or are fenced."""
+        names = {tid: name for name, tid in topic_ids_by_name(self.topic_ids).items()}
+        try:
+            partitions = self.classic.offsets.num_partitions
+        except KafkaError:
+            return  # no __consumer_offsets yet
+        found: dict[str, ConsumerGroup] = {}
+        for partition in range(partitions):
+            log_ = self.engine.partition(GROUP_METADATA_TOPIC, partition)
+            log_.each_record(log_.log_start_offset, lambda rec: self._replay(found, rec, names))
+        loop = asyncio.get_running_loop() if _loop_running() else None
+        for gid, group in found.items():
+            if not (group.group_epoch or group.members):
+                continue  # (what is left of a deleted group)
+            for m in group.members.values():
+                m.topics = self._resolve(m)
+                if loop is not None:
+                    self._schedule_session(group, m)
+            group.partition_counts = self._partition_counts(group.subscribed_topics())
+            group.written = self._records(group)  # (what the log holds, as pk writes it)
+            self._groups[gid] = group
+
+    def _replay(self, found: dict, rec, names: dict) -> None:
+        decoded = records.decode(rec.key, rec.value)
+        if decoded is None:
+            return
+        kind, gid, mid, value = decoded
+        if kind == records.GROUP_METADATA:
+            if value is None:
+                found.pop(gid, None)
+            else:
+                found.setdefault(gid, ConsumerGroup(gid)).group_epoch = value["epoch"]
+            return
+        group = found.setdefault(gid, ConsumerGroup(gid))
+        if kind == records.TARGET_METADATA:
+            group.assignment_epoch = value["assignment_epoch"] if value is not None else 0
+            return
+        if value is None:
+            if kind == records.MEMBER_METADATA:
+                member = group.members.pop(mid, None)
+                if member is not None and member.instance_id is not None:
+                    group.static_members.pop(member.instance_id, None)
+            elif kind == records.TARGET_MEMBER:
+                group.target.pop(mid, None)
+            return
+        member = group.members.get(mid)
+        if member is None and kind == records.MEMBER_METADATA:
+            member = group.members[mid] = ConsumerMember(mid, value["instance_id"], value["client_id"],
+                                                         value["client_host"])
+        if kind == records.MEMBER_METADATA:
+            member.instance_id, member.rack_id = value["instance_id"], value["rack_id"]
+            member.client_id, member.client_host = value["client_id"], value["client_host"]
+            member.subscribed_topic_names = sorted(value["subscribed_topic_names"])
+            member.subscribed_topic_regex = value["subscribed_topic_regex"] or ""
+            member.rebalance_timeout_ms = value["rebalance_timeout_ms"]
+            member.server_assignor = value["server_assignor"]
+            if member.instance_id is not None:
+                group.static_members[member.instance_id] = mid
+        elif kind == records.TARGET_MEMBER:
+            group.target[mid] = records.partitions_of(value["topic_partitions"], names)
+        elif kind == records.CURRENT_ASSIGNMENT and member is not None:
+            member.member_epoch = value["member_epoch"]
+            member.previous_member_epoch = value["previous_member_epoch"]
+            member.state = {v: k for k, v in records.MEMBER_STATES.items()}.get(value["state"], MEMBER_STABLE)
+            member.assigned = records.partitions_of(value["assigned_partitions"], names)
+            member.revoking = records.partitions_of(value["partitions_pending_revocation"], names)
 
     def close(self) -> None:
         for group in self.groups.values():
             for m in group.members.values():
                 m.cancel_timers()
+
+
+def records_time() -> int:
+    return int(time.time() * 1000)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
 
 
 __all__ = ["ConsumerGroups", "ConsumerGroup", "ConsumerMember", "uniform_assign", "range_assign"]

@@ -86,7 +86,7 @@ class GroupHandlers:
         if modern is not None:
             if modern.members:  # classic members cannot join a consumer-protocol group
                 return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
-            del self.consumer.groups[group_id]  # an empty one becomes classic
+            self.consumer.drop(group_id)  # an empty one becomes classic
         new_member = member_id == ""
         group = self.coordinator.group(group_id, create=new_member)
         if group is None:
