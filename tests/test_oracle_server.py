@@ -463,6 +463,15 @@ def test_consumer_protocol_group(pair, pk_broker):
         pair.diffs.append(f"KIP-848 group\n  kafka: {outcomes['kafka']!r}\n  pk:    {outcomes['pk']!r}")
     pair.both(*cg, "--describe", "--group", g, "--state")
     pair.check()
+    # pk recorded the group in __consumer_offsets as Kafka does: Kafka's own decoder reads it
+    import glob
+
+    from pk.engine.consumer_offsets import partition_for
+    files = sorted(glob.glob(os.path.join(pk_broker.data_dir, f"__consumer_offsets-{partition_for(g)}", "*.log")))
+    dump = pair.tools("kafka-dump-log", "--offsets-decoder", "--files", ",".join(files))
+    assert dump.returncode == 0 and "Exception" not in dump.out + dump.err, dump.err
+    for record_type in (3, 5, 6, 7, 8):
+        assert f'key: {{"type":"{record_type}","data":{{"groupId":"{g}"' in dump.out, record_type
 
 
 # --------------------------------------------------------------------------- kafka-get-offsets
