@@ -44,7 +44,7 @@ from ..protocol import errors as E
 from . import consumer_group_records as records
 from .group_state import topic_ids_by_name
 from ..topic_names import GROUP_METADATA_TOPIC
-from .topic_ids import ZERO, TopicIds
+from .topic_ids import ZERO
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -256,7 +256,7 @@ class _Invalid(Exception):
 class ConsumerGroups:
     """The consumer-protocol groups of one broker, by id."""
 
-    def __init__(self, broker, classic):
+    def __init__(self, broker, classic, topic_ids):
         self.broker = broker
         self.engine = broker.engine
         self.classic = classic  # group_state.ClassicGroups: the group id space is shared
@@ -265,7 +265,7 @@ class ConsumerGroups:
         self.heartbeat_interval_ms = config.get_int("group.consumer.heartbeat.interval.ms")
         self.assignors = assignor_names(config.get("group.consumer.assignors"))
         self._groups: dict[str, ConsumerGroup] | None = None  # read from __consumer_offsets at first use
-        self.topic_ids = TopicIds(broker.engine)
+        self.topic_ids = topic_ids  # a topic_ids.TopicIds: assignments name topics by id
         classic.modern_groups = self.get
 
     @property
@@ -279,10 +279,10 @@ class ConsumerGroups:
         return self.groups.get(group_id)
 
     # ================================================================== heartbeat
-    def heartbeat(self, body: dict, version: int, client_id: str, client_host: str, topic_ids) -> dict:
+    def heartbeat(self, body: dict, version: int, client_id: str, client_host: str) -> dict:
         try:
             self._validate(body, version)
-            return self._heartbeat(body, version, client_id, client_host, topic_ids)
+            return self._heartbeat(body, version, client_id, client_host)
         except _Invalid as exc:
             return _error(exc.code, exc.message)
         finally:
@@ -349,7 +349,7 @@ class ConsumerGroups:
         group = self.groups[group_id] = ConsumerGroup(group_id)
         return group
 
-    def _heartbeat(self, body, version, client_id, client_host, topic_ids) -> dict:
+    def _heartbeat(self, body, version, client_id, client_host) -> dict:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
         instance_id = body["instance_id"]
         if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
@@ -357,7 +357,7 @@ class ConsumerGroups:
         group = self._group_for(group_id, create=epoch == 0)
         owned = None
         if body["topic_partitions"] is not None:
-            named = [(topic_ids.name_of(t["topic_id"]), t["partitions"]) for t in body["topic_partitions"]]
+            named = [(self.topic_ids.name_of(t["topic_id"]), t["partitions"]) for t in body["topic_partitions"]]
             owned = {name: frozenset(ps) for name, ps in named if name is not None and ps}
 
         known = len(group.members)
@@ -368,8 +368,9 @@ class ConsumerGroups:
                 sorted(body["subscribed_topic_names"]) != sorted(member.subscribed_topic_names):
             member.subscribed_topic_names = sorted(set(body["subscribed_topic_names"]))
             changed = True
-        if body["subscribed_topic_regex"] is not None and body["subscribed_topic_regex"] != member.subscribed_topic_regex:
-            member.subscribed_topic_regex = body["subscribed_topic_regex"]
+        regex = body["subscribed_topic_regex"]
+        if regex is not None and regex != member.subscribed_topic_regex:
+            member.subscribed_topic_regex = regex
             changed = True
         for m in group.members.values():  # a regex's topics change as topics come and go
             m.topics = self._resolve(m)
@@ -395,7 +396,7 @@ class ConsumerGroups:
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
                   "heartbeat_interval_ms": self.heartbeat_interval_ms, "assignment": None}
         if full or member.assigned != before[0]:
-            ids = topic_ids_by_name(topic_ids)
+            ids = topic_ids_by_name(self.topic_ids)
             answer["assignment"] = {"topic_partitions": [
                 {"topic_id": ids.get(t, ZERO), "partitions": sorted(ps)}
                 for t, ps in sorted(member.assigned.items()) if t in ids]}
@@ -575,21 +576,22 @@ class ConsumerGroups:
         self._persist(group)
 
     # ================================================================== describing, listing, deleting
-    def describe(self, group_id: str, include_operations: bool, operations: int, topic_ids) -> dict:
+    def describe(self, group_id: str, include_operations: bool, operations: int) -> dict:
         group = self.groups.get(group_id)
         if group is None:
             kind = "is not a consumer group" if self.classic.group(group_id) is not None else "not found"
             return {"error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} {kind}.",
                     "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                     "assignor_name": "", "members": [], "authorized_operations": -2147483648}
-        ids = topic_ids_by_name(topic_ids)
+        ids = topic_ids_by_name(self.topic_ids)
 
         def shown(a: Assignment) -> dict:
             return {"topic_partitions": [{"topic_id": ids.get(t, ZERO), "topic_name": t,
                                           "partitions": sorted(ps)} for t, ps in sorted(a.items())]}
         members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                     "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
-                    "subscribed_topic_names": list(m.subscribed_topic_names), "subscribed_topic_regex": m.subscribed_topic_regex,
+                    "subscribed_topic_names": list(m.subscribed_topic_names),
+                    "subscribed_topic_regex": m.subscribed_topic_regex,
                     "assignment": shown(m.assigned), "target_assignment": shown(group.target.get(m.member_id, {})),
                     "member_type": MEMBER_TYPE_CONSUMER}
                    for m in group.members.values()]

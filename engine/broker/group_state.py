@@ -65,7 +65,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _client_host(request) -> str:
+def client_host(request) -> str:
     """The member's address as Kafka prints it ("/127.0.0.1"), set on the request by the server."""
     return getattr(request, "client_host", "") or ""
 
@@ -707,7 +707,7 @@ class ClassicGroups:
         timer = group.pending_members.pop(member_id, None)
         if timer is not None:
             timer.cancel()
-        member = Member(member_id, instance_id, request.client_id, _client_host(request), rebalance_timeout,
+        member = Member(member_id, instance_id, request.client_id, client_host(request), rebalance_timeout,
                         session_timeout, protocol_type, protocols)
         member.is_new = True
         if group.state == PREPARING_REBALANCE and group.previous_state == EMPTY:

@@ -1,10 +1,12 @@
-"""The group coordinator's request handlers: Kafka's classic consumer-group protocol, one
-coroutine per API — FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete
-(docs/protocol.md).
+"""The group coordinator's request handlers, one coroutine per API: FindCoordinator, the
+classic protocol's JoinGroup, SyncGroup, Heartbeat and LeaveGroup, OffsetCommit, OffsetFetch,
+ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat
+and ConsumerGroupDescribe (docs/protocol.md says what each version adds).
 
-The groups, their state machine, timers and durable records are group_state.py's
-`ClassicGroups`; a handler reads the request, asks it, and shapes the answer. A JoinGroup or
+Classic groups, their state machine, timers and durable records are group_state.py's
+`ClassicGroups`; consumer-protocol groups are consumer_group_848.py's `ConsumerGroups` (one
+group id space: a group is one or the other). A handler reads the request, asks them, and
+shapes the answer. A JoinGroup or
 SyncGroup answer may be parked there until the group moves on: since the server answers one
 connection's requests strictly in order, a parked request blocks only its own connection, as
 in Kafka.
@@ -20,11 +22,10 @@ from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
-from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
-                          STABLE, ClassicGroups, join_error, named_topics, now_ms, resolve, sync_answer,
-                          topic_ids_by_name)
 from .consumer_group_848 import ConsumerGroups
-from .group_state import _client_host
+from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
+                          STABLE, ClassicGroups, client_host, join_error, named_topics, now_ms, resolve,
+                          sync_answer, topic_ids_by_name)
 from .topic_ids import TopicIds
 
 log = logging.getLogger("kafka.coordinator.group.GroupCoordinator")
@@ -46,7 +47,7 @@ class GroupHandlers:
         self.coordinator = ClassicGroups(broker)
         self.groups = self.coordinator.groups  # the same dict: groups in memory, by id
         self.topic_ids = TopicIds(broker.engine)
-        self.consumer = ConsumerGroups(broker, self.coordinator)  # KIP-848 groups
+        self.consumer = ConsumerGroups(broker, self.coordinator, self.topic_ids)  # KIP-848 groups
         for key, handler in (
             (ApiKey.FIND_COORDINATOR, self.find_coordinator),
             (ApiKey.JOIN_GROUP, self.join_group),
@@ -458,13 +459,13 @@ class GroupHandlers:
     # ================================================================== KIP-848
     async def consumer_group_heartbeat(self, request) -> dict:
         return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
-                                       _client_host(request), self.topic_ids)
+                                       client_host(request))
 
     async def consumer_group_describe(self, request) -> dict:
         body = request.body
         include = body["include_authorized_operations"]
         return {"throttle_time_ms": 0, "groups": [
-            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS, self.topic_ids)
+            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS)
             for gid in body["group_ids"]]}
 
     # ================================================================== lifecycle
