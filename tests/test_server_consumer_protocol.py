@@ -314,6 +314,8 @@ def test_groups_survive_a_restart(tmp_path):
         b = heartbeat(c, "durable", "d-b", b["member_epoch"], topics=None, owned={})
         before = describe(c, "durable")
         assert before["group_state"] == "Stable"
+        # a static member away for a moment (epoch -2) keeps its place
+        heartbeat(c, "durable", "d-b", -2, topics=None, instance_id="inst-b")
         c.close()
     finally:
         broker.stop()
@@ -325,9 +327,12 @@ def test_groups_survive_a_restart(tmp_path):
             (m["member_id"], m["instance_id"], m["member_epoch"], str(m["assignment"]), str(m["target_assignment"]),
              m["subscribed_topic_names"]) for m in g["members"]))
         assert key(after) == key(before)
+        # the static member comes back under a new member id: its partitions and epoch, no rebalance
+        back = heartbeat(c, "durable", "d-b2", 0, instance_id="inst-b")
+        assert (back["error_code"], back["member_epoch"], assigned(back)) == (0, b["member_epoch"], assigned(b))
         listed = c.call(ApiKey.LIST_GROUPS, 5, {"states_filter": [], "types_filter": []})
         assert [(g["group_id"], g["group_type"]) for g in listed["groups"]] == [("durable", "consumer")]
-        # d-a goes on with its epoch; d-b stays silent and is fenced: d-a takes everything
+        # d-a goes on with its epoch; d-b2 stays silent and is fenced: d-a takes everything
         epoch, owned = a["member_epoch"], assigned(a)
         deadline = time.monotonic() + SESSION_MS / 1000 + 5
         while time.monotonic() < deadline and owned != {tid: [0, 1, 2]}:

@@ -639,7 +639,9 @@ class ConsumerGroups:
             out[(records.TARGET_MEMBER, mid)] = records.encode_value(records.TARGET_MEMBER, {
                 "topic_partitions": records.partitions_body(group.target.get(mid, {}), ids)})
             out[(records.CURRENT_ASSIGNMENT, mid)] = records.encode_value(records.CURRENT_ASSIGNMENT, {
-                "member_epoch": m.member_epoch, "previous_member_epoch": m.previous_member_epoch,
+                # (a static member away is recorded with epoch -2, its own epoch as the previous one)
+                "member_epoch": LEAVE_GROUP_STATIC_MEMBER_EPOCH if m.left else m.member_epoch,
+                "previous_member_epoch": m.member_epoch if m.left else m.previous_member_epoch,
                 "state": records.MEMBER_STATES[m.state],
                 "assigned_partitions": records.partitions_body(m.assigned, ids),
                 "partitions_pending_revocation": records.partitions_body(m.revoking, ids)})
@@ -734,7 +736,8 @@ class ConsumerGroups:
         elif kind == records.TARGET_MEMBER:
             group.target[mid] = records.partitions_of(value["topic_partitions"], names)
         elif kind == records.CURRENT_ASSIGNMENT and member is not None:
-            member.member_epoch = value["member_epoch"]
+            member.left = value["member_epoch"] == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            member.member_epoch = value["previous_member_epoch" if member.left else "member_epoch"]
             member.previous_member_epoch = value["previous_member_epoch"]
             member.state = {v: k for k, v in records.MEMBER_STATES.items()}.get(value["state"], MEMBER_STABLE)
             member.assigned = records.partitions_of(value["assigned_partitions"], names)
