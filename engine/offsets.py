@@ -9,6 +9,7 @@ they read up to, so each lookup only reads what was appended since.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from . import consumer_offsets as codec
 from .topic_names import GROUP_METADATA_TOPIC
@@ -16,10 +17,19 @@ from .topic_names import GROUP_METADATA_TOPIC
 TopicPartition = tuple[str, int]
 
 
+class CommittedOffset(NamedTuple):
+    """One committed position, as an OffsetCommitValue holds it (KIP-320: the leader epoch of
+    the record at `offset - 1`, -1 when unknown)."""
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp: int = -1
+
+
 class OffsetStore:
     def __init__(self, engine):
         self.engine = engine
-        # __consumer_offsets partition -> (next offset to read, {(group, topic, p): (offset, metadata, ts)})
+        # __consumer_offsets partition -> (next offset to read, {(group, topic, p): CommittedOffset})
         self._seen: dict[int, tuple[int, dict]] = {}
 
     @property
@@ -33,11 +43,18 @@ class OffsetStore:
     def commit(self, group: str, offsets: dict[TopicPartition, int], member_id: str | None = None,
                generation: int = -1, metadata: str = "") -> None:
         """Append one OffsetCommit record per partition, as one batch (all or nothing)."""
+        self.commit_offsets(group, {tp: CommittedOffset(offset, -1, metadata) for tp, offset in offsets.items()})
+
+    def commit_offsets(self, group: str, offsets: dict[TopicPartition, CommittedOffset]) -> None:
+        """Commit `offsets` for `group`: one OffsetCommit record per partition, leader epoch and
+        metadata included, appended as one batch (all or nothing). The one write path of every
+        committer (OffsetCommit, a transaction's offsets once it commits, the engine's consumers)."""
         now = int(time.time() * 1000)
         items = [(codec.offset_commit_key(group, topic, p),
-                  codec.offset_commit_value(offset, metadata=metadata, commit_timestamp=now),
+                  codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
+                                            leader_epoch=c.leader_epoch),
                   (), now)
-                 for (topic, p), offset in sorted(offsets.items())]
+                 for (topic, p), c in sorted(offsets.items())]
         if items:
             self.engine.partition(GROUP_METADATA_TOPIC, self.partition_for(group)).append_records(items)
 
@@ -67,23 +84,24 @@ class OffsetStore:
                 table.pop(ident, None)
             else:
                 value = codec.decode_offset_commit_value(rec.value)
-                table[ident] = (value.offset, value.metadata, value.commit_timestamp)
+                table[ident] = CommittedOffset(value.offset, value.leader_epoch, value.metadata,
+                                               value.commit_timestamp)
 
         self._seen[partition] = (log.each_record(position, take), table)
         return table
 
     def fetch(self, group: str, topic: str, partition: int) -> int | None:
         entry = self._scan(self.partition_for(group)).get((group, topic, partition))
-        return entry[0] if entry else None
+        return entry.offset if entry else None
 
-    def entries(self, group: str) -> dict[TopicPartition, tuple[int, str, int]]:
-        """{(topic, partition): (offset, metadata, commit timestamp)} of the group's commits."""
+    def entries(self, group: str) -> dict[TopicPartition, CommittedOffset]:
+        """{(topic, partition): CommittedOffset} of the group's commits."""
         table = self._scan(self.partition_for(group))
         return {(t, p): v for (g, t, p), v in table.items() if g == group}
 
     def committed(self, group: str) -> dict[TopicPartition, int]:
         table = self._scan(self.partition_for(group))
-        return {(t, p): v[0] for (g, t, p), v in table.items() if g == group}
+        return {(t, p): v.offset for (g, t, p), v in table.items() if g == group}
 
     def committed_to(self, topic: str) -> dict[str, list[TopicPartition]]:
         """{group: [(topic, partition)]} of every group's commits to `topic`."""

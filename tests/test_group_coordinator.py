@@ -194,8 +194,11 @@ def test_find_coordinator_answers_this_broker(topic_dir):
             assert answer["error_code"] == 0
             assert (answer["node_id"], answer["host"], answer["port"]) == (h.broker.node_id, h.broker.host,
                                                                            h.broker.port)
+        # this broker coordinates every transactional id too; share groups are not served
         answer = await h.call(ApiKey.FIND_COORDINATOR, 1, {"key": "txn", "key_type": 1})
-        assert answer["error_code"] == E.COORDINATOR_NOT_AVAILABLE
+        assert (answer["error_code"], answer["node_id"]) == (0, h.broker.node_id)
+        answer = await h.call(ApiKey.FIND_COORDINATOR, 3, {"key": "g:t:0", "key_type": 2})
+        assert (answer["error_code"], answer["node_id"]) == (E.INVALID_REQUEST, -1)
 
     run(topic_dir, scenario)
 

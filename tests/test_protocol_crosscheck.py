@@ -128,14 +128,19 @@ def _build_kp(data_class, struct_field, struct_: Struct, version: int, d: dict):
     return data_class(version=version, **kwargs)
 
 
+# Versions kafka-python does not define at all (Kafka's own schemas check them:
+# test_protocol_kafka_schemas.py).
+KAFKA_PYTHON_LACKS = {(42, 3), (68, 0), (68, 1), (69, 0), (69, 1)}
+
+
 def test_kafka_python_covers_every_api_of_the_profile():
     missing = [(k, kind) for k in SUPPORTED_VERSIONS for kind in ("request", "response")
-               if (k, kind) not in KP]
+               if (k, kind) not in KP and not any(key == k for key, _ in KAFKA_PYTHON_LACKS)]
     assert missing == []
     # versions kafka-python 3's JSON-based classes no longer have (the old struct
     # check below covers them)
     not_covered = sorted({(k, v) for k, (lo, hi) in SUPPORTED_VERSIONS.items()
-                          for v in range(lo, hi + 1)} - {(k, v) for k, _, v in KP_CASES})
+                          for v in range(lo, hi + 1)} - {(k, v) for k, _, v in KP_CASES} - KAFKA_PYTHON_LACKS)
     assert not_covered == []
 
 
@@ -263,12 +268,10 @@ def test_old_structs_cover_most_of_the_profile():
     all_versions = {(k, kind, v) for k, (lo, hi) in SUPPORTED_VERSIONS.items()
                     for v in range(lo, hi + 1) for kind in ("request", "response")}
     missing = sorted(all_versions - set(OLD))
-    # checked by the JSON-based classes instead; kafka-python's old structs of the admin APIs
-    # stop below the versions served
-    admin = {19, 20, 21, 32, 33, 35, 37, 44, 60, 61}
-    assert [m for m in missing if m[0] not in admin] == [
-        (15, "request", 4), (15, "response", 4), (16, "request", 2), (47, "request", 0), (47, "response", 0)]
-    assert len(missing) < len(all_versions)
+    # checked by the JSON-based classes instead (or by Kafka's own schemas)
+    json_based = {(k, kind, v) for k, kind, v in KP_CASES}
+    assert [m for m in missing if m not in json_based and (m[0], m[2]) not in KAFKA_PYTHON_LACKS] == []
+    assert (15, "request", 4) in missing  # the old structs stop at DescribeGroups v3
 
 
 @pytest.mark.parametrize("key,kind,version", OLD_CASES, ids=OLD_IDS)
@@ -296,5 +299,5 @@ def test_cross_check_covers_every_api_and_version():
     covered = {(k, kind, v) for k, kind, v in KP_CASES} | set(OLD)
     all_versions = {(k, kind, v) for k, (lo, hi) in SUPPORTED_VERSIONS.items()
                     for v in range(lo, hi + 1) for kind in ("request", "response")}
-    assert all_versions <= covered
+    assert {(k, kind, v) for k, kind, v in all_versions if (k, v) not in KAFKA_PYTHON_LACKS} <= covered
     assert struct  # (imported for symmetry with the other protocol tests)

@@ -45,7 +45,7 @@ import uuid
 
 from .. import consumer_offsets as codec
 from ..errors import KafkaError, UnknownTopicOrPartitionError
-from ..offsets import OffsetStore
+from ..offsets import CommittedOffset, OffsetStore
 from ..protocol import errors as E
 from ..topic_names import GROUP_METADATA_TOPIC
 
@@ -65,7 +65,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _client_host(request) -> str:
+def client_host(request) -> str:
     """The member's address as Kafka prints it ("/127.0.0.1"), set on the request by the server."""
     return getattr(request, "client_host", "") or ""
 
@@ -243,6 +243,12 @@ class Group:
             return None
         return topics
 
+    def matches_protocol(self, protocol_type: str | None, protocol_name: str | None) -> bool:
+        """SyncGroup v5 repeats the protocol type and name the JoinGroup answer gave: they must
+        be the group's (None: not sent)."""
+        return ((protocol_type is None or protocol_type == self.protocol_type)
+                and (protocol_name is None or protocol_name == self.protocol))
+
     def is_subscribed_to(self, topic: str) -> bool:
         if self.subscribed_topics is not None:
             return topic in self.subscribed_topics
@@ -250,14 +256,40 @@ class Group:
 
 
 
+# ---------------------------------------------------------------------------------- topic ids
+def topic_ids_by_name(topic_ids) -> dict:
+    """{topic name: topic id (UUID)} of every topic (`topic_ids` is a topic_ids.TopicIds)."""
+    found = {}
+    for name in topic_ids.engine.list_topics():
+        try:
+            found[name] = topic_ids.uuid_of(topic_ids.engine.topic(name).topic_id)
+        except (KafkaError, ValueError):  # deleted meanwhile, or an id pk cannot read
+            continue
+    return found
+
+
+def named_topics(topic_ids, topics: list[dict], by_id: bool) -> list[dict]:
+    """A request's topics with "name" filled in from "topic_id" when the version names topics
+    by id (None: no such topic), and "topic_id" from the name otherwise (OffsetCommit and
+    OffsetFetch v10)."""
+    if not by_id:
+        return [{**t, "topic_id": None} for t in topics]
+    return [{**t, "name": topic_ids.name_of(t["topic_id"])} for t in topics]
+
+
 # ---------------------------------------------------------------------------------- parked answers
 def join_error(code: int, member_id: str = "") -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_name": "",
-            "leader": "", "member_id": member_id, "members": []}
+    return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_type": None,
+            "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
 
 
-def sync_answer(code: int, assignment: bytes = b"") -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "assignment": assignment}
+def sync_answer(code: int, assignment: bytes = b"", group: "Group | None" = None) -> dict:
+    """A SyncGroup answer; a successful one names the group's protocol (v5)."""
+    answer = {"throttle_time_ms": 0, "error_code": code, "assignment": assignment}
+    if group is not None and code == E.NONE:
+        answer["protocol_type"] = group.protocol_type
+        answer["protocol_name"] = group.protocol
+    return answer
 
 
 def resolve(future: asyncio.Future | None, value: dict) -> bool:
@@ -282,6 +314,11 @@ class ClassicGroups:
         self.new_member_join_timeout_ms = NEW_MEMBER_JOIN_TIMEOUT_MS
         self.offsets = OffsetStore(self.engine)
         self.groups: dict[str, Group] = {}
+        # {group: {(topic, partition)}}: offsets of open transactions, kept up to date by the
+        # transaction coordinator (TxnOffsetCommit adds, the transaction's end removes).
+        self.pending_transactional_offsets: dict[str, set[tuple[str, int]]] = {}
+        # group id -> its consumer-protocol group or None; set by the KIP-848 coordinator
+        self.modern_groups = None
         # __consumer_offsets partition -> (next offset to read, {group: GroupMetadataValue | None})
         self._metadata_seen: dict[int, tuple[int, dict]] = {}
 
@@ -325,9 +362,21 @@ class ClassicGroups:
                     found[gid] = value.protocol_type
         return found
 
-    def offset_table(self, group_id: str) -> dict[tuple[str, int], tuple[int, str]]:
-        """{(topic, partition): (offset, metadata)} committed by the group."""
-        return {tp: (offset, metadata) for tp, (offset, metadata, _) in self.offsets.entries(group_id).items()}
+    def offset_table(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
+        """{(topic, partition): CommittedOffset} committed by the group."""
+        return self.offsets.entries(group_id)
+
+    def commit_offsets(self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        """Commit these offsets for this group (one batch in `__consumer_offsets`) and wake the
+        fetches waiting on it. Validation (group, member, generation) is the caller's."""
+        if offsets:
+            self.offsets.commit_offsets(group_id, offsets)
+            self.broker.notify_data()
+
+    def has_pending_transactional_offsets(self, group_id: str, tp: tuple[str, int]) -> bool:
+        """Whether an open transaction holds an offset for this partition, not yet committed
+        (OffsetFetch's require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
+        return tp in self.pending_transactional_offsets.get(group_id, ())
 
     def store_group(self, group: Group, assignment: dict[str, bytes] | None = None) -> None:
         """Append the group's GroupMetadata record (Kafka's newGroupMetadataRecord)."""
@@ -581,8 +630,9 @@ class ClassicGroups:
 
     def _join_answer(self, group: Group, member_id: str, members: list) -> dict:
         return {"throttle_time_ms": 0, "error_code": E.NONE, "generation_id": group.generation,
-                "protocol_name": group.protocol or "", "leader": group.leader or "",
-                "member_id": member_id, "members": members}
+                "protocol_type": group.protocol_type, "protocol_name": group.protocol or "",
+                "leader": group.leader or "", "skip_assignment": False, "member_id": member_id,
+                "members": members}
 
     def _current_members_view(self, group: Group) -> list:
         return [{"member_id": m.member_id, "group_instance_id": m.instance_id,
@@ -590,7 +640,7 @@ class ClassicGroups:
 
     def propagate_assignment(self, group: Group, error: int) -> None:
         for m in group.members.values():
-            if resolve(m.sync_future, sync_answer(error, m.assignment if error == E.NONE else b"")):
+            if resolve(m.sync_future, sync_answer(error, m.assignment if error == E.NONE else b"", group)):
                 self.reschedule_heartbeat(group, m)
             m.sync_future = None
 
@@ -657,7 +707,7 @@ class ClassicGroups:
         timer = group.pending_members.pop(member_id, None)
         if timer is not None:
             timer.cancel()
-        member = Member(member_id, instance_id, request.client_id, _client_host(request), rebalance_timeout,
+        member = Member(member_id, instance_id, request.client_id, client_host(request), rebalance_timeout,
                         session_timeout, protocol_type, protocols)
         member.is_new = True
         if group.state == PREPARING_REBALANCE and group.previous_state == EMPTY:
@@ -711,8 +761,14 @@ class ClassicGroups:
                 log.info("Static member which joins during Stable stage and doesn't affect the selected "
                          "protocol will not trigger a rebalance.")
                 self.store_group(group)
-                answer = self._join_answer(group, new_id, [])
-                answer["leader"] = previous_leader or ""
+                if request.api_version >= 9 and group.leader == new_id:
+                    # KIP-814: the returning leader gets the members but keeps the assignment.
+                    answer = self._join_answer(group, new_id, self._current_members_view(group))
+                    answer["skip_assignment"] = True
+                else:
+                    answer = self._join_answer(group, new_id, [])
+                    if request.api_version < 9:
+                        answer["leader"] = previous_leader or ""
                 resolve(future, answer)
                 member.join_future = None
             else:
@@ -750,28 +806,74 @@ class ClassicGroups:
         return E.NONE
 
     # ================================================================== offset commits
-    def validate_commit(self, group_id: str, generation: int, member_id: str) -> tuple[int, Group | None]:
-        """Kafka's OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit."""
+    def validate_commit(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
+                        version: int) -> int:
+        """Kafka's OffsetMetadataManager.validateOffsetCommit + ClassicGroup.validateOffsetCommit:
+        0, or the error of every partition of the commit. A commit with no generation to an
+        unknown group creates a "simple" group."""
+        modern = self.modern_group(group_id)
+        if modern is not None:
+            return modern.validate_offset_commit(member_id, generation, version)
         group = self.group(group_id)
         if group is None:
             if generation >= 0:
-                return E.ILLEGAL_GENERATION, None
-            return E.NONE, self.group(group_id, create=True)  # a "simple" group
+                return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
+            self.group(group_id, create=True)
+            return E.NONE
         if group.state == DEAD:
-            return E.COORDINATOR_NOT_AVAILABLE, group
+            return E.COORDINATOR_NOT_AVAILABLE
         if generation < 0 and group.state == EMPTY:
-            return E.NONE, group
-        if generation >= 0 or member_id:
-            error = group.validate_member(member_id, None)
+            return E.NONE
+        if generation >= 0 or member_id or instance_id is not None:
+            error = group.validate_member(member_id, instance_id)
             if error:
-                return error, group
+                return error
             if generation != group.generation:
-                return E.ILLEGAL_GENERATION, group
+                return E.ILLEGAL_GENERATION
         elif group.state != EMPTY:
-            return E.UNKNOWN_MEMBER_ID, group
+            return E.UNKNOWN_MEMBER_ID
         if group.state == COMPLETING_REBALANCE:
-            return E.REBALANCE_IN_PROGRESS, group
-        return E.NONE, group
+            return E.REBALANCE_IN_PROGRESS
+        return E.NONE
+
+    def touch_committer(self, group_id: str, member_id: str) -> None:
+        """A member's offset commit counts as a heartbeat (classic groups)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.state in (STABLE, PREPARING_REBALANCE) and member_id in group.members:
+            self.reschedule_heartbeat(group, group.members[member_id])
+
+    def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9+ names the member of a consumer-protocol group that asks."""
+        modern = self.modern_group(group_id)
+        if modern is not None:
+            return modern.validate_offset_fetch(member_id, member_epoch)
+        return E.NONE
+
+    def modern_group(self, group_id: str):
+        """The consumer-protocol (KIP-848) group of that id, if it is one (None: classic or unknown)."""
+        lookup = self.modern_groups
+        return lookup(group_id) if lookup is not None else None
+
+    # ================================================================== leaving
+    def leave(self, group: Group, member_id: str, instance_id: str | None) -> int:
+        """One member leaves (LeaveGroup; by instance id from v3): its error code."""
+        if instance_id is not None:
+            known = group.static_members.get(instance_id)
+            if known is None:
+                return E.UNKNOWN_MEMBER_ID
+            if member_id and member_id != known:  # "" = leave by instance id alone
+                return E.FENCED_INSTANCE_ID
+            member_id = known
+        if member_id in group.pending_members:
+            group.remove(member_id)
+            return E.NONE
+        error = group.validate_member(member_id, None)
+        if error:
+            return error
+        log.info("[GroupCoordinator %d]: Member %s has left group %s through explicit `LeaveGroup` request",
+                 self.broker.node_id, member_id, group.group_id)
+        self.remove(group, member_id, E.UNKNOWN_MEMBER_ID)
+        return E.NONE
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         try:
@@ -780,18 +882,19 @@ class ClassicGroups:
             return False
 
     # ================================================================== listing
-    def listed_groups(self) -> dict[str, str]:
-        """{group id: protocol type} of every group this coordinator knows."""
-        listed: dict[str, str] = {}
+    def listed_groups(self) -> dict[str, tuple[str, str]]:
+        """{group id: (protocol type, state)} of every classic group this coordinator knows
+        (groups known only from `__consumer_offsets` are Empty)."""
+        listed: dict[str, tuple[str, str]] = {}
         for gid, group in self.groups.items():
             if group.state != EMPTY or self.known_empty(group):
-                listed[gid] = group.protocol_type or ""
+                listed[gid] = (group.protocol_type or "", group.state)
         for gid, protocol_type in self._stored_group_ids().items():
             if gid not in self.groups:
-                listed[gid] = protocol_type
+                listed[gid] = (protocol_type, EMPTY)
         for gid in self.offsets.groups():
             if gid not in self.groups:
-                listed.setdefault(gid, "")
+                listed.setdefault(gid, ("", EMPTY))
         return listed
 
     # ================================================================== lifecycle

@@ -1,10 +1,12 @@
-"""The group coordinator's request handlers: Kafka's classic consumer-group protocol, one
-coroutine per API — FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete
-(docs/protocol.md).
+"""The group coordinator's request handlers, one coroutine per API: FindCoordinator, the
+classic protocol's JoinGroup, SyncGroup, Heartbeat and LeaveGroup, OffsetCommit, OffsetFetch,
+ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat
+and ConsumerGroupDescribe (docs/protocol.md says what each version adds).
 
-The groups, their state machine, timers and durable records are group_state.py's
-`ClassicGroups`; a handler reads the request, asks it, and shapes the answer. A JoinGroup or
+Classic groups, their state machine, timers and durable records are group_state.py's
+`ClassicGroups`; consumer-protocol groups are consumer_group_848.py's `ConsumerGroups` (one
+group id space: a group is one or the other). A handler reads the request, asks them, and
+shapes the answer. A JoinGroup or
 SyncGroup answer may be parked there until the group moves on: since the server answers one
 connection's requests strictly in order, a parked request blocks only its own connection, as
 in Kafka.
@@ -17,17 +19,26 @@ import logging
 
 from .. import consumer_offsets as codec
 from ..errors import KafkaError
+from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from .consumer_group_848 import ConsumerGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
-                          STABLE, ClassicGroups, join_error, now_ms, resolve, sync_answer)
+                          STABLE, ClassicGroups, client_host, join_error, named_topics, now_ms, resolve,
+                          sync_answer, topic_ids_by_name)
+from .topic_ids import TopicIds
 
 log = logging.getLogger("kafka.coordinator.group.GroupCoordinator")
 
 OFFSET_METADATA_MAX_BYTES = 4096            # offset.metadata.max.bytes
-# DescribeGroups authorized operations with no authorizer: READ(3), DELETE(6), DESCRIBE(8).
-GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+# Authorized operations on a group with no authorizer: READ(3), DELETE(6), DESCRIBE(8),
+# DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11) (Kafka 4's groups have configs).
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 INT32_MIN = -2147483648
+CLASSIC_GROUP_TYPE = "classic"
+COORDINATOR_GROUP, COORDINATOR_TRANSACTION, COORDINATOR_SHARE = 0, 1, 2  # FindCoordinator key types
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
+                           "or the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
 class GroupHandlers:
@@ -35,6 +46,8 @@ class GroupHandlers:
         self.broker = broker
         self.coordinator = ClassicGroups(broker)
         self.groups = self.coordinator.groups  # the same dict: groups in memory, by id
+        self.topic_ids = TopicIds(broker.engine)
+        self.consumer = ConsumerGroups(broker, self.coordinator, self.topic_ids)  # KIP-848 groups
         for key, handler in (
             (ApiKey.FIND_COORDINATOR, self.find_coordinator),
             (ApiKey.JOIN_GROUP, self.join_group),
@@ -47,11 +60,13 @@ class GroupHandlers:
             (ApiKey.DESCRIBE_GROUPS, self.describe_groups),
             (ApiKey.DELETE_GROUPS, self.delete_groups),
             (ApiKey.OFFSET_DELETE, self.offset_delete),
+            (ApiKey.CONSUMER_GROUP_HEARTBEAT, self.consumer_group_heartbeat),
+            (ApiKey.CONSUMER_GROUP_DESCRIBE, self.consumer_group_describe),
         ):
             broker.register(key, handler)
 
     # ================================================================== JoinGroup
-    async def join_group(self, request) -> dict:
+    async def _join_group(self, request) -> dict:
         body = request.body
         version = request.api_version
         group_id = body["group_id"]
@@ -68,6 +83,11 @@ class GroupHandlers:
             return join_error(E.INVALID_GROUP_ID, member_id)
         if not self.coordinator.min_session_timeout_ms <= session_timeout <= self.coordinator.max_session_timeout_ms:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
+        modern = self.consumer.get(group_id)
+        if modern is not None:
+            if modern.members:  # classic members cannot join a consumer-protocol group
+                return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            self.consumer.drop(group_id)  # an empty one becomes classic
         new_member = member_id == ""
         group = self.coordinator.group(group_id, create=new_member)
         if group is None:
@@ -80,6 +100,12 @@ class GroupHandlers:
         else:
             self.coordinator.join_existing_member(group, member_id, join)
         return await future
+
+    async def join_group(self, request) -> dict:
+        answer = await self._join_group(request)
+        if answer["protocol_name"] is None and request.api_version < 7:  # nullable from v7 only
+            answer = {**answer, "protocol_name": ""}
+        return answer
 
     # ================================================================== SyncGroup
     async def sync_group(self, request) -> dict:
@@ -97,12 +123,14 @@ class GroupHandlers:
             return sync_answer(error)
         if body["generation_id"] != group.generation:
             return sync_answer(E.ILLEGAL_GENERATION)
+        if not group.matches_protocol(body["protocol_type"], body["protocol_name"]):  # v5
+            return sync_answer(E.INCONSISTENT_GROUP_PROTOCOL)
         member = group.members[member_id]
         if group.state == PREPARING_REBALANCE:
             return sync_answer(E.REBALANCE_IN_PROGRESS)
         if group.state == STABLE:
             self.coordinator.remove_pending_sync(group, member_id)
-            return sync_answer(E.NONE, member.assignment)
+            return sync_answer(E.NONE, member.assignment, group)
 
         # CompletingRebalance: park until the leader's assignment is in.
         future = asyncio.get_running_loop().create_future()
@@ -142,125 +170,214 @@ class GroupHandlers:
 
     async def leave_group(self, request) -> dict:
         body = request.body
-        member_id = body["member_id"]
+        batched = request.api_version >= 3
+        leaving = ([(m["member_id"], m["group_instance_id"]) for m in body["members"]] if batched
+                   else [(body["member_id"], None)])
         group = self.groups.get(body["group_id"])
-        if group is None:
-            return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
-        if group.state == DEAD:
-            return {"throttle_time_ms": 0, "error_code": E.COORDINATOR_NOT_AVAILABLE}
-        if member_id in group.pending_members:
-            group.remove(member_id)
-        else:
-            error = group.validate_member(member_id, None)
-            if error:
-                return {"throttle_time_ms": 0, "error_code": error}
-            log.info("[GroupCoordinator %d]: Member %s has left group %s through explicit `LeaveGroup` request",
-                     self.broker.node_id, member_id, group.group_id)
-            self.coordinator.remove(group, member_id, E.UNKNOWN_MEMBER_ID)
-        reason = f"explicit `LeaveGroup` request for ({member_id}) members"
-        if group.state in (STABLE, COMPLETING_REBALANCE):
-            self.coordinator.maybe_prepare_rebalance_or_complete_join(group, reason)
-        elif group.state == PREPARING_REBALANCE:
-            self.coordinator.maybe_complete_join_phase(group)
-        return {"throttle_time_ms": 0, "error_code": E.NONE}
+        if group is None or group.state == DEAD:
+            code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
+            return {"throttle_time_ms": 0, "error_code": code, "members": []}
+        answers = []
+        left = []
+        for member_id, instance_id in leaving:
+            code = self.coordinator.leave(group, member_id, instance_id)
+            if code == E.NONE:
+                left.append(member_id or instance_id)
+            answers.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": code})
+        if left:
+            reason = f"explicit `LeaveGroup` request for ({', '.join(left)}) members"
+            if group.state in (STABLE, COMPLETING_REBALANCE):
+                self.coordinator.maybe_prepare_rebalance_or_complete_join(group, reason)
+            elif group.state == PREPARING_REBALANCE:
+                self.coordinator.maybe_complete_join_phase(group)
+        if not batched:
+            return {"throttle_time_ms": 0, "error_code": answers[0]["error_code"], "members": []}
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "members": answers}
 
     # ================================================================== FindCoordinator
     async def find_coordinator(self, request) -> dict:
-        if request.body["key_type"] != 0:
-            # Transaction coordinators are not served.
-            return {"throttle_time_ms": 0, "error_code": E.COORDINATOR_NOT_AVAILABLE,
-                    "error_message": "The coordinator is not available.", "node_id": -1, "host": "", "port": -1}
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
-                "node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port}
+        body = request.body
+        version = request.api_version
+        key_type = body["key_type"]
+        if version < 4:
+            code, message = self._coordinator_for(key_type, body["key"], version)
+            node = self._coordinator_node(code)
+            return {"throttle_time_ms": 0, "error_code": code, "error_message": message, **node}
+        coordinators = []
+        for key in body["coordinator_keys"]:
+            code, message = self._coordinator_for(key_type, key, version)
+            coordinators.append({"key": key, "error_code": code, "error_message": message,
+                                 **self._coordinator_node(code)})
+        return {"throttle_time_ms": 0, "coordinators": coordinators}
+
+    def _coordinator_for(self, key_type: int, key: str, version: int) -> tuple[int, str | None]:
+        """(error, message) for one key. This broker coordinates every group and every
+        transactional id (it leads every partition of both internal topics); share groups
+        are off, so a share key is an invalid request, as on a Kafka broker without them."""
+        if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
+            # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
+            return E.NONE, "NONE" if version < 4 else None
+        if key_type == COORDINATOR_SHARE and version >= 4:
+            return E.INVALID_REQUEST, ""
+        return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE
+
+    def _coordinator_node(self, code: int) -> dict:
+        if code != E.NONE:
+            return {"node_id": -1, "host": "", "port": -1}
+        return {"node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port}
 
     # ================================================================== offsets
     async def offset_commit(self, request) -> dict:
         body = request.body
+        version = request.api_version
         group_id = body["group_id"]
         member_id = body["member_id"]
-        topics = body["topics"]
-        error, group = self.coordinator.validate_commit(group_id, body["generation_id_or_member_epoch"], member_id)
-        if error:
-            # (unknown partitions are told so whatever the group's answer: Kafka filters them first)
-            return {"throttle_time_ms": 0, "topics": [
-                {"name": t["name"], "partitions": [
-                    {"partition_index": p["partition_index"],
-                     "error_code": error if self.coordinator.partition_exists(t["name"], p["partition_index"])
-                     else E.UNKNOWN_TOPIC_OR_PARTITION} for p in t["partitions"]]} for t in topics]}
-        if group.state in (STABLE, PREPARING_REBALANCE) and member_id in group.members:
-            self.coordinator.reschedule_heartbeat(group, group.members[member_id])  # commits keep the session alive
+        generation = body["generation_id_or_member_epoch"]
+        topics = named_topics(self.topic_ids, body["topics"], version >= 10)
+        error = self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"],
+                                                 version)
 
-        answers = []
-        by_metadata: dict[str, dict[tuple[str, int], int]] = {}
+        answers: dict[str, dict] = {}  # by topic: partitions refused up front first, as Kafka answers
+        offsets: dict[tuple[str, int], CommittedOffset] = {}
+        later = []
         for t in topics:
-            parts = []
             for p in t["partitions"]:
                 index = p["partition_index"]
                 metadata = p["committed_metadata"]
-                if not self.coordinator.partition_exists(t["name"], index):
+                if t["name"] is None:
+                    code = E.UNKNOWN_TOPIC_ID
+                elif not self.coordinator.partition_exists(t["name"], index):
+                    # (told so whatever the group's answer: Kafka filters unknown partitions first)
                     code = E.UNKNOWN_TOPIC_OR_PARTITION
+                elif error:
+                    code = error
                 elif metadata is not None and len(metadata) > OFFSET_METADATA_MAX_BYTES:
                     code = E.OFFSET_METADATA_TOO_LARGE
                 else:
                     code = E.NONE
-                    by_metadata.setdefault(metadata or "", {})[(t["name"], index)] = p["committed_offset"]
-                parts.append({"partition_index": index, "error_code": code})
-            answers.append({"name": t["name"], "partitions": parts})
+                    offsets[(t["name"], index)] = CommittedOffset(p["committed_offset"],
+                                                                  p["committed_leader_epoch"], metadata or "")
+                answer = {"partition_index": index, "error_code": code}
+                if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION):
+                    self._topic_answer(answers, t)["partitions"].append(answer)
+                else:
+                    later.append((t, answer))
+        for t, answer in later:
+            self._topic_answer(answers, t)["partitions"].append(answer)
+        answers = list(answers.values())
+        if error:
+            return {"throttle_time_ms": 0, "topics": answers}
+        self.coordinator.touch_committer(group_id, member_id)  # commits keep a session alive
         try:
-            for metadata, offsets in by_metadata.items():  # one batch, unless metadata differ
-                self.coordinator.offsets.commit(group_id, offsets, member_id=member_id or None,
-                                    generation=body["generation_id_or_member_epoch"], metadata=metadata)
+            self.coordinator.commit_offsets(group_id, offsets)
         except KafkaError as exc:
             log.warning("Failed to store offsets of group %s: %s", group_id, exc)
             for t in answers:
                 for p in t["partitions"]:
                     if p["error_code"] == E.NONE:
                         p["error_code"] = E.COORDINATOR_NOT_AVAILABLE
-        if by_metadata:
-            self.broker.notify_data()
         return {"throttle_time_ms": 0, "topics": answers}
+
+    @staticmethod
+    def _topic_answer(answers: dict, topic: dict) -> dict:
+        key = topic["name"] if topic["name"] is not None else str(topic["topic_id"])
+        if key not in answers:
+            answers[key] = {"name": topic["name"] or "", "topic_id": topic["topic_id"], "partitions": []}
+        return answers[key]
 
     async def offset_fetch(self, request) -> dict:
         body = request.body
-        group_id = body["group_id"]
+        version = request.api_version
+        stable = body["require_stable"]
+        if version < 8:
+            answer = self._fetch_group_offsets(body["group_id"], None, -1, body["topics"], stable, version)
+            return {"throttle_time_ms": 0, "topics": answer["topics"], "error_code": answer["error_code"]}
+        groups = [self._fetch_group_offsets(g["group_id"], g["member_id"], g["member_epoch"],
+                                            named_topics(self.topic_ids, g["topics"], version >= 10)
+                                            if g["topics"] is not None else None, stable, version)
+                  for g in body["groups"]]
+        return {"throttle_time_ms": 0, "groups": groups}
+
+    def _fetch_group_offsets(self, group_id: str, member_id: str | None, member_epoch: int,
+                             requested: list | None, require_stable: bool, version: int) -> dict:
+        """One group's committed offsets: of the requested partitions (-1 where none), or of
+        every partition with a commit (`requested` None)."""
+        error = self.coordinator.validate_fetch(group_id, member_id, member_epoch)
+        if error:
+            return {"group_id": group_id, "topics": [], "error_code": error}
         table = self.coordinator.offset_table(group_id)
-        requested = body["topics"]
-        answers = []
+        pending = self.coordinator.has_pending_transactional_offsets
+
+        def answer(topic: str, index: int) -> dict:
+            if require_stable and pending(group_id, (topic, index)):
+                return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                        "metadata": "", "error_code": E.UNSTABLE_OFFSET_COMMIT}
+            c = table.get((topic, index))
+            if c is None:
+                return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                        "metadata": "", "error_code": E.NONE}
+            return {"partition_index": index, "committed_offset": c.offset, "committed_leader_epoch": c.leader_epoch,
+                    "metadata": c.metadata, "error_code": E.NONE}
+
+        topics = []
         if requested is None:  # v2+: every partition with a committed offset
             by_topic: dict[str, list] = {}
-            for (topic, partition), (offset, metadata) in sorted(table.items()):
-                by_topic.setdefault(topic, []).append(
-                    {"partition_index": partition, "committed_offset": offset, "committed_leader_epoch": -1,
-                     "metadata": metadata, "error_code": E.NONE})
-            answers = [{"name": t, "partitions": ps} for t, ps in by_topic.items()]
+            for topic, index in sorted(table):
+                by_topic.setdefault(topic, []).append(answer(topic, index))
+            ids = topic_ids_by_name(self.topic_ids) if version >= 10 else {}
+            topics = [{"name": t, "topic_id": ids.get(t), "partitions": ps}
+                      for t, ps in by_topic.items() if version < 10 or t in ids]
         else:
             for t in requested:
-                parts = []
-                for index in t["partition_indexes"]:
-                    offset, metadata = table.get((t["name"], index), (-1, ""))
-                    parts.append({"partition_index": index, "committed_offset": offset,
-                                  "committed_leader_epoch": -1, "metadata": metadata, "error_code": E.NONE})
-                answers.append({"name": t["name"], "partitions": parts})
-        return {"throttle_time_ms": 0, "topics": answers, "error_code": E.NONE}
+                if t.get("name", "") is None:  # v10: an unknown topic id
+                    parts = [{"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+                              "metadata": "", "error_code": E.UNKNOWN_TOPIC_ID} for i in t["partition_indexes"]]
+                else:
+                    parts = [answer(t["name"], i) for i in t["partition_indexes"]]
+                topics.append({"name": t["name"] or "", "topic_id": t.get("topic_id"), "partitions": parts})
+        if version < 8:  # (the per-group topics of v8+ carry topic ids, the old ones do not)
+            for t in topics:
+                del t["topic_id"]
+        return {"group_id": group_id, "topics": topics, "error_code": E.NONE}
 
     # ================================================================== admin
     async def list_groups(self, request) -> dict:
-        listed = sorted(self.coordinator.listed_groups().items())
-        groups = [{"group_id": gid, "protocol_type": ptype} for gid, ptype in listed]
+        body = request.body
+        # (filters match case-insensitively, as Kafka's do)
+        states = {x.lower() for x in body["states_filter"]} if request.api_version >= 4 else set()
+        types = {x.lower() for x in body["types_filter"]} if request.api_version >= 5 else set()
+        groups = []
+        for gid, (protocol_type, state, group_type) in sorted(self.listed_groups().items()):
+            if (states and state.lower() not in states) or (types and group_type not in types):
+                continue
+            groups.append({"group_id": gid, "protocol_type": protocol_type, "group_state": state,
+                           "group_type": group_type})
         return {"throttle_time_ms": 0, "error_code": E.NONE, "groups": groups}
+
+    def listed_groups(self) -> dict[str, tuple[str, str, str]]:
+        """{group id: (protocol type, state, type)} of every group, classic and consumer."""
+        listed = {gid: (ptype, state, CLASSIC_GROUP_TYPE)
+                  for gid, (ptype, state) in self.coordinator.listed_groups().items()}
+        listed.update(self.consumer.listed_groups())
+        return listed
 
     async def describe_groups(self, request) -> dict:
         body = request.body
+        version = request.api_version
         operations = GROUP_AUTHORIZED_OPERATIONS if body["include_authorized_operations"] else INT32_MIN
         described = []
         for group_id in body["groups"]:
-            group = self.coordinator.group(group_id)
+            group = self.coordinator.group(group_id) if self.consumer.get(group_id) is None else None
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
                 group = None
             if group is None:
-                described.append({"error_code": E.NONE, "group_id": group_id, "group_state": DEAD,
-                                  "protocol_type": "", "protocol_data": "", "members": [],
-                                  "authorized_operations": operations})
+                missing = {"error_code": E.NONE, "group_id": group_id, "group_state": DEAD, "protocol_type": "",
+                           "protocol_data": "", "members": [], "authorized_operations": operations}
+                if version >= 6:  # KIP-1043: v6 tells a missing (or not classic) group apart
+                    kind = "is not a classic group" if self.consumer.get(group_id) is not None else "not found"
+                    missing.update(error_code=E.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} {kind}.",
+                                   authorized_operations=INT32_MIN)
+                described.append(missing)
                 continue
             stable = group.state == STABLE
             members = [{"member_id": m.member_id, "group_instance_id": m.instance_id, "client_id": m.client_id,
@@ -277,6 +394,9 @@ class GroupHandlers:
     async def delete_groups(self, request) -> dict:
         results = []
         for group_id in request.body["groups_names"]:
+            if self.consumer.get(group_id) is not None:
+                results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
+                continue
             group = self.coordinator.group(group_id)
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
                 group = None
@@ -300,6 +420,10 @@ class GroupHandlers:
     async def offset_delete(self, request) -> dict:
         body = request.body
         group_id = body["group_id"]
+        modern = self.consumer.get(group_id)
+        if modern is not None:
+            subscribed = modern.subscribed_topics()
+            return self._delete_offsets(group_id, body["topics"], lambda topic: topic in subscribed)
         group = self.coordinator.group(group_id)
         if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
             group = None
@@ -307,15 +431,20 @@ class GroupHandlers:
             return {"error_code": E.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
         if group.is_active() and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
             return {"error_code": E.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
+        return self._delete_offsets(group_id, body["topics"],
+                                    lambda topic: group.is_active() and group.is_subscribed_to(topic))
+
+    def _delete_offsets(self, group_id: str, topics: list, subscribed) -> dict:
+        """OffsetDelete's partitions: deleted unless the group's members subscribe to the topic."""
         doomed = []
         answers = []
-        for t in body["topics"]:
+        for t in topics:
             parts = []
             for p in t["partitions"]:
                 index = p["partition_index"]
                 if not self.coordinator.partition_exists(t["name"], index):
                     code = E.UNKNOWN_TOPIC_OR_PARTITION
-                elif group.is_active() and group.is_subscribed_to(t["name"]):
+                elif subscribed(t["name"]):
                     code = E.GROUP_SUBSCRIBED_TO_TOPIC
                 else:
                     code = E.NONE
@@ -327,6 +456,19 @@ class GroupHandlers:
             self.broker.notify_data()
         return {"error_code": E.NONE, "throttle_time_ms": 0, "topics": answers}
 
+    # ================================================================== KIP-848
+    async def consumer_group_heartbeat(self, request) -> dict:
+        return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
+                                       client_host(request))
+
+    async def consumer_group_describe(self, request) -> dict:
+        body = request.body
+        include = body["include_authorized_operations"]
+        return {"throttle_time_ms": 0, "groups": [
+            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS)
+            for gid in body["group_ids"]]}
+
     # ================================================================== lifecycle
     def close(self) -> None:
+        self.consumer.close()
         self.coordinator.close()
