@@ -115,7 +115,7 @@ def parse_request(frame) -> Request:
                             api_key=api_key, api_version=api_version,
                             correlation_id=correlation_id)
     lo, hi = SUPPORTED_VERSIONS[api_key]
-    if not lo <= api_version <= hi:
+    if not max(lo, schema.min_version) <= api_version <= hi:  # (Produce is advertised below its codec)
         if api_key == _API_VERSIONS:
             # Do not parse the body (docs/protocol.md); the client id is best effort.
             try:
