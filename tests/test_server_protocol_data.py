@@ -143,7 +143,8 @@ def test_api_versions_profile_and_features(conn, server):
                                               "cluster_id": None, "node_id": -1})
     assert r["error_code"] == E.NONE
     versions = {k["api_key"]: (k["min_version"], k["max_version"]) for k in r["api_keys"]}
-    assert versions[0] == (0, 13) and versions[1] == (4, 18) and versions[2] == (1, 11)
+    assert versions[0] == (0, 13) and versions[1] == (4, 18)  # Produce: advertised from v0, served from v3
+    assert (kp.SUPPORTED_VERSIONS[0][0], versions[0][0]) == (3, 0) and versions[2] == (1, 11)
     assert versions[3] == (0, 13) and versions[18] == (0, 5) and versions[23] == (2, 4)
     assert versions[75] == (0, 0)
     features = {f["name"]: (f["min_version"], f["max_version"]) for f in r["supported_features"]}
@@ -181,7 +182,7 @@ def test_produce_v0_to_2_closes_the_connection(server):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         s.sendall(struct.pack(">i", len(frame)) + frame)
         assert s.recv(100) == b""
-    assert "Produce v2 is not supported" in server.log()
+    assert "Produce v2 is not supported (v3-v13)" in server.log()
 
 
 # --------------------------------------------------------------------------- Metadata
