@@ -420,3 +420,25 @@ def test_kafka_python_consumer_and_producer(server):
     values = [m.value for m in consumer]
     consumer.close()
     assert values == [b"v%d" % i for i in range(5)]
+
+
+def test_kcat_metadata_produce_consume_and_offsets_by_time(server):
+    import shutil
+    import subprocess
+    kcat = shutil.which("kcat")
+    if kcat is None:
+        pytest.skip("kcat is not installed")
+    b = ("-b", server.bootstrap)
+    subprocess.run([kcat, *b, "-P", "-t", "kc-data", "-K", ":"], input=b"k1:v1\nk2:v2\nk3:v3\n",
+                   check=True, timeout=30)
+    listing = subprocess.run([kcat, *b, "-L", "-t", "kc-data"], capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    assert 'topic "kc-data" with 1 partitions:' in listing and "leader 0, replicas: 0, isrs: 0" in listing
+    out = subprocess.run([kcat, *b, "-C", "-t", "kc-data", "-o", "beginning", "-e", "-f", "%k=%s@%o\n"],
+                         capture_output=True, text=True, check=True, timeout=30).stdout
+    assert out == "k1=v1@0\nk2=v2@1\nk3=v3@2\n"
+    # -Q: ListOffsets by timestamp: the first record at or after it; none after the last (-1)
+    for ts, offset in ((0, 0), (NOW_MS + 3_600_000, -1)):
+        q = subprocess.run([kcat, *b, "-Q", "-t", f"kc-data:0:{ts}"], capture_output=True,
+                           text=True, check=True, timeout=30).stdout
+        assert q == f"kc-data [0] offset {offset}\n"
