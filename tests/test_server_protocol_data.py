@@ -442,3 +442,48 @@ def test_kcat_metadata_produce_consume_and_offsets_by_time(server):
         q = subprocess.run([kcat, *b, "-Q", "-t", f"kc-data:0:{ts}"], capture_output=True,
                            text=True, check=True, timeout=30).stdout
         assert q == f"kc-data [0] offset {offset}\n"
+
+
+def test_zookeeper_leader_epoch_is_stamped_cached_and_reported(zookeeper, tmp_path):
+    """In ZooKeeper mode a partition whose state znode named another leader is taken over with
+    the next leader epoch: Metadata reports it, appended batches carry it, the checkpoint
+    records where it began, OffsetForLeaderEpoch and ListOffsets answer from it."""
+    pytest.importorskip("kazoo.client")
+    from test_server_zookeeper import ZkCluster, wait_for
+
+    cluster = ZkCluster(zookeeper, tmp_path)
+    try:
+        b = cluster.broker(0)
+        cluster.zk.create("/brokers/topics/zk-ep/partitions/0/state",
+                          b'{"controller_epoch":1,"leader":5,"version":1,"leader_epoch":3,"isr":[5]}', makepath=True)
+        cluster.zk.set("/brokers/topics/zk-ep", b'{"version":1,"partitions":{"0":[0]}}')
+        wait_for(lambda: (cluster.state("zk-ep", 0) or {}).get("leader") == 0, what="leadership of zk-ep-0")
+        assert cluster.state("zk-ep", 0)["leader_epoch"] == 4
+        conn = Conn(b.port)
+        try:
+            meta = wait_for(lambda: conn.send(kp.ApiKey.METADATA, 12, {
+                "topics": [{"name": "zk-ep", "topic_id": ZERO}], "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False})["topics"][0]["partitions"], what="zk-ep metadata")
+            assert meta[0]["leader_epoch"] == 4
+            assert produce(conn, "zk-ep", [(b"a", b"1"), (b"b", b"2")])["error_code"] == E.NONE
+            r = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 4)]))
+            assert [h.partition_leader_epoch for h in batches_of(answered(r)[("zk-ep", 0)]["records"])] == [4]
+            stale = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 3)]))
+            part = answered(stale)[("zk-ep", 0)]
+            assert (part["error_code"], part["current_leader"]) == \
+                (E.FENCED_LEADER_EPOCH, {"leader_id": 0, "leader_epoch": 4})
+            ole = conn.send(kp.ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
+                {"topic": "zk-ep", "partitions": [{"partition": 0, "current_leader_epoch": 4, "leader_epoch": 4},
+                                                  {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 2}]}]})
+            assert [(p["leader_epoch"], p["end_offset"]) for p in ole["topics"][0]["partitions"]] == [(4, 2), (2, 0)]
+            lo = conn.send(kp.ApiKey.LIST_OFFSETS, 7, {
+                "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
+                "topics": [{"name": "zk-ep", "partitions": [{"partition_index": 0, "current_leader_epoch": 4,
+                                                             "timestamp": -1}]}]})
+            assert lo["topics"][0]["partitions"][0]["leader_epoch"] == 4
+        finally:
+            conn.close()
+        with open(os.path.join(b.data_dir, "zk-ep-0", "leader-epoch-checkpoint")) as f:
+            assert f.read() == "0\n1\n4 0\n"
+    finally:
+        cluster.close()
