@@ -487,3 +487,30 @@ def test_zookeeper_leader_epoch_is_stamped_cached_and_reported(zookeeper, tmp_pa
             assert f.read() == "0\n1\n4 0\n"
     finally:
         cluster.close()
+
+
+def test_fetch_session_eviction(tmp_path):
+    """One slot, sessions evictable after 300 ms: a newcomer takes the slot of a stale session,
+    or of an older, smaller one, and never of an equal or larger one (Kafka's tryEvict)."""
+    b = BrokerProcess(str(tmp_path / "data"), {"max.incremental.fetch.session.cache.slots": "1",
+                                               "min.incremental.fetch.session.eviction.ms": "300"}).start()
+    conn = Conn(b.port)
+    try:
+        create(conn, "ev-a", 2)
+        one, two = [("ev-a", 0, 0)], [("ev-a", 0, 0), ("ev-a", 1, 0)]
+        first = conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
+        assert first and conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0  # no room
+        time.sleep(0.5)  # idle past the eviction time: stale, the next one takes its slot
+        second = conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
+        assert second not in (0, first)
+        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], first, 1))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
+        time.sleep(0.5)
+        # used again now (not stale) but older than the eviction time: evictable by a larger session only
+        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], second, 1))["error_code"] == E.NONE
+        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0
+        third = conn.send(kp.ApiKey.FETCH, 12, fetch_body(two, 0, 0))["session_id"]
+        assert third not in (0, second)
+        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], second, 2))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
+    finally:
+        conn.close()
+        b.stop()
