@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import TEST_BOOTSTRAP, Runner, free_port
+from conftest import Runner, free_port
 from pk.engine import records
 from pk.engine.engine import Engine
 
