@@ -514,3 +514,21 @@ def test_fetch_session_eviction(tmp_path):
     finally:
         conn.close()
         b.stop()
+
+
+def test_topic_ids_after_delete_and_recreate(conn):
+    """An id names one incarnation of a topic: once deleted and recreated under the same name,
+    the old id is unknown to Produce v13 and Fetch v13+; a known id with a missing partition is
+    an unknown partition."""
+    old = create(conn, "ids-re")
+    assert produce(conn, "", [(b"a", b"1")], version=13, topic_id=old)["error_code"] == E.NONE
+    missing = produce(conn, "", [(b"a", b"1")], partition=7, version=13, topic_id=old)
+    assert missing["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+    r = conn.send(kp.ApiKey.DELETE_TOPICS, 3, {"topic_names": ["ids-re"], "timeout_ms": 5000})
+    assert r["responses"][0]["error_code"] == E.NONE
+    new = create(conn, "ids-re")
+    assert new != old
+    assert produce(conn, "", [(b"a", b"1")], version=13, topic_id=old)["error_code"] == E.UNKNOWN_TOPIC_ID
+    got = answered(conn.send(kp.ApiKey.FETCH, 13, fetch_body([(old, 0, 0), (new, 0, 0)], version=13)))
+    assert (got[(old, 0)]["error_code"], got[(new, 0)]["error_code"]) == (E.UNKNOWN_TOPIC_ID, E.NONE)
+    assert produce(conn, "", [(b"b", b"2")], version=13, topic_id=new)["base_offset"] == 0

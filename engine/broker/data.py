@@ -27,6 +27,7 @@ from ..errors import (
     InvalidTopicError,
     KafkaError,
     OffsetOutOfRangeError,
+    UnknownTopicOrPartitionError,
 )
 from ..log import (
     EARLIEST_LOCAL_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP, EARLIEST_TIMESTAMP,
@@ -104,6 +105,21 @@ class DataHandlers:
         plog.leader_epoch = self.leader_epoch(topic, partition)
         return plog
 
+    def log_by_id(self, name: str | None, topic_id, partition: int):
+        """The log of a partition of the topic with this id, `name` being the name last seen
+        for it (or None); UNKNOWN_TOPIC_ID when no topic has the id (deleted, or recreated)."""
+        if name is not None:
+            try:
+                plog = self.log(name, partition)
+                if self.topic_ids.uuid_of(plog.topic_id) == topic_id:
+                    return plog
+            except UnknownTopicOrPartitionError:
+                pass  # deleted, or no such partition: the id decides which
+        name = self.topic_ids.name_of(topic_id)
+        if name is None:
+            raise _refused(E.UNKNOWN_TOPIC_ID, f"Unknown topic id {topic_id}")
+        return self.log(name, partition)
+
     def leader_epoch(self, topic: str, partition: int) -> int:
         """The partition's leader epoch: 0 on a lone broker, ZooKeeper mode's when it runs."""
         zk = self.broker.zookeeper
@@ -147,9 +163,8 @@ class DataHandlers:
         failures = []
         appended = False
         for topic in body["topic_data"]:
-            name = topic["name"]
-            if version >= 13:  # named by id
-                name = self.topic_ids.name_of(topic["topic_id"])
+            # v13 names the topic by id: the name last seen for it, checked against each log
+            name = self.topic_ids.cached_name(topic["topic_id"]) if version >= 13 else topic["name"]
             results = []
             for pdata in topic["partition_data"]:
                 result = {"index": pdata["index"], "error_code": E.NONE, "base_offset": -1,
@@ -157,10 +172,9 @@ class DataHandlers:
                 try:
                     if refusal is not None:
                         raise refusal
-                    if name is None:
-                        raise _refused(E.UNKNOWN_TOPIC_ID, f"Unknown topic id {topic['topic_id']}")
-                    appended |= self._produce_partition(name, pdata["index"], pdata["records"],
-                                                        version, acks, now_ms, result)
+                    plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
+                    name = plog.topic
+                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
@@ -178,12 +192,18 @@ class DataHandlers:
             return None
         return {"responses": responses, "throttle_time_ms": 0}
 
-    def _produce_partition(self, topic: str, partition: int, data, version: int, acks: int,
-                           now_ms: int, result: dict) -> bool:
+    def _produce_log(self, name: str | None, topic_id, partition: int, version: int):
+        """The log a Produce partition names (by id in v13); internal topics are refused."""
+        if version < 13:
+            _refuse_internal(name)
+            return self.log(name, partition)
+        plog = self.log_by_id(name, topic_id, partition)
+        _refuse_internal(plog.topic)
+        return plog
+
+    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended."""
-        if topic_names.is_internal(topic):
-            raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
-        plog = self.log(topic, partition)
+        topic, partition = plog.topic, plog.partition
         header = self._validate(data, version)
         config = plog.config
         if acks == -1 and config["min.insync.replicas"] > 1:
@@ -289,7 +309,7 @@ class DataHandlers:
         for topic in body["topics"]:
             if version >= 13:
                 topic_id = topic["topic_id"]
-                name = self.topic_ids.cached_name(topic_id) or self.topic_ids.name_of(topic_id)
+                name = self.topic_ids.cached_name(topic_id)  # checked when read (log_by_id)
                 key = topic_id
             else:
                 topic_id, name = ZERO, topic["topic"]
@@ -318,7 +338,9 @@ class DataHandlers:
                     "preferred_read_replica": -1, "records": b""}
             answers.append(part)
             try:
-                plog = self._fetch_log(want, version)
+                plog = (self.log_by_id(want.topic, want.topic_id, want.partition) if version >= 13
+                        else self.log(want.topic, want.partition))
+                want.topic = plog.topic
             except KafkaError as exc:
                 part["error_code"] = exc.code
                 failed = True
@@ -356,21 +378,6 @@ class DataHandlers:
             part["log_start_offset"] = start
         return answers, total, failed, logs
 
-    def _fetch_log(self, want: FetchPartition, version: int):
-        """The log a fetch partition names; UNKNOWN_TOPIC_ID when its id names no topic (or
-        names one that was deleted and recreated meanwhile)."""
-        if version < 13:
-            return self.log(want.topic, want.partition)
-        if want.topic is None:
-            want.topic = self.topic_ids.name_of(want.topic_id)
-        if want.topic is not None:
-            plog = self.log(want.topic, want.partition)
-            if self.topic_ids.uuid_of(plog.topic_id) == want.topic_id:
-                return plog
-            want.topic = self.topic_ids.name_of(want.topic_id)
-            if want.topic is not None:
-                return self.log(want.topic, want.partition)
-        raise _refused(E.UNKNOWN_TOPIC_ID, f"Unknown topic id {want.topic_id}")
 
     def _diverging(self, plog, want: FetchPartition, part: dict) -> bool:
         """KIP-320/KIP-595: a fetcher saying which epoch its last fetched batch had learns,
@@ -469,6 +476,11 @@ class DataHandlers:
                 cleaned = self.engine.clean()
                 if cleaned:
                     log.info("Log cleaner rewrote %d segment(s)", cleaned)
+
+
+def _refuse_internal(topic: str) -> None:
+    if topic_names.is_internal(topic):
+        raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
 
 
 def _by_topic(answers: list[dict]) -> list[dict]:
