@@ -324,7 +324,7 @@ def test_list_offsets_special_timestamps(conn, version):
         p = r["topics"][0]["partitions"][0]
         known = {7: -3, 8: -4, 9: -5, 11: -6}
         if ts < -2 and not any(version >= v and ts >= t for v, t in known.items()):
-            assert p["error_code"] == E.INVALID_REQUEST, (ts, p)
+            assert p["error_code"] == E.UNSUPPORTED_VERSION, (ts, p)
             continue
         assert (p["error_code"], p["offset"], p["leader_epoch"]) == (E.NONE, offset, epoch), (ts, p)
     fenced = conn.send(kp.ApiKey.LIST_OFFSETS, version, {
@@ -332,6 +332,14 @@ def test_list_offsets_special_timestamps(conn, version):
         "topics": [{"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": 1,
                                                   "timestamp": -1}]}]})
     assert fenced["topics"][0]["partitions"][0]["error_code"] == E.UNKNOWN_LEADER_EPOCH
+    # a partition named twice, an unknown special timestamp
+    r = conn.send(kp.ApiKey.LIST_OFFSETS, version, {
+        "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
+        "topics": [{"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1},
+                                                 {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -2}]},
+                   {"name": name, "partitions": [{"partition_index": 1, "current_leader_epoch": -1, "timestamp": -9}]}]})
+    assert [p["error_code"] for t in r["topics"] for p in t["partitions"]] == \
+        [E.INVALID_REQUEST, E.INVALID_REQUEST, E.UNSUPPORTED_VERSION]
 
 
 # --------------------------------------------------------------------------- OffsetForLeaderEpoch

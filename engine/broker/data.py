@@ -48,7 +48,7 @@ log = logging.getLogger("pk.broker")
 RECHECK_SECONDS = 0.05
 _COMPRESSION_CODES = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 # The special ListOffsets timestamps each version knows (an older request naming a newer
-# one is refused with INVALID_REQUEST).
+# one, or an unknown negative timestamp, is refused with UNSUPPORTED_VERSION, as Kafka does).
 _SPECIAL_TIMESTAMPS = ((11, EARLIEST_PENDING_UPLOAD_TIMESTAMP), (9, LATEST_TIERED_TIMESTAMP),
                        (8, EARLIEST_LOCAL_TIMESTAMP), (7, MAX_TIMESTAMP),
                        (0, EARLIEST_TIMESTAMP), (0, LATEST_TIMESTAMP))
@@ -395,8 +395,12 @@ class DataHandlers:
 
     # ------------------------------------------------------------------ ListOffsets
     async def list_offsets(self, request) -> dict:
+        """Kafka's ReplicaManager.fetchOffset on a lone leader: a partition named twice is
+        INVALID_REQUEST, a special timestamp the version does not know UNSUPPORTED_VERSION."""
         version = request.api_version
         known = {ts for since, ts in _SPECIAL_TIMESTAMPS if version >= since}
+        named = [(t["name"], p["partition_index"]) for t in request.body["topics"] for p in t["partitions"]]
+        twice = {tp for tp in named if named.count(tp) > 1} if len(named) != len(set(named)) else set()
         topics = []
         for topic in request.body["topics"]:
             name = topic["name"]
@@ -404,24 +408,30 @@ class DataHandlers:
             for p in topic["partitions"]:
                 part = {"partition_index": p["partition_index"], "error_code": E.NONE,
                         "timestamp": -1, "offset": -1, "leader_epoch": -1}
+                ts = p["timestamp"]
                 try:
-                    plog = self.log(name, p["partition_index"])
-                    ts = p["timestamp"]
-                    code = check_leader_epoch(p["current_leader_epoch"], plog.leader_epoch)
-                    if code != E.NONE:
-                        part["error_code"] = code
-                    elif ts < 0 and ts not in known:
+                    if (name, p["partition_index"]) in twice:
                         part["error_code"] = E.INVALID_REQUEST
+                    elif ts < 0 and ts not in known:
+                        part["error_code"] = E.UNSUPPORTED_VERSION
                     else:
-                        found = plog.list_offset(ts)
-                        if found is not None:
-                            part["offset"], part["timestamp"] = found
-                            part["leader_epoch"] = leader_epochs.epoch_at(plog.leader_epoch_entries(), found[0])
+                        self._list_offset(name, p, part)
                 except KafkaError as exc:
                     part["error_code"] = exc.code
                 parts.append(part)
             topics.append({"name": name, "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
+
+    def _list_offset(self, topic: str, request: dict, part: dict) -> None:
+        plog = self.log(topic, request["partition_index"])
+        code = check_leader_epoch(request["current_leader_epoch"], plog.leader_epoch)
+        if code != E.NONE:
+            part["error_code"] = code
+            return
+        found = plog.list_offset(request["timestamp"])
+        if found is not None:
+            part["offset"], part["timestamp"] = found
+            part["leader_epoch"] = leader_epochs.epoch_at(plog.leader_epoch_entries(), found[0])
 
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
     async def offset_for_leader_epoch(self, request) -> dict:
