@@ -16,9 +16,10 @@ from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from .topic_ids import ZERO
 
-# Kafka's AclOperation codes as a bitfield (bit n = code n), for a user allowed everything:
-# topics READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS;
-# the cluster also CLUSTER_ACTION, IDEMPOTENT_WRITE, ALTER_CONFIGS... as Kafka 4.4 reports.
+# Kafka's AclOperation codes as a bitfield (bit n = code n), what Kafka 4.4 reports for a user
+# allowed everything: a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS; the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS, IDEMPOTENT_WRITE.
 TOPIC_OPERATIONS = 3576
 CLUSTER_OPERATIONS = 8096
 # Kafka's max.request.partition.size.limit: the most partitions one DescribeTopicPartitions
