@@ -19,7 +19,7 @@ import time
 from bisect import bisect_right
 from typing import Callable, Iterable, Sequence
 
-from . import checkpoint, cleaner, records, topic_names
+from . import checkpoint, cleaner, leader_epochs, records, topic_names
 from .errors import (
     CorruptRecordError,
     KafkaStorageError,
@@ -153,6 +153,10 @@ class PartitionLog:
         self._retention_due_ms = float("-inf")
         self.retention_on_append = True  # False in the broker, whose scheduler runs it
         self._jitter = {}
+        # The leader epoch this process stamps on the batches it appends (set by the broker;
+        # leader_epochs.py), and the newest epoch the checkpoint file is known to hold.
+        self.leader_epoch = 0
+        self._checkpointed_epoch: int | None = None
         if not os.path.isdir(self.dir):
             raise self._gone()
 
@@ -487,8 +491,9 @@ class PartitionLog:
             if len(batches) > 1 and self._fits_without_roll(batches, headers, now_ms):
                 seg = self.active_segment
                 base, stamped = seg.next_offset, []
+                self._start_leader_epoch(base)
                 for batch, header in zip(batches, headers):
-                    header = header._replace(base_offset=base)
+                    header = header._replace(base_offset=base, partition_leader_epoch=self.leader_epoch)
                     stamped.append((batch, header))
                     out.append((base, header.last_offset))
                     base = header.next_offset
@@ -499,12 +504,11 @@ class PartitionLog:
                 base = seg.next_offset
                 self._maybe_roll(len(batch), header.max_timestamp, base + header.last_offset_delta, now_ms)
                 seg = self.active_segment
-                header = header._replace(base_offset=base)
+                self._start_leader_epoch(base)
+                header = header._replace(base_offset=base, partition_leader_epoch=self.leader_epoch)
                 seg.append(batch, header, interval)
                 out.append((base, header.last_offset))
-            if not self._wrote:
-                self._wrote = True
-                self._ensure_leader_epoch_checkpoint()
+            self._wrote = True
         return out
 
     def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
@@ -513,10 +517,27 @@ class PartitionLog:
         batch = records.encode_batch(list(items), compression_type=compression_type)
         return self.append_batches([batch], now_ms)[0]
 
-    def _ensure_leader_epoch_checkpoint(self) -> None:
-        path = os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT)
-        if not os.path.exists(path):
-            atomic_write(path, f"0\n1\n0 {self.log_start_offset}\n".encode(), durable=False)
+    def _start_leader_epoch(self, next_offset: int) -> None:
+        """Record in the leader-epoch checkpoint that this process's epoch starts at
+        `next_offset`, unless it already holds that epoch (the caller holds the lock). Epoch 0
+        of a log without a checkpoint starts at the log start: it is the only epoch there was."""
+        if self._checkpointed_epoch is not None and self._checkpointed_epoch >= self.leader_epoch:
+            return
+        entries = leader_epochs.read_entries(self.dir)
+        if not entries or entries[-1][0] < self.leader_epoch:
+            start = next_offset if entries else min(next_offset, self._log_start_offset)
+            entries.append((self.leader_epoch, start))
+            leader_epochs.write_entries(self.dir, entries)
+        self._checkpointed_epoch = entries[-1][0]
+
+    def leader_epoch_entries(self) -> list[tuple[int, int]]:
+        """The leader-epoch cache as of now: (epoch, start offset), oldest first, cut at the
+        log start; a log no broker appended to yet holds the current epoch from its start."""
+        start = self.log_start_offset
+        entries = leader_epochs.read_entries(self.dir) or [(self.leader_epoch, start)]
+        if entries[-1][0] < self.leader_epoch:
+            entries.append((self.leader_epoch, self.log_end_offset))
+        return leader_epochs.visible_entries(entries, start)
 
     def flush(self) -> None:
         with self._write_lock():

@@ -259,7 +259,7 @@ class LogSegment:
         start = self.size
         views = []
         for batch, header in items:
-            views.append(records.offset_prefix(header.base_offset, len(batch)))
+            views.append(records.offset_prefix(header.base_offset, len(batch), header.partition_leader_epoch))
             views.append(memoryview(batch)[16:])
         position = start
         try:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import TEST_BOOTSTRAP, Runner, free_port
+from conftest import Runner, free_port
 from pk.engine import records
 from pk.engine.engine import Engine
 
@@ -179,8 +179,6 @@ def test_earliest_after_retention(pk, backend):
 
 
 def test_max_timestamp_is_the_record_with_the_largest_timestamp(pk, backend):
-    if backend.remote and not TEST_BOOTSTRAP:
-        pytest.xfail("pk-server-start serves ListOffsets v1-3: max-timestamp (-3) needs v7")
     mt = backend.topic("mt")
     backend.create(mt, 3, "segment.bytes=200")
     t = now_ms()

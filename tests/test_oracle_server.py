@@ -200,7 +200,7 @@ def test_broker_api_versions(pair):
                           "CreateTopics v5+, DeleteTopics v4+, DeleteRecords v2, InitProducerId v2+, "
                           "DescribeConfigs v2+, AlterConfigs v2, CreatePartitions v2+, "
                           "IncrementalAlterConfigs v1, DescribeCluster v2 (Kafka 4.4's broker serves them), and its "
-                          "lowest versions differ (Produce from v3, not v0; CreateTopics v0-1, DeleteTopics v0 and "
+                          "lowest versions differ (CreateTopics v0-1, DeleteTopics v0 and "
                           "DescribeConfigs v0, which Kafka 4.0 removed)", strict=True)
 def test_broker_api_versions_same_ranges(pair):
     """For every API pk-server-start serves, the same range as Kafka 4.4's broker."""
@@ -245,8 +245,6 @@ def test_topics(pair):
     pair.check()
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks DescribeTopicPartitions v0 (Kafka 4.4's kafka-topics "
-                          "--describe needs it for TopicId, Elr and LastKnownElr)", strict=True)
 def test_topics_describe(pair):
     t = P + "describe"
     create(pair, t, "--partitions", "2", "--config", "retention.ms=100000")
@@ -287,9 +285,6 @@ def test_console_consumer_group_resumes(pair):
     pair.check()
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks ApiVersions v4+ (Kafka 4.4's clients open with ApiVersions v5; "
-                          "after pk's refusal and a v3 retry, the Metadata request that auto-creates "
-                          "the topic has correlation id 2, not 1, in the producer's warning)", strict=True)
 def test_console_producer_auto_creates(pair):
     t = P + "auto"
     pair.both("kafka-console-producer", "--bootstrap-server", "{B}", "--topic", t, input="a\n")
@@ -502,9 +497,6 @@ def test_get_offsets(pair):
     pair.check()
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks ListOffsets v7+ (Kafka 4.4's kafka-get-offsets --time "
-                          "-3 max-timestamp needs v7, -4 earliest-local v8, -5 earliest-pending-upload v9)",
-                   strict=True)
 def test_get_offsets_new_specs(pair):
     t = P + "offsets2"
     create(pair, t)

@@ -258,9 +258,9 @@ def test_describe_by_topic_id_and_the_offsets_topic(kafka, kafka_tools, pk, tmp_
 
 def test_kafka_tool_against_pk_server_start(kafka_tools, broker, pk):
     """Kafka 4.4's kafka-topics against pk-server-start prints what pk-topics prints against it.
-    pk-server-start's Metadata (v4) has no topic ids and it has no DescribeTopicPartitions, so
-    Kafka prints no TopicId and `Elr: N/A` there (config/server.properties' static settings
-    appear in Configs:, as they would for a Kafka broker started with that file)."""
+    pk-server-start serves DescribeTopicPartitions and topic ids, so Kafka prints the TopicId and
+    empty eligible leader replicas there, as against a Kafka broker (config/server.properties'
+    static settings appear in Configs:, as they would for a Kafka broker started with that file)."""
     b = broker.bootstrap
     for kind, args in (("w", ["--create", "--topic", "{T}a", "--partitions", "2", "--config", "retention.ms=1000",
                               "--config", "cleanup.policy=compact"]),
@@ -279,4 +279,4 @@ def test_kafka_tool_against_pk_server_start(kafka_tools, broker, pk):
         kafka_run = kafka_tools("kafka-topics", "--bootstrap-server", b, *_fill(args, k_prefix))
         _check(args, kafka_run, pk("pk-topics", "--bootstrap-server", b, *_fill(args, p_prefix)), k_prefix, p_prefix)
     described = kafka_tools("kafka-topics", "--bootstrap-server", b, "--describe", "--topic", "ps-k-a").out
-    assert "TopicId" not in described and "\tElr: N/A\tLastKnownElr: N/A\n" in described
+    assert "\tTopicId: " in described and "\tElr: \tLastKnownElr: \n" in described

@@ -16,7 +16,7 @@ import pytest
 from pk.engine import protocol as kp
 from pk.engine.protocol import errors as E
 from pk.engine.protocol import types as T
-from pk.engine.protocol.messages import REQUESTS, RESPONSES, SUPPORTED_VERSIONS
+from pk.engine.protocol.messages import REQUESTS, RESPONSES, SUPPORTED_VERSIONS, advertised
 from pk.engine.protocol.schema import Field, Message, Struct
 
 
@@ -173,8 +173,8 @@ def test_fallback_default_lists_the_whole_profile_including_api_versions():
     size, corr, err, n = struct.unpack_from(">iihi", data)
     assert (size, corr, err, n) == (len(data) - 4, 99, 35, len(SUPPORTED_VERSIONS))
     triples = [struct.unpack_from(">hhh", data, 14 + 6 * i) for i in range(n)]
-    assert {k: (lo, hi) for k, lo, hi in triples} == SUPPORTED_VERSIONS
-    assert (18, 0, 3) in triples
+    assert {k: (lo, hi) for k, lo, hi in triples} == advertised(SUPPORTED_VERSIONS)
+    assert (18, 0, 5) in triples and (0, 0, 13) in triples  # Produce: advertised from v0, as Kafka 4 does
 
 
 # ---------------------------------------------------------- primitives
@@ -438,13 +438,13 @@ KAFKA_44_RANGES = {
 
 def test_profile_matches_kafka_44():
     assert list(SUPPORTED_VERSIONS) == sorted(SUPPORTED_VERSIONS)
-    assert SUPPORTED_VERSIONS == {k: KAFKA_44_RANGES[k] for k in SUPPORTED_VERSIONS}
-    assert SUPPORTED_VERSIONS.keys() == KAFKA_44_RANGES.keys()
-    # the codecs cover every version Kafka defines; the served ranges lie inside them (Produce
-    # excepted: Kafka advertises v0-2, which no codec of its own reads, for old librdkafka)
+    served = advertised(SUPPORTED_VERSIONS)  # Produce advertised from v0 (messages.py says why)
+    assert served == {k: KAFKA_44_RANGES[k] for k in served}
+    assert served.keys() == KAFKA_44_RANGES.keys()
+    # the codecs cover every version Kafka defines; the served ranges lie inside them
     for key, (lo, hi) in SUPPORTED_VERSIONS.items():
         for m in (REQUESTS[key], RESPONSES[key]):
-            assert m.api_key == key and hi <= m.max_version and (m.min_version <= lo or key == 0)
+            assert m.api_key == key and m.min_version <= lo <= hi <= m.max_version
     assert kp.API_NAMES[0] == "Produce" and kp.ApiKey.DESCRIBE_CLUSTER == 60
 
 
@@ -463,14 +463,14 @@ def test_unknown_api_key():
     assert not issubclass(kp.UnknownApiKey, kp.MalformedFrame)
 
 
-@pytest.mark.parametrize("key,version", [(0, 2), (0, 8), (1, 3), (1, 12), (3, 5), (2, 0), (60, 3), (35, 0)])
+@pytest.mark.parametrize("key,version", [(0, 2), (0, 14), (1, 3), (1, 19), (3, 14), (2, 0), (60, 3), (35, 0)])
 def test_unsupported_version(key, version):
     with pytest.raises(kp.UnsupportedVersion) as ei:
         kp.parse_request(_header(key, version, 9) + b"whatever")
     assert (ei.value.api_key, ei.value.api_version, ei.value.correlation_id) == (key, version, 9)
 
 
-@pytest.mark.parametrize("version", [4, 5, 99, -1, 0x7FFF])
+@pytest.mark.parametrize("version", [6, 99, -1, 0x7FFF])
 def test_unsupported_api_versions_is_flagged_not_raised(version):
     body = b"garbage that is not parsed \xff\xff"
     req = kp.parse_request(_header(18, version, 7, b"\x00\x0ckafka-python\x00") + body)
@@ -483,14 +483,15 @@ def test_unsupported_api_versions_is_flagged_not_raised(version):
     assert req.unsupported_version and req.client_id == "" and req.correlation_id == 8
 
 
-def test_api_versions_v4_request_from_kafka_python_gets_fallback():
-    # kafka-python 3 starts with v4: same layout as v3, but we serve 0-3 only
+def test_api_versions_v4_request_from_kafka_python_is_served():
+    # kafka-python 3 starts with v4: same layout as v3
     frame = kp.encode_request(18, 3, 1, {"client_software_name": "kafka-python",
                                          "client_software_version": "3.0.12"},
                               client_id="kafka-python-3.0.12")
     frame = frame[4:6] + b"\x00\x04" + frame[8:]
     req = kp.parse_request(frame)
-    assert req.unsupported_version and req.client_id == "kafka-python-3.0.12"
+    assert not req.unsupported_version and req.client_id == "kafka-python-3.0.12"
+    assert req.body["client_software_name"] == "kafka-python"
 
 
 def test_request_header_v2_tags_and_body_unknown_tags_are_skipped():
@@ -589,7 +590,7 @@ def test_encode_response_errors():
     with pytest.raises(kp.EncodeError):
         kp.encode_response(3, 1, 1, None)
     with pytest.raises(kp.UnsupportedVersion):
-        kp.encode_response(3, 5, 1, {})
+        kp.encode_response(3, 14, 1, {})
     with pytest.raises(kp.UnknownApiKey):
         kp.encode_response(17, 0, 1, {})
     # fields of other versions are ignored (handlers may always fill them)

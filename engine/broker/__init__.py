@@ -5,7 +5,8 @@ Knows nothing of sockets: the server (engine/server.py) hands it decoded request
 `async def handler(request) -> body dict | None` (None: send no response, as for a Produce
 with acks=0), registered by a handler module:
 
-- data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
+- data.py: ApiVersions, Produce, Fetch (sessions: fetch_sessions.py), ListOffsets,
+  OffsetForLeaderEpoch, InitProducerId; metadata.py: Metadata, DescribeTopicPartitions
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - log_dirs.py: DescribeLogDirs, DescribeProducers
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)

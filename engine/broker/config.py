@@ -25,6 +25,8 @@ KNOWN: dict[str, str | None] = {
     "num.partitions": "1",
     "default.replication.factor": "1",
     "auto.create.topics.enable": "true",
+    "max.incremental.fetch.session.cache.slots": "1000",
+    "min.incremental.fetch.session.eviction.ms": "120000",
     "delete.topic.enable": "true",
     "log.retention.hours": "168",
     "log.retention.minutes": None,

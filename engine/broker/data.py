@@ -1,12 +1,14 @@
-"""Handlers of the data path: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId.
+"""Handlers of the data path: ApiVersions, Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
+InitProducerId (Metadata and DescribeTopicPartitions: metadata.py).
 
 Produce stores each partition's record batch as the client sent it (compressed or not): the
 batch is validated (docs/protocol.md), checked against its producer's sequence state
 when it comes from an idempotent producer (producer_state.py), and appended by the engine,
-which assigns its offsets by rewriting the 8 bytes outside the CRC. Fetch serves batches
-straight from the segment files and long-polls: it sleeps until an append in this process
-(Broker.notify_data) or, for appends by other processes on the same data directory, until
-a cheap re-check (PartitionLog.change_token) sees the log change.
+which assigns its offsets and leader epoch by rewriting the bytes outside the CRC. Fetch
+serves batches straight from the segment files, within fetch sessions (fetch_sessions.py),
+and long-polls: it sleeps until an append in this process (Broker.notify_data) or, for
+appends by other processes on the same data directory, until a cheap re-check
+(PartitionLog.change_token) sees the log change.
 
 Everything runs on the event loop: an append or a read is a few system calls, and each
 connection's requests are answered in order anyway.
@@ -18,7 +20,7 @@ import asyncio
 import logging
 import time
 
-from .. import records, topic_names
+from .. import leader_epochs, records, topic_names
 from ..errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -27,10 +29,17 @@ from ..errors import (
     OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
 )
-from ..log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from ..log import (
+    EARLIEST_LOCAL_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP, EARLIEST_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
+)
 from ..protocol import ApiKey, api_versions_body
 from ..protocol import errors as E
+from . import features
+from .fetch_sessions import FetchPartition, FetchSessionCache
+from .metadata import MetadataHandlers
 from .producer_state import EXPIRATION_MS, ProducerError, ProducerStateManager
+from .topic_ids import ZERO, TopicIds
 
 log = logging.getLogger("pk.broker")
 
@@ -38,6 +47,11 @@ log = logging.getLogger("pk.broker")
 # wake it at once).
 RECHECK_SECONDS = 0.05
 _COMPRESSION_CODES = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+# The special ListOffsets timestamps each version knows (an older request naming a newer
+# one, or an unknown negative timestamp, is refused with UNSUPPORTED_VERSION, as Kafka does).
+_SPECIAL_TIMESTAMPS = ((11, EARLIEST_PENDING_UPLOAD_TIMESTAMP), (9, LATEST_TIERED_TIMESTAMP),
+                       (8, EARLIEST_LOCAL_TIMESTAMP), (7, MAX_TIMESTAMP),
+                       (0, EARLIEST_TIMESTAMP), (0, LATEST_TIMESTAMP))
 
 
 class CloseConnection(LookupError):
@@ -51,95 +65,92 @@ def _refused(code: int, message: str) -> KafkaError:
     return error
 
 
+def check_leader_epoch(current: int, leader_epoch: int) -> int:
+    """Kafka's check of a request's current_leader_epoch (KIP-320): -1 skips it; an older
+    epoch is fenced, a newer one unknown to this leader."""
+    if current < 0 or current == leader_epoch:
+        return E.NONE
+    return E.FENCED_LEADER_EPOCH if current < leader_epoch else E.UNKNOWN_LEADER_EPOCH
+
+
 class DataHandlers:
     def __init__(self, broker):
         self.broker = broker
         self.engine = broker.engine
         self.producers = ProducerStateManager(self.engine.data_dir)
+        self.topic_ids = TopicIds(self.engine)
+        self.sessions = FetchSessionCache(broker.config.get_int("max.incremental.fetch.session.cache.slots"),
+                                          broker.config.get_int("min.incremental.fetch.session.eviction.ms"))
         self._config_mtimes: dict[str, int] = {}
         self._next_expiry = time.monotonic() + 600
         broker.register(ApiKey.API_VERSIONS, self.api_versions)
-        broker.register(ApiKey.METADATA, self.metadata)
         broker.register(ApiKey.PRODUCE, self.produce)
         broker.register(ApiKey.FETCH, self.fetch)
         broker.register(ApiKey.LIST_OFFSETS, self.list_offsets)
+        broker.register(ApiKey.OFFSET_FOR_LEADER_EPOCH, self.offset_for_leader_epoch)
         broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
+        self.metadata = MetadataHandlers(broker, self)
 
     # ------------------------------------------------------------------ logs
     def log(self, topic: str, partition: int):
         """engine.partition(), with the topic's configs re-read when its metadata file changed
-        since this broker last looked (pk-topics --alter in another process)."""
+        since this broker last looked (pk-topics --alter in another process), and the
+        partition's leader epoch set for its appends."""
         mtime = self.engine.store.mtime_ns(topic)
         plog = self.engine.partition(topic, partition)
         if self._config_mtimes.get(topic) != mtime:
             self.engine.reload_topic_configs(topic)
             self._config_mtimes[topic] = mtime
+        plog.leader_epoch = self.leader_epoch(topic, partition)
         return plog
+
+    def log_by_id(self, name: str | None, topic_id, partition: int):
+        """The log of a partition of the topic with this id, `name` being the name last seen
+        for it (or None); UNKNOWN_TOPIC_ID when no topic has the id (deleted, or recreated)."""
+        if name is not None:
+            try:
+                plog = self.log(name, partition)
+                if self.topic_ids.uuid_of(plog.topic_id) == topic_id:
+                    return plog
+            except UnknownTopicOrPartitionError:
+                pass  # deleted, or no such partition: the id decides which
+        name = self.topic_ids.name_of(topic_id)
+        if name is None:
+            raise _refused(E.UNKNOWN_TOPIC_ID, f"Unknown topic id {topic_id}")
+        return self.log(name, partition)
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch: 0 on a lone broker, ZooKeeper mode's when it runs."""
+        zk = self.broker.zookeeper
+        return zk.leader_epoch(topic, partition) if zk is not None else 0
 
     def forget_topic(self, topic: str) -> None:
         """A topic was deleted: drop what was cached about it."""
         self._config_mtimes.pop(topic, None)
         self.producers.forget_topic(topic)
 
-    # ------------------------------------------------------------------ ApiVersions, Metadata
+    # ------------------------------------------------------------------ ApiVersions
     async def api_versions(self, request) -> dict:
-        return api_versions_body(self.broker.advertised_versions())
-
-    def _broker_entry(self) -> dict:
-        return {"node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port,
-                "rack": None}
-
-    def topic_metadata(self, name: str) -> dict:
-        try:
-            meta = self.engine.topic(name)
-        except UnknownTopicOrPartitionError:
-            return {"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "is_internal": False,
-                    "partitions": []}
-        node = self.broker.node_id
-        return {
-            "error_code": E.NONE, "name": name, "is_internal": topic_names.is_internal(name),
-            "partitions": [{"error_code": E.NONE, "partition_index": p, "leader_id": node,
-                            "replica_nodes": [node], "isr_nodes": [node]}
-                           for p in sorted(meta.assignment)],
-        }
-
-    async def metadata(self, request) -> dict:
-        body = request.body
-        requested = body["topics"]
-        created: set[str] = set()
-        if requested is None or (request.api_version == 0 and not requested):
-            names = self.engine.list_topics()  # all topics (v0: an empty list means all)
-        else:
-            names = [t["name"] for t in requested]
-            if body["allow_auto_topic_creation"] and self.broker.config.get_bool("auto.create.topics.enable"):
-                created = {name for name in names if self._auto_create(name)}
-        return {
-            "throttle_time_ms": 0,
-            "brokers": [self._broker_entry()],
-            "cluster_id": self.engine.cluster_id,
-            "controller_id": self.broker.node_id,
-            # Kafka (KRaft) answers the request that auto-creates a topic with
-            # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
-            "topics": [{"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": n,
-                        "is_internal": topic_names.is_internal(n), "partitions": []}
-                       if n in created else self.topic_metadata(n) for n in names],
-        }
-
-    def _auto_create(self, name: str) -> bool:
-        """Create a topic a Metadata request names; True when this call created it."""
-        try:
-            self.engine.topic(name)
-        except UnknownTopicOrPartitionError:
-            try:
-                self.engine.create_topic(name)
-                return True
-            except KafkaError:
-                pass  # invalid name, or created meanwhile: the metadata answer tells
-        return False
+        version = request.api_version
+        if version >= 5:
+            # KIP-1102: a client that knows which cluster and node it meant to reach says so;
+            # both or neither, and a wrong one must rebootstrap.
+            cluster_id, node_id = request.body["cluster_id"], request.body["node_id"]
+            if (cluster_id is None) != (node_id < 0):
+                return api_versions_body({}, E.INVALID_REQUEST)
+            if cluster_id is not None and (cluster_id != self.engine.cluster_id or node_id != self.broker.node_id):
+                return api_versions_body({}, E.REBOOTSTRAP_REQUIRED)
+        body = api_versions_body(self.broker.advertised_versions())
+        if version >= 3:
+            body.update(features.api_versions_fields())
+            if version == 3:  # v3 lists only the features whose minimum is above 0
+                body["supported_features"] = [f for f in body["supported_features"] if f["min_version"] > 0]
+        return body
 
     # ------------------------------------------------------------------ Produce
     async def produce(self, request) -> dict | None:
         body = request.body
+        version = request.api_version
         acks = body["acks"]
         now_ms = int(time.time() * 1000)
         refusal = None
@@ -151,7 +162,8 @@ class DataHandlers:
         failures = []
         appended = False
         for topic in body["topic_data"]:
-            name = topic["name"]
+            # v13 names the topic by id: the name last seen for it, checked against each log
+            name = self.topic_ids.cached_name(topic["topic_id"]) if version >= 13 else topic["name"]
             results = []
             for pdata in topic["partition_data"]:
                 result = {"index": pdata["index"], "error_code": E.NONE, "base_offset": -1,
@@ -159,8 +171,9 @@ class DataHandlers:
                 try:
                     if refusal is not None:
                         raise refusal
-                    appended |= self._produce_partition(name, pdata["index"], pdata["records"],
-                                                        request.api_version, acks, now_ms, result)
+                    plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
+                    name = plog.topic
+                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
@@ -169,7 +182,7 @@ class DataHandlers:
                     result["error_code"] = E.KAFKA_STORAGE_ERROR
                     failures.append(f"{name}-{pdata['index']}: KAFKA_STORAGE_ERROR ({exc})")
                 results.append(result)
-            responses.append({"name": name, "partition_responses": results})
+            responses.append({"name": name or "", "topic_id": topic["topic_id"], "partition_responses": results})
         if appended:
             self.broker.notify_data()
         if acks == 0:
@@ -178,12 +191,18 @@ class DataHandlers:
             return None
         return {"responses": responses, "throttle_time_ms": 0}
 
-    def _produce_partition(self, topic: str, partition: int, data, version: int, acks: int,
-                           now_ms: int, result: dict) -> bool:
+    def _produce_log(self, name: str | None, topic_id, partition: int, version: int):
+        """The log a Produce partition names (by id in v13); internal topics are refused."""
+        if version < 13:
+            _refuse_internal(name)
+            return self.log(name, partition)
+        plog = self.log_by_id(name, topic_id, partition)
+        _refuse_internal(plog.topic)
+        return plog
+
+    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended."""
-        if topic_names.is_internal(topic):
-            raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
-        plog = self.log(topic, partition)
+        topic, partition = plog.topic, plog.partition
         header = self._validate(data, version)
         config = plog.config
         if acks == -1 and config["min.insync.replicas"] > 1:
@@ -207,7 +226,11 @@ class DataHandlers:
         if config["message.timestamp.type"] == "LogAppendTime":
             batch = records.with_log_append_time(batch, now_ms)
             result["log_append_time_ms"] = now_ms
-        (first, last), = plog.append_batches([batch], now_ms)
+        try:
+            (first, last), = plog.append_batches([batch], now_ms)
+        except InvalidRecordError as exc:
+            _explain_keyless(batch, header, plog, result)
+            raise exc
         if state is not None:
             state.update(header, first, last, now_ms)
         result["base_offset"] = first
@@ -246,10 +269,18 @@ class DataHandlers:
     # ------------------------------------------------------------------ Fetch
     async def fetch(self, request) -> dict:
         body = request.body
+        version = request.api_version
+        context = self.sessions.new_context(body["session_id"], body["session_epoch"],
+                                            self._fetch_partitions(body, version),
+                                            self._forgotten(body, version), version >= 13,
+                                            int(time.time() * 1000))
+        if context.error:
+            return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
+        wanted = context.partitions
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
         while True:
-            responses, size, failed, logs = self._fetch_once(body)
+            answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version)
             remaining = deadline - loop.time()
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
             if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
@@ -262,73 +293,166 @@ class DataHandlers:
                 remaining = deadline - loop.time()
             else:
                 break  # waited the whole max_wait_ms and nothing changed: answer as it was
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": 0, "responses": responses}
+        session_id, answers = context.finish(answers, int(time.time() * 1000))
+        response = {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": session_id,
+                    "responses": _by_topic(answers)}
+        if any("current_leader" in a for a in answers):
+            response["node_endpoints"] = [{"node_id": self.broker.node_id, "host": self.broker.host,
+                                           "port": self.broker.port, "rack": None}]
+        return response
 
-    def _fetch_once(self, body: dict):
-        """Read every requested partition, in request order. Returns (responses, bytes of
-        records, whether a partition failed, the logs read)."""
-        remaining = body["max_bytes"]
+    def _fetch_partitions(self, body: dict, version: int) -> list[FetchPartition]:
+        """The request's partitions; v13+ name topics by id (a topic unknown by its id keeps
+        a None name and is answered UNKNOWN_TOPIC_ID)."""
+        out = []
+        for topic in body["topics"]:
+            if version >= 13:
+                topic_id = topic["topic_id"]
+                name = self.topic_ids.cached_name(topic_id)  # checked when read (log_by_id)
+                key = topic_id
+            else:
+                topic_id, name = ZERO, topic["topic"]
+                key = name
+            for p in topic["partitions"]:
+                out.append(FetchPartition((key, p["partition"]), name, topic_id, p["partition"], p))
+        return out
+
+    @staticmethod
+    def _forgotten(body: dict, version: int) -> list:
+        return [(t["topic_id"] if version >= 13 else t["topic"], p)
+                for t in body["forgotten_topics_data"] for p in t["partitions"]]
+
+    def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int):
+        """Read every wanted partition, in order. Returns (answers, bytes of records, whether
+        a partition failed, the logs read); each answer carries its topic's name and id."""
+        remaining = max_bytes
         total = 0
         failed = False
         logs = []
-        responses = []
-        for topic in body["topics"]:
-            name = topic["topic"]
-            parts = []
-            for p in topic["partitions"]:
-                part = {"partition_index": p["partition"], "error_code": E.NONE, "high_watermark": -1,
-                        "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
-                        "preferred_read_replica": -1, "records": b""}
-                try:
-                    plog = self.log(name, p["partition"])
-                    logs.append(plog)
-                    limit = min(p["partition_max_bytes"], remaining)
-                    try:
-                        # At least one batch when nothing was returned yet, even above the
-                        # limits (KIP-74); after that, only whole batches within them.
-                        data, start, end = plog.read_with_offsets(p["fetch_offset"], max(limit, 0))
-                        if total and len(data) > limit:
-                            data = _whole_batches(data, limit)
-                    except OffsetOutOfRangeError:
-                        part["error_code"] = E.OFFSET_OUT_OF_RANGE
-                        failed = True
-                        data, start, end = b"", plog.log_start_offset, plog.log_end_offset
-                    part["records"] = data
-                    total += len(data)
-                    remaining -= len(data)
-                    part["high_watermark"] = part["last_stable_offset"] = end
-                    part["log_start_offset"] = start
-                except KafkaError as exc:
-                    part["error_code"] = exc.code
-                    part["records"] = b""
-                    failed = True
-                parts.append(part)
-            responses.append({"topic": name, "partitions": parts})
-        return responses, total, failed, logs
+        answers = []
+        for want in wanted:
+            part = {"topic": want.topic, "topic_id": want.topic_id,
+                    "partition_index": want.partition, "error_code": E.NONE, "high_watermark": -1,
+                    "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
+                    "preferred_read_replica": -1, "records": b""}
+            answers.append(part)
+            try:
+                plog = (self.log_by_id(want.topic, want.topic_id, want.partition) if version >= 13
+                        else self.log(want.topic, want.partition))
+                want.topic = plog.topic
+            except KafkaError as exc:
+                part["error_code"] = exc.code
+                failed = True
+                continue
+            logs.append(plog)
+            epoch = plog.leader_epoch
+            code = check_leader_epoch(want.current_leader_epoch, epoch)
+            if code != E.NONE:
+                part["error_code"] = code
+                if code == E.FENCED_LEADER_EPOCH:  # KIP-951: say who leads now
+                    part["current_leader"] = {"leader_id": self.broker.node_id, "leader_epoch": epoch}
+                failed = True
+                continue
+            limit = min(want.max_bytes, remaining)
+            try:
+                if want.last_fetched_epoch >= 0 and self._diverging(plog, want, part):
+                    continue
+                # At least one batch when nothing was returned yet, even above the
+                # limits (KIP-74); after that, only whole batches within them.
+                data, start, end = plog.read_with_offsets(want.fetch_offset, max(limit, 0))
+                if total and len(data) > limit:
+                    data = _whole_batches(data, limit)
+            except OffsetOutOfRangeError:
+                part["error_code"] = E.OFFSET_OUT_OF_RANGE
+                failed = True
+                data, start, end = b"", plog.log_start_offset, plog.log_end_offset
+            except KafkaError as exc:
+                part["error_code"] = exc.code
+                failed = True
+                continue
+            part["records"] = data
+            total += len(data)
+            remaining -= len(data)
+            part["high_watermark"] = part["last_stable_offset"] = end
+            part["log_start_offset"] = start
+        return answers, total, failed, logs
+
+
+    def _diverging(self, plog, want: FetchPartition, part: dict) -> bool:
+        """KIP-320/KIP-595: a fetcher saying which epoch its last fetched batch had learns,
+        instead of records, where its log diverged from the leader's. True when it did."""
+        end_log = plog.log_end_offset
+        epoch, end = leader_epochs.end_offset_for(plog.leader_epoch_entries(), want.last_fetched_epoch, end_log)
+        if epoch == leader_epochs.UNDEFINED_EPOCH or end == leader_epochs.UNDEFINED_EPOCH_OFFSET:
+            raise OffsetOutOfRangeError(f"Last fetched epoch {want.last_fetched_epoch} is unknown")
+        if epoch < want.last_fetched_epoch or end < want.fetch_offset:
+            part["diverging_epoch"] = {"epoch": epoch, "end_offset": end}
+            part["high_watermark"] = part["last_stable_offset"] = end_log
+            part["log_start_offset"] = plog.log_start_offset
+            return True
+        return False
 
     # ------------------------------------------------------------------ ListOffsets
     async def list_offsets(self, request) -> dict:
+        """Kafka's ReplicaManager.fetchOffset on a lone leader: a partition named twice is
+        INVALID_REQUEST, a special timestamp the version does not know UNSUPPORTED_VERSION."""
+        version = request.api_version
+        known = {ts for since, ts in _SPECIAL_TIMESTAMPS if version >= since}
+        named = [(t["name"], p["partition_index"]) for t in request.body["topics"] for p in t["partitions"]]
+        twice = {tp for tp in named if named.count(tp) > 1} if len(named) != len(set(named)) else set()
         topics = []
         for topic in request.body["topics"]:
             name = topic["name"]
             parts = []
             for p in topic["partitions"]:
                 part = {"partition_index": p["partition_index"], "error_code": E.NONE,
-                        "timestamp": -1, "offset": -1}
+                        "timestamp": -1, "offset": -1, "leader_epoch": -1}
+                ts = p["timestamp"]
                 try:
-                    plog = self.log(name, p["partition_index"])
-                    ts = p["timestamp"]
-                    # v1-3 know only latest (-1) and earliest (-2) among the special timestamps
-                    if ts < 0 and ts not in (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP):
+                    if (name, p["partition_index"]) in twice:
                         part["error_code"] = E.INVALID_REQUEST
+                    elif ts < 0 and ts not in known:
+                        part["error_code"] = E.UNSUPPORTED_VERSION
                     else:
-                        found = plog.list_offset(ts)
-                        if found is not None:
-                            part["offset"], part["timestamp"] = found
+                        self._list_offset(name, p, part)
                 except KafkaError as exc:
                     part["error_code"] = exc.code
                 parts.append(part)
             topics.append({"name": name, "partitions": parts})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def _list_offset(self, topic: str, request: dict, part: dict) -> None:
+        plog = self.log(topic, request["partition_index"])
+        code = check_leader_epoch(request["current_leader_epoch"], plog.leader_epoch)
+        if code != E.NONE:
+            part["error_code"] = code
+            return
+        found = plog.list_offset(request["timestamp"])
+        if found is not None:
+            part["offset"], part["timestamp"] = found
+            part["leader_epoch"] = leader_epochs.epoch_at(plog.leader_epoch_entries(), found[0])
+
+    # ------------------------------------------------------------------ OffsetForLeaderEpoch
+    async def offset_for_leader_epoch(self, request) -> dict:
+        """Where each asked epoch ended, from the partition's leader-epoch cache (KIP-101,
+        used by consumers to validate their position after a leader change, KIP-320)."""
+        topics = []
+        for topic in request.body["topics"]:
+            parts = []
+            for p in topic["partitions"]:
+                part = {"error_code": E.NONE, "partition": p["partition"], "leader_epoch": -1, "end_offset": -1}
+                try:
+                    plog = self.log(topic["topic"], p["partition"])
+                    code = check_leader_epoch(p["current_leader_epoch"], plog.leader_epoch)
+                    if code != E.NONE:
+                        part["error_code"] = code
+                    else:
+                        part["leader_epoch"], part["end_offset"] = leader_epochs.end_offset_for(
+                            plog.leader_epoch_entries(), p["leader_epoch"], plog.log_end_offset)
+                except KafkaError as exc:
+                    part["error_code"] = exc.code
+                parts.append(part)
+            topics.append({"topic": topic["topic"], "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
 
     # ------------------------------------------------------------------ InitProducerId
@@ -346,6 +470,39 @@ class DataHandlers:
         if now >= self._next_expiry:
             self._next_expiry = now + 600
             self.producers.expire(int(time.time() * 1000) - EXPIRATION_MS)
+
+
+def _refuse_internal(topic: str) -> None:
+    if topic_names.is_internal(topic):
+        raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
+
+
+def _by_topic(answers: list[dict]) -> list[dict]:
+    """Fetch answers grouped into topics, consecutive partitions of a topic together."""
+    out = []
+    for answer in answers:
+        name, topic_id = answer.pop("topic"), answer.pop("topic_id")
+        if not out or out[-1]["topic"] != name or out[-1]["topic_id"] != topic_id:
+            out.append({"topic": name or "", "topic_id": topic_id, "partitions": []})
+        out[-1]["partitions"].append(answer)
+    return out
+
+
+def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> None:
+    """When a compacted topic refused the batch for records without keys, fill Kafka's
+    per-record errors in `result` (Produce v8+: record_errors, error_message)."""
+    if "compact" not in plog.config["cleanup.policy"]:
+        return
+    keyless = [i for i, r in enumerate(records.decode_records(batch, 0, header)) if r.key is None]
+    if not keyless:
+        return
+    message = (f"Compacted topic cannot accept message without key in topic partition "
+               f"{plog.topic}-{plog.partition}")
+    result["log_start_offset"] = plog.log_start_offset
+    result["record_errors"] = [{"batch_index": i, "batch_index_error_message": message} for i in keyless]
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')" for i in keyless[:3])
+    result["error_message"] = (f"One or more records have been rejected due to {len(keyless)} record errors "
+                               f"in total, and only showing the first three errors at most: [{shown}]")
 
 
 def _whole_batches(data: bytes, limit: int) -> bytes:

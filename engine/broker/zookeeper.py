@@ -463,6 +463,12 @@ class ZooKeeperSync:
             self.zk.set(path, encode_partition_state(leader, leader_epoch + 1, [leader], epoch), version=stat.version)
             self._states[(name, p)] = (leader, leader_epoch + 1)
 
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch as this broker last wrote or read it in its state znode
+        (0 before it took the leadership): what its appends stamp and its answers report."""
+        state = self._states.get((topic, partition))
+        return state[1] if state is not None and state[0] == self.node_id and state[1] >= 0 else 0
+
     # ------------------------------------------------------------------ reconcile (event loop)
     def _local_signature(self) -> dict[str, int]:
         store = self.engine.store

@@ -57,13 +57,8 @@ Module map:
 - ``types``: primitive readers/writers (ints, varints, strings, bytes, records,
   arrays, compact forms, tagged-field sections).
 
-Served versions (all non-flexible except ApiVersions v3 and DescribeCluster v0):
-Produce 3-7, Fetch 4-11, ListOffsets 1-3, Metadata 0-4, OffsetCommit 2-5,
-OffsetFetch 1-5, FindCoordinator 0-2, JoinGroup 0-5, Heartbeat 0-3,
-LeaveGroup 0-1, SyncGroup 0-3, DescribeGroups 0-4, ListGroups 0-2,
-ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-3, DeleteRecords 0-1,
-InitProducerId 0-1, DescribeConfigs 0-1, CreatePartitions 0-1, DeleteGroups 0-1,
-OffsetDelete 0, DescribeCluster 0-1, AlterConfigs 0-1, IncrementalAlterConfigs 0.
+Served versions: ``SUPPORTED_VERSIONS`` in messages.py (docs/protocol.md has the table);
+the codecs cover every version Kafka 4.4 defines, flexible ones included.
 """
 
 from .errors import (

@@ -198,6 +198,7 @@ INVALID_VOTER_KEY = 125
 DUPLICATE_VOTER = 126
 VOTER_NOT_FOUND = 127
 INVALID_REGULAR_EXPRESSION = 128
+REBOOTSTRAP_REQUIRED = 129
 
 ERROR_NAMES: dict[int, str] = {
     code: name for name, code in list(globals().items())

@@ -19,7 +19,7 @@ import struct
 from .errors import (
     DecodeError, EncodeError, MalformedFrame, UnknownApiKey, UnsupportedVersion,
 )
-from .messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey
+from .messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey, advertised
 from .types import read_int16, read_nullable_string, skip_tagged_fields, write_nullable_string
 
 __all__ = [
@@ -34,6 +34,10 @@ _I32 = struct.Struct(">i")
 _REQUEST_HEADER = struct.Struct(">hhi")
 _API_VERSIONS = int(ApiKey.API_VERSIONS)
 _UNSUPPORTED_VERSION = 35
+# librdkafka's Metadata v9+ for all topics leaves its 4-byte placeholder for the topic count
+# in the frame (a null compact array, then the other fields shifted): Kafka, which never
+# checks for bytes after a body, reads it, and so does pk, ignoring what follows the body.
+_METADATA = int(ApiKey.METADATA)
 
 
 class Request:
@@ -134,7 +138,7 @@ def parse_request(frame) -> Request:
         if flexible:
             pos = skip_tagged_fields(mv, pos)
         body, pos = schema.reader(api_version, flexible)(mv, pos)
-        if pos != len(mv):
+        if pos != len(mv) and not (api_key == _METADATA and flexible):
             raise DecodeError(f"{len(mv) - pos} trailing bytes after the body")
     except DecodeError as e:
         raise MalformedFrame(f"{schema.name} v{api_version}: {e}", api_key=api_key,
@@ -189,7 +193,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
 def api_versions_body(versions: dict[int, tuple[int, int]] | None = None,
                       error_code: int = 0) -> dict:
     """The ApiVersions response body advertising ``versions`` (default: SUPPORTED_VERSIONS)."""
-    versions = SUPPORTED_VERSIONS if versions is None else versions
+    versions = advertised(SUPPORTED_VERSIONS if versions is None else versions)
     return {
         "error_code": error_code,
         "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi}
@@ -208,7 +212,7 @@ def api_versions_fallback(correlation_id: int,
     getErrorResponse``); clients only need that entry, and the whole list,
     which pk sends, worked with every client tested.
     Pass ``versions={18: (0, 3)}`` for the Java form."""
-    versions = SUPPORTED_VERSIONS if versions is None else versions
+    versions = advertised(SUPPORTED_VERSIONS if versions is None else versions)
     body = struct.pack(">ihi", correlation_id, _UNSUPPORTED_VERSION, len(versions))
     body += b"".join(struct.pack(">hhh", k, lo, hi) for k, (lo, hi) in versions.items())
     return _I32.pack(len(body)) + body

@@ -1,0 +1,168 @@
+"""Handlers of the cluster's description: Metadata and DescribeTopicPartitions (KIP-966).
+
+One broker leads every partition, alone in its ISR; the leader epoch is the partition's
+(0, or ZooKeeper mode's). There are no ACLs: asked for authorized operations, the broker
+answers every operation Kafka grants a super user; not asked, INT32_MIN.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from .. import topic_names
+from ..errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
+from ..protocol import ApiKey
+from ..protocol.messages import INT32_MIN
+from ..protocol import errors as E
+from .topic_ids import ZERO
+
+# Kafka's AclOperation codes as a bitfield (bit n = code n), what Kafka 4.4 reports for a user
+# allowed everything: a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS; the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS, IDEMPOTENT_WRITE.
+TOPIC_OPERATIONS = 3576
+CLUSTER_OPERATIONS = 8096
+# Kafka's max.request.partition.size.limit: the most partitions one DescribeTopicPartitions
+# answer holds.
+MAX_PARTITIONS_PER_RESPONSE = 2000
+
+
+class MetadataHandlers:
+    def __init__(self, broker, data):
+        self.broker = broker
+        self.engine = broker.engine
+        self.data = data  # logs, topic ids and leader epochs
+        broker.register(ApiKey.METADATA, self.metadata)
+        broker.register(ApiKey.DESCRIBE_TOPIC_PARTITIONS, self.describe_topic_partitions)
+
+    def _broker_entry(self) -> dict:
+        return {"node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port,
+                "rack": None}
+
+    def _partition(self, topic: str, partition: int) -> dict:
+        node = self.broker.node_id
+        return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
+                "leader_epoch": self.data.leader_epoch(topic, partition),
+                "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
+
+    def _unknown(self, name: str | None, code: int = E.UNKNOWN_TOPIC_OR_PARTITION,
+                 topic_id: uuid.UUID = ZERO) -> dict:
+        return {"error_code": code, "name": name, "topic_id": topic_id,
+                "is_internal": name is not None and topic_names.is_internal(name), "partitions": [],
+                "topic_authorized_operations": INT32_MIN}
+
+    def topic_metadata(self, name: str, operations: int = INT32_MIN) -> dict:
+        try:
+            meta = self.engine.topic(name)
+        except UnknownTopicOrPartitionError:
+            return self._unknown(name)
+        return {
+            "error_code": E.NONE, "name": name, "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
+            "is_internal": topic_names.is_internal(name),
+            "partitions": [self._partition(name, p) for p in sorted(meta.assignment)],
+            "topic_authorized_operations": operations,
+        }
+
+    # ------------------------------------------------------------------ Metadata
+    async def metadata(self, request) -> dict:
+        body = request.body
+        version = request.api_version
+        requested = body["topics"]
+        operations = TOPIC_OPERATIONS if body["include_topic_authorized_operations"] else INT32_MIN
+        topics = []
+        if requested is None or (version == 0 and not requested):
+            names = self.engine.list_topics()  # all topics (v0: an empty list means all)
+        else:
+            names = []
+            for wanted in requested:
+                if wanted["name"] is not None:
+                    names.append(wanted["name"])
+                    continue
+                # v10+: a topic named by its id (Kafka lists the unknown ids first)
+                name = self.data.topic_ids.name_of(wanted["topic_id"])
+                if name is None:
+                    topics.append(self._unknown(None, E.UNKNOWN_TOPIC_ID, wanted["topic_id"]))
+                else:
+                    names.append(name)
+        created: set[str] = set()
+        if requested and body["allow_auto_topic_creation"] and self.broker.config.get_bool("auto.create.topics.enable"):
+            created = {name for name in names if self._auto_create(name)}
+        # Kafka (KRaft) answers the request that auto-creates a topic with
+        # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
+        topics += [self._unknown(n) if n in created else self.topic_metadata(n, operations) for n in names]
+        return {
+            "throttle_time_ms": 0,
+            "brokers": [self._broker_entry()],
+            "cluster_id": self.engine.cluster_id,
+            "controller_id": self.broker.node_id,
+            "topics": topics,
+            "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
+                                              else INT32_MIN),
+            "error_code": E.NONE,
+        }
+
+    def _auto_create(self, name: str) -> bool:
+        """Create a topic a Metadata request names; True when this call created it."""
+        try:
+            self.engine.topic(name)
+        except UnknownTopicOrPartitionError:
+            try:
+                self.engine.create_topic(name)
+                return True
+            except KafkaError:
+                pass  # invalid name, or created meanwhile: the metadata answer tells
+        return False
+
+    # ------------------------------------------------------------------ DescribeTopicPartitions
+    async def describe_topic_partitions(self, request) -> dict:
+        """Kafka's DescribeTopicPartitionsRequestHandler: topics sorted by name, from the
+        cursor on, at most response_partition_limit partitions (and at most 2000); the next
+        cursor says where the answer stopped."""
+        body = request.body
+        cursor = body["cursor"]
+        start_topic = cursor["topic_name"] if cursor is not None else ""
+        fetch_all = not body["topics"]
+        if fetch_all:
+            names = [n for n in self.engine.list_topics() if n >= start_topic]
+        else:
+            names = sorted({t["name"] for t in body["topics"] if t["name"] >= start_topic})
+        if cursor is not None and ((not fetch_all and start_topic not in names) or cursor["partition_index"] < 0):
+            return {"throttle_time_ms": 0, "next_cursor": None,
+                    "topics": [{**self._unknown(t["name"], E.INVALID_REQUEST), "topic_authorized_operations": INT32_MIN}
+                               for t in body["topics"]]}
+        remaining = max(min(MAX_PARTITIONS_PER_RESPONSE, body["response_partition_limit"]), 1)
+        topics = []
+        next_cursor = None
+        for name in names:
+            if remaining == 0:
+                next_cursor = {"topic_name": name, "partition_index": 0}
+                break
+            try:
+                meta = self.engine.topic(name)
+            except UnknownTopicOrPartitionError:
+                if not fetch_all:
+                    topics.append({**self._unknown(name, _unknown_code(name)),
+                                   "topic_authorized_operations": TOPIC_OPERATIONS})
+                continue
+            first = cursor["partition_index"] if cursor is not None and name == start_topic else 0
+            indexes = sorted(meta.assignment)
+            shown = [p for p in indexes if p >= first][:remaining]
+            topics.append({"error_code": E.NONE, "name": name,
+                           "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
+                           "is_internal": topic_names.is_internal(name),
+                           "partitions": [{**self._partition(name, p), "eligible_leader_replicas": [],
+                                           "last_known_elr": []} for p in shown],
+                           "topic_authorized_operations": TOPIC_OPERATIONS})
+            if shown and shown[-1] != indexes[-1]:
+                next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}
+                break
+            remaining -= len(shown)
+        return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
+
+
+def _unknown_code(name: str) -> int:
+    try:
+        topic_names.validate(name)
+    except InvalidTopicError:
+        return E.INVALID_TOPIC_EXCEPTION
+    return E.UNKNOWN_TOPIC_OR_PARTITION
