@@ -431,8 +431,10 @@ class PartitionLog:
         self._bump(cache_current=True)
         return new
 
-    def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None) -> list[tuple[int, int]]:
-        """Append producer batches (offsets are reassigned); returns (first, last) offsets of each."""
+    def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None, *,
+                       markers: bool = False) -> list[tuple[int, int]]:
+        """Append producer batches (offsets are reassigned); returns (first, last) offsets of each.
+        Control batches only with `markers` (the transaction coordinator's end markers)."""
         max_bytes = self.config["max.message.bytes"]
         headers = []
         for batch in batches:
@@ -441,7 +443,7 @@ class PartitionLog:
                 raise RecordTooLargeError(
                     f"The request included a message larger than the max message size the server "
                     f"will accept ({header.size} > {max_bytes}).")
-            if header.is_control:
+            if header.is_control and not markers:
                 raise InvalidRecordError("Control batches cannot be produced")
             headers.append(header)
         if "compact" in self.config["cleanup.policy"]:

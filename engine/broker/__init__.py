@@ -5,10 +5,11 @@ Knows nothing of sockets: the server (engine/server.py) hands it decoded request
 `async def handler(request) -> body dict | None` (None: send no response, as for a Produce
 with acks=0), registered by a handler module:
 
-- data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId
+- data.py: ApiVersions, Metadata, Produce, Fetch, ListOffsets
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
+- transactions.py: the transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -40,11 +41,12 @@ class Broker:
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
-        from . import admin, data, groups  # each registers its handlers
+        from . import admin, data, groups, transactions  # each registers its handlers
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
         self.groups = groups.GroupHandlers(self)
+        self.transactions = transactions.TransactionHandlers(self)
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
 
     # ------------------------------------------------------------------ registry
@@ -76,7 +78,7 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups):
+        for part in (self.data, self.admin, self.groups, self.transactions):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

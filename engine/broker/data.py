@@ -1,4 +1,4 @@
-"""Handlers of the data path: ApiVersions, Metadata, Produce, Fetch, ListOffsets, InitProducerId.
+"""Handlers of the data path: ApiVersions, Metadata, Produce, Fetch, ListOffsets.
 
 Produce stores each partition's record batch as the client sent it (compressed or not): the
 batch is validated (docs/protocol.md), checked against its producer's sequence state
@@ -7,6 +7,12 @@ which assigns its offsets by rewriting the 8 bytes outside the CRC. Fetch serves
 straight from the segment files and long-polls: it sleeps until an append in this process
 (Broker.notify_data) or, for appends by other processes on the same data directory, until
 a cheap re-check (PartitionLog.change_token) sees the log change.
+
+Transactions (the coordinator is transactions.py) show here in three places: a transactional
+batch is appended only into a partition of its producer's open transaction; Fetch and
+ListOffsets answer the last stable offset (the first offset of the earliest open transaction,
+else the high watermark), and a read_committed Fetch stops there and lists the aborted
+transactions its records overlap (from the segments' .txnindex).
 
 Everything runs on the event loop: an append or a read is a few system calls, and each
 connection's requests are answered in order anyway.
@@ -18,7 +24,7 @@ import asyncio
 import logging
 import time
 
-from .. import records, topic_names
+from .. import records, topic_names, txn_index
 from ..errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -64,7 +70,6 @@ class DataHandlers:
         broker.register(ApiKey.PRODUCE, self.produce)
         broker.register(ApiKey.FETCH, self.fetch)
         broker.register(ApiKey.LIST_OFFSETS, self.list_offsets)
-        broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
 
     # ------------------------------------------------------------------ logs
     def log(self, topic: str, partition: int):
@@ -144,9 +149,7 @@ class DataHandlers:
         acks = body["acks"]
         now_ms = int(time.time() * 1000)
         refusal = None
-        if body["transactional_id"] is not None:
-            refusal = _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "pk's broker has no transactions")
-        elif acks not in (-1, 0, 1):
+        if acks not in (-1, 0, 1):
             refusal = _refused(E.INVALID_REQUIRED_ACKS, f"Invalid required acks {acks}")
         responses = []
         failures = []
@@ -161,7 +164,8 @@ class DataHandlers:
                     if refusal is not None:
                         raise refusal
                     appended |= self._produce_partition(name, pdata["index"], pdata["records"],
-                                                        request.api_version, acks, now_ms, result)
+                                                        request.api_version, acks, now_ms, result,
+                                                        body["transactional_id"])
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
@@ -180,7 +184,7 @@ class DataHandlers:
         return {"responses": responses, "throttle_time_ms": 0}
 
     def _produce_partition(self, topic: str, partition: int, data, version: int, acks: int,
-                           now_ms: int, result: dict) -> bool:
+                           now_ms: int, result: dict, transactional_id: str | None = None) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended."""
         if topic_names.is_internal(topic):
             raise InvalidTopicError(f"Producing to the internal topic {topic} is not allowed")
@@ -192,6 +196,8 @@ class DataHandlers:
                            f"The size of the current ISR Set({self.broker.node_id}) is insufficient to "
                            f"satisfy the min.isr requirement of {config['min.insync.replicas']} for "
                            f"partition {topic}-{partition}")
+        if header.is_transactional:
+            self._check_transactional(header, transactional_id, topic, partition)
         state = None
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
@@ -237,12 +243,24 @@ class DataHandlers:
         if header.compression == 4 and version < 7:
             raise _refused(E.UNSUPPORTED_COMPRESSION_TYPE,
                            "Produce requests with version below 7 may not carry zstd batches")
-        if header.is_transactional or header.is_control:
-            raise InvalidRecordError("Transactional and control batches cannot be produced to pk's broker")
+        if header.is_control:
+            raise InvalidRecordError("Control batches cannot be produced: only the transaction coordinator writes them")
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise InvalidRecordError(f"Invalid sequence number {header.base_sequence} for producer "
                                      f"{header.producer_id}")
         return header
+
+    def _check_transactional(self, header: records.BatchHeader, transactional_id: str | None,
+                             topic: str, partition: int) -> None:
+        """A transactional batch goes only into a partition its producer added to its open
+        transaction (AddPartitionsToTxn), with the transaction's current epoch."""
+        if transactional_id is None or header.producer_id < 0:
+            raise InvalidRecordError("A transactional batch needs a transactional id and a producer id")
+        code = self.broker.transactions.partition_in_transaction(
+            transactional_id, header.producer_id, header.producer_epoch, topic, partition)
+        if code != E.NONE:
+            raise _refused(code, f"Transactional batch of producer {header.producer_id} (epoch "
+                                 f"{header.producer_epoch}) to {topic}-{partition}: {E.error_name(code)}")
 
     # ------------------------------------------------------------------ Fetch
     async def fetch(self, request) -> dict:
@@ -273,6 +291,7 @@ class DataHandlers:
         failed = False
         logs = []
         responses = []
+        read_committed = body["isolation_level"] == 1
         for topic in body["topics"]:
             name = topic["topic"]
             parts = []
@@ -294,10 +313,13 @@ class DataHandlers:
                         part["error_code"] = E.OFFSET_OUT_OF_RANGE
                         failed = True
                         data, start, end = b"", plog.log_start_offset, plog.log_end_offset
+                    lso = self.last_stable_offset(plog, end)
+                    if read_committed:
+                        data = self._committed_view(plog, p["fetch_offset"], data, lso, part)
                     part["records"] = data
                     total += len(data)
                     remaining -= len(data)
-                    part["high_watermark"] = part["last_stable_offset"] = end
+                    part["high_watermark"], part["last_stable_offset"] = end, lso
                     part["log_start_offset"] = start
                 except KafkaError as exc:
                     part["error_code"] = exc.code
@@ -306,6 +328,32 @@ class DataHandlers:
                 parts.append(part)
             responses.append({"topic": name, "partitions": parts})
         return responses, total, failed, logs
+
+    def last_stable_offset(self, plog, end: int) -> int:
+        """The first offset of the partition's earliest open transaction, else `end` (the
+        high watermark)."""
+        state = self.producers.loaded(plog)
+        first = state.first_unstable_offset() if state is not None else None
+        return end if first is None or first > end else first
+
+    @staticmethod
+    def _committed_view(plog, fetch_offset: int, data, lso: int, part: dict):
+        """A read_committed answer: the batches below the last stable offset, and the aborted
+        transactions they overlap (the consumer drops their records)."""
+        if data and records.last_offset(data, -1) >= lso:
+            end = 0
+            for pos, header in records.iter_batches(data):
+                if header.base_offset >= lso:
+                    break
+                end = pos + header.size
+            data = data[:end]
+        upper = records.last_offset(data, fetch_offset - 1) + 1
+        segments = plog.segments
+        paths = [txn_index.path_for(plog.dir, seg.base_offset) for i, seg in enumerate(segments)
+                 if i + 1 == len(segments) or segments[i + 1].base_offset > fetch_offset]
+        part["aborted_transactions"] = [{"producer_id": a.producer_id, "first_offset": a.first_offset}
+                                        for a in txn_index.collect(paths, fetch_offset, upper)]
+        return data
 
     # ------------------------------------------------------------------ ListOffsets
     async def list_offsets(self, request) -> dict:
@@ -324,6 +372,8 @@ class DataHandlers:
                         part["error_code"] = E.INVALID_REQUEST
                     else:
                         found = plog.list_offset(ts)
+                        if found is not None and ts == LATEST_TIMESTAMP and request.body["isolation_level"] == 1:
+                            found = (self.last_stable_offset(plog, found[0]), found[1])
                         if found is not None:
                             part["offset"], part["timestamp"] = found
                 except KafkaError as exc:
@@ -331,14 +381,6 @@ class DataHandlers:
                 parts.append(part)
             topics.append({"name": name, "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
-
-    # ------------------------------------------------------------------ InitProducerId
-    async def init_producer_id(self, request) -> dict:
-        if request.body["transactional_id"] is not None:
-            return {"throttle_time_ms": 0, "error_code": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                    "producer_id": -1, "producer_epoch": -1}
-        return {"throttle_time_ms": 0, "error_code": E.NONE,
-                "producer_id": self.producers.ids.allocate(), "producer_epoch": 0}
 
     # ------------------------------------------------------------------ upkeep
     def _retention_interval(self) -> float:

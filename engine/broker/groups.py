@@ -166,8 +166,8 @@ class GroupHandlers:
 
     # ================================================================== FindCoordinator
     async def find_coordinator(self, request) -> dict:
-        if request.body["key_type"] != 0:
-            # Transaction coordinators are not served.
+        if request.body["key_type"] not in (0, 1):
+            # 0: a group's coordinator, 1: a transactional id's: this broker is both.
             return {"throttle_time_ms": 0, "error_code": E.COORDINATOR_NOT_AVAILABLE,
                     "error_message": "The coordinator is not available.", "node_id": -1, "host": "", "port": -1}
         return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,

@@ -41,7 +41,12 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.CREATE_TOPICS: (2, 4),
     ApiKey.DELETE_TOPICS: (1, 3),
     ApiKey.DELETE_RECORDS: (0, 1),
-    ApiKey.INIT_PRODUCER_ID: (0, 1),
+    ApiKey.INIT_PRODUCER_ID: (0, 5),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 4),
+    ApiKey.END_TXN: (0, 5),
+    ApiKey.WRITE_TXN_MARKERS: (1, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 6),
     ApiKey.DESCRIBE_CONFIGS: (1, 1),
     ApiKey.ALTER_CONFIGS: (0, 1),
     ApiKey.CREATE_PARTITIONS: (0, 1),
@@ -49,6 +54,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 0),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),
 }.items()}
 
 assert all(REQUESTS[k].min_version <= lo <= hi <= REQUESTS[k].max_version
