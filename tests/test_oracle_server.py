@@ -510,9 +510,6 @@ def test_producer_perf(pair):
     pair.check()
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks transactions: FindCoordinator v0+ for key type 1 (TRANSACTION), "
-                          "AddPartitionsToTxn v0+ and EndTxn v0+ (Kafka 4.4's kafka-producer-perf-test "
-                          "--transactional-id needs them)", strict=True)
 def test_producer_perf_transactional(pair):
     t = P + "pperf-tx"
     create(pair, t)

@@ -416,7 +416,9 @@ def test_frame_round_trip_every_request_and_response(key, version):
 
 def test_only_api_versions_3_and_describe_cluster_are_flexible():
     flexible = [(k, v) for k, v in ALL if REQUESTS[k].is_flexible(v)]
-    assert flexible == [(18, 3), (60, 0), (60, 1)]
+    transactions = [(22, 2), (22, 3), (22, 4), (22, 5), (24, 3), (24, 4), (24, 5), (25, 3), (25, 4), (26, 3),
+                    (26, 4), (26, 5), (27, 1), (27, 2), (28, 3), (28, 4), (28, 5), (28, 6)]
+    assert flexible == [(18, 3)] + transactions + [(60, 0), (60, 1), (65, 0), (66, 0), (66, 1), (66, 2)]
     assert all(RESPONSES[k].is_flexible(v) == REQUESTS[k].is_flexible(v) for k, v in ALL)
 
 
@@ -424,8 +426,9 @@ def test_profile_matches_reference():
     assert SUPPORTED_VERSIONS == {
         0: (3, 7), 1: (4, 11), 2: (1, 3), 3: (0, 4), 8: (2, 5), 9: (1, 5), 10: (0, 2),
         11: (0, 5), 12: (0, 3), 13: (0, 1), 14: (0, 3), 15: (0, 4), 16: (0, 2), 18: (0, 3),
-        19: (2, 4), 20: (1, 3), 21: (0, 1), 22: (0, 1), 32: (1, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
-        44: (0, 0), 47: (0, 0), 60: (0, 1)}
+        19: (2, 4), 20: (1, 3), 21: (0, 1), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2),
+        28: (0, 6), 32: (1, 1), 33: (0, 1), 37: (0, 1), 42: (0, 1),
+        44: (0, 0), 47: (0, 0), 60: (0, 1), 65: (0, 0), 66: (0, 2)}
     assert list(SUPPORTED_VERSIONS) == sorted(SUPPORTED_VERSIONS)
     # the codecs cover every version Kafka defines; the served ranges lie inside them
     for key, (lo, hi) in SUPPORTED_VERSIONS.items():

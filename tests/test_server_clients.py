@@ -205,7 +205,7 @@ def test_api_versions_advertises_the_profile_and_nothing_more(server):
     assert answer["error_code"] == 0
     assert all(kp.SUPPORTED_VERSIONS[k] == v for k, v in advertised.items())
     assert {0: (3, 7), 1: (4, 11), 2: (1, 3), 3: (0, 4), 18: (0, 3), 19: (2, 4), 20: (1, 3),
-            21: (0, 1), 22: (0, 1), 32: (1, 1), 33: (0, 1), 37: (0, 1), 44: (0, 0),
+            21: (0, 1), 22: (0, 5), 32: (1, 1), 33: (0, 1), 37: (0, 1), 44: (0, 0),
             60: (0, 1)}.items() <= advertised.items()
     assert not {17, 23, 36, 68, 69} & advertised.keys()
 

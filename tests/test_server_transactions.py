@@ -365,3 +365,143 @@ def _recv(sock, n):
         assert chunk, "connection closed"
         buf += chunk
     return buf
+
+
+def _produce_body(topic, partition, batch, transactional_id):
+    return {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 5000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
+
+
+def test_protocol_versions_of_the_transaction_apis(server):
+    """InitProducerId v0-5 (KIP-360 bump, fencing and its pre-KIP-588 error), AddPartitionsToTxn
+    v3 (a client's) and v4+ (batched, verify_only), a transactional Produce into a partition
+    not added, TxnOffsetCommit v6 (topic ids), EndTxn v5 (the epoch answered), WriteTxnMarkers."""
+    from pk.engine.records import encode_batch
+    E = kp.errors
+    topic = "txn-protocol"
+    create(server.bootstrap, topic, 2)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+        first = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 0, {"transactional_id": "tid-proto",
+                                                            "transaction_timeout_ms": 60000})
+        assert first["error_code"] == E.NONE and first["producer_epoch"] == 0
+        pid = first["producer_id"]
+        # v3+: re-initialising with the current id and epoch bumps the epoch (KIP-360)
+        bumped = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-proto",
+                      "transaction_timeout_ms": 60000, "producer_id": pid, "producer_epoch": 0})
+        assert (bumped["error_code"], bumped["producer_id"], bumped["producer_epoch"]) == (E.NONE, pid, 1)
+        # a stale epoch is fenced: PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH before
+        for version, code in ((4, E.PRODUCER_FENCED), (3, E.INVALID_PRODUCER_EPOCH)):
+            stale = call(sock, kp.ApiKey.INIT_PRODUCER_ID, version, {"transactional_id": "tid-proto",
+                         "transaction_timeout_ms": 60000, "producer_id": pid, "producer_epoch": 7})
+            assert stale["error_code"] == code, version
+        epoch = 1
+        batch = encode_batch([(None, b"v", (), int(time.time() * 1000))], producer_id=pid,
+                             producer_epoch=epoch, base_sequence=0, transactional=True)
+        # not added to the transaction yet: refused
+        resp = call(sock, kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
+        assert resp["responses"][0]["partition_responses"][0]["error_code"] == E.INVALID_TXN_STATE
+        # AddPartitionsToTxn v3: partition 0, and an unknown partition fails the whole request
+        added = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 3, {
+            "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch,
+            "v3_and_below_topics": [{"name": topic, "partitions": [0, 9]}]})
+        codes = {r["partition_index"]: r["partition_error_code"]
+                 for r in added["results_by_topic_v3_and_below"][0]["results_by_partition"]}
+        assert codes == {0: E.OPERATION_NOT_ATTEMPTED, 9: E.UNKNOWN_TOPIC_OR_PARTITION}
+        added = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 2, {
+            "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+        assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == E.NONE
+        # v4+: batched by transactional id; verify_only checks without adding
+        verified = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 5, {"transactions": [
+            {"transactional_id": "tid-proto", "producer_id": pid, "producer_epoch": epoch, "verify_only": True,
+             "topics": [{"name": topic, "partitions": [0, 1]}]},
+            {"transactional_id": "tid-unknown", "producer_id": 1, "producer_epoch": 0, "verify_only": True,
+             "topics": [{"name": topic, "partitions": [0]}]}]})
+        assert verified["error_code"] == E.NONE
+        mine, unknown = verified["results_by_transaction"]
+        assert {r["partition_index"]: r["partition_error_code"] for r in mine["topic_results"][0]["results_by_partition"]} \
+            == {0: E.NONE, 1: E.TRANSACTION_ABORTABLE}
+        assert unknown["topic_results"][0]["results_by_partition"][0]["partition_error_code"] == E.INVALID_PRODUCER_ID_MAPPING
+        resp = call(sock, kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
+        assert resp["responses"][0]["partition_responses"][0]["error_code"] == E.NONE
+        # AddPartitionsToTxn with an old epoch: fenced (v2+), INVALID_PRODUCER_EPOCH (v0-1)
+        for version, code in ((2, E.PRODUCER_FENCED), (1, E.INVALID_PRODUCER_EPOCH)):
+            old = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, version, {
+                "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
+                "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [{"name": topic, "partitions": [1]}]})
+            assert old["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == code
+        # offsets with the transaction: AddOffsetsToTxn, then TxnOffsetCommit v6 by topic id
+        resp = call(sock, kp.ApiKey.ADD_OFFSETS_TO_TXN, 4, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                             "producer_epoch": epoch, "group_id": "g-proto"})
+        assert resp["error_code"] == E.NONE
+        meta = call(sock, kp.ApiKey.METADATA, 4, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
+        assert meta["topics"][0]["error_code"] == E.NONE
+        with Engine(server.data_dir) as engine:
+            import base64
+            topic_id = uuid.UUID(bytes=base64.urlsafe_b64decode(engine.topic(topic).topic_id + "=="))
+        committed = call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 6, {
+            "transactional_id": "tid-proto", "group_id": "g-proto", "producer_id": pid, "producer_epoch": epoch,
+            "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"topic_id": topic_id, "partitions": [
+                {"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": -1,
+                 "committed_metadata": "m"}]}]})
+        assert [(t["topic_id"], t["partitions"]) for t in committed["topics"]] == [
+            (topic_id, [{"partition_index": 0, "error_code": E.NONE}])]
+        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
+            {"name": topic, "partition_indexes": [0]}]})
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == -1  # not before the commit
+        ended = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": True})
+        assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (E.NONE, pid, epoch)
+        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
+            {"name": topic, "partition_indexes": [0]}]})
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 42
+        # a retried EndTxn is answered the same; the other outcome is INVALID_TXN_STATE
+        again = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": True})
+        assert again["error_code"] == E.NONE
+        other = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": False})
+        assert other["error_code"] == E.INVALID_TXN_STATE
+        # WriteTxnMarkers: a marker written directly (as another coordinator would ask)
+        written = call(sock, kp.ApiKey.WRITE_TXN_MARKERS, 2, {"markers": [
+            {"producer_id": 999999, "producer_epoch": 0, "transaction_result": False, "coordinator_epoch": 3,
+             "transaction_version": 0, "topics": [{"name": topic, "partition_indexes": [1]},
+                                                  {"name": "no-such-topic", "partition_indexes": [0]}]}]})
+        results = {t["name"]: t["partitions"][0]["error_code"] for t in written["markers"][0]["topics"]}
+        assert results == {topic: E.NONE, "no-such-topic": E.UNKNOWN_TOPIC_OR_PARTITION}
+    assert markers(server.data_dir, topic, 0) == [(1, CONTROL_COMMIT)]
+    assert markers(server.data_dir, topic, 1) == [(0, CONTROL_ABORT)]
+
+
+def test_fetch_read_committed_lists_aborted_transactions(server):
+    """Fetch v4+ with isolation_level 1: records up to the LSO and the aborted transactions
+    they overlap, from the .txnindex; read_uncommitted gets no list."""
+    topic = "txn-fetch"
+    create(server.bootstrap, topic)
+    p = txn_producer(server.bootstrap, "tid-fetch")
+    p.begin_transaction()
+    p.produce(topic, b"aborted")
+    p.flush(TIMEOUT)
+    p.abort_transaction(TIMEOUT)
+    p.begin_transaction()
+    p.produce(topic, b"open")
+    p.flush(TIMEOUT)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+        def fetch(isolation, version=11):
+            body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                    "isolation_level": isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                    "forgotten_topics_data": [], "topics": [{"topic": topic, "partitions": [
+                        {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "log_start_offset": -1,
+                         "partition_max_bytes": 1 << 20}]}]}
+            return call(sock, kp.ApiKey.FETCH, version, body)["responses"][0]["partitions"][0]
+        committed = fetch(1, 4)
+        assert (committed["high_watermark"], committed["last_stable_offset"]) == (3, 2)
+        assert committed["aborted_transactions"][0]["first_offset"] == 0
+        offsets = [h.base_offset for _, h in iter_batches(committed["records"])]
+        assert offsets == [0, 1]  # the aborted record and its marker; not the open transaction
+        uncommitted = fetch(0)
+        assert uncommitted["aborted_transactions"] is None
+        assert [h.base_offset for _, h in iter_batches(uncommitted["records"])] == [0, 1, 2]
+    p.commit_transaction(TIMEOUT)

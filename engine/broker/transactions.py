@@ -275,10 +275,12 @@ class TransactionHandlers:
         txn = self.txns.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING
-        if epoch < txn.producer_epoch:
-            return E.INVALID_PRODUCER_EPOCH
-        if txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions or epoch != txn.producer_epoch:
-            return E.INVALID_TXN_STATE
+        if epoch != txn.producer_epoch:
+            return E.INVALID_PRODUCER_EPOCH  # Kafka's answer to producers for a fenced epoch here
+        if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT, tlog.PREPARE_EPOCH_FENCE):
+            return E.NOT_ENOUGH_REPLICAS  # retriable for every client (Kafka's translation)
+        if txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions:
+            return E.INVALID_TXN_STATE  # "Partition was not added to the transaction"
         return E.NONE
 
     # ================================================================== InitProducerId
@@ -360,10 +362,10 @@ class TransactionHandlers:
             if unknown:
                 for tp in wanted:
                     codes[tp] = E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else E.OPERATION_NOT_ATTEMPTED
-            elif verify_only:
+            elif verify_only:  # a broker checking a produce (v4+): nothing is added
                 for tp in wanted:
-                    if txn.state != tlog.ONGOING or tp not in txn.partitions:
-                        codes[tp] = E.INVALID_TXN_STATE
+                    if tp not in txn.partitions:
+                        codes[tp] = E.TRANSACTION_ABORTABLE
             elif not set(wanted) <= txn.partitions or txn.state != tlog.ONGOING:
                 self._begin(txn, wanted)
         except TxnError as exc:
