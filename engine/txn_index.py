@@ -19,6 +19,7 @@ import os
 import struct
 from typing import Iterable, NamedTuple
 
+from . import records
 from .segment import file_stem
 
 SUFFIX = ".txnindex"
@@ -76,3 +77,56 @@ def collect(paths: Iterable[str], start: int, upper: int) -> list[AbortedTxn]:
             if entry.last_offset >= start and entry.first_offset < upper:
                 found.append(entry)
     return found
+
+
+# --------------------------------------------------------------------------- reading committed data
+class OpenTransactions:
+    """The open transactions of one partition, as a reader without a broker sees them: the
+    batch headers from the log start on (read once, then only what was appended), a
+    transactional batch opening its producer's transaction, a control batch closing it.
+    Gives the last stable offset, where a read_committed reader stops."""
+
+    def __init__(self) -> None:
+        self.scanned = -1  # the offset up to which headers were read
+        self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+
+    def last_stable_offset(self, log) -> int:
+        start, end = log.log_start_offset, log.log_end_offset
+        if self.scanned < start:
+            self.scanned, self.ongoing = start, {}
+        while self.scanned < end:
+            data = log.read(self.scanned, 1 << 20)
+            if not data:
+                break
+            for _, header in records.iter_batches(data):
+                if header.is_control:
+                    self.ongoing.pop(header.producer_id, None)
+                elif header.is_transactional:
+                    self.ongoing.setdefault(header.producer_id, header.base_offset)
+                self.scanned = header.next_offset
+        return min(self.ongoing.values(), default=end)
+
+
+def committed_batches(data, batches: list, aborted: list[AbortedTxn]) -> list:
+    """The (position, header) pairs of `batches` (from `data`) a read_committed consumer
+    keeps: as Kafka's consumer does, a producer's batches are dropped from the first offset of
+    one of its aborted transactions until its ABORT marker; control batches are dropped."""
+    pending = sorted(aborted, key=lambda a: a.first_offset)
+    aborting: set[int] = set()
+    kept = []
+    for pos, header in batches:
+        while pending and pending[0].first_offset <= header.last_offset:
+            aborting.add(pending.pop(0).producer_id)
+        if header.is_control:
+            if records.control_type(data, pos, header) == records.CONTROL_ABORT:
+                aborting.discard(header.producer_id)
+        elif not (header.is_transactional and header.producer_id in aborting):
+            kept.append((pos, header))
+    return kept
+
+
+def segment_paths(log, offset: int) -> list[str]:
+    """The .txnindex paths of the segment holding `offset` and of those after it."""
+    segments = log.segments
+    return [path_for(log.dir, seg.base_offset) for i, seg in enumerate(segments)
+            if i + 1 == len(segments) or segments[i + 1].base_offset > offset]

@@ -505,3 +505,42 @@ def test_fetch_read_committed_lists_aborted_transactions(server):
         assert uncommitted["aborted_transactions"] is None
         assert [h.base_offset for _, h in iter_batches(uncommitted["records"])] == [0, 1, 2]
     p.commit_transaction(TIMEOUT)
+
+
+# ------------------------------------------------------------------ the bundled engine's reader
+def test_engine_console_consumer_read_committed(tmp_path):
+    """pk-console-consumer on the data dir (no broker in between): read_committed hides aborted
+    records and markers, and stops at a transaction still open; read_uncommitted shows all."""
+    from conftest import Runner
+
+    data = str(tmp_path / "data")
+    b = BrokerProcess(data).start()
+    topic = "txn-engine"
+    try:
+        create(b.bootstrap, topic)
+        plain = Producer({"bootstrap.servers": b.bootstrap})
+        p = txn_producer(b.bootstrap, "tid-engine")
+        for value, outcome in ((b"c1", "commit"), (b"a1", "abort"), (b"c2", "commit")):
+            p.begin_transaction()
+            p.produce(topic, value)
+            p.flush(TIMEOUT)
+            plain.produce(topic, value + b"-plain")  # interleaved, outside any transaction
+            plain.flush(TIMEOUT)
+            (p.commit_transaction if outcome == "commit" else p.abort_transaction)(TIMEOUT)
+        p.begin_transaction()
+        p.produce(topic, b"open")
+        p.flush(TIMEOUT)
+        plain.produce(topic, b"after-open")
+        plain.flush(TIMEOUT)
+        pk = Runner(data)
+        args = ("pk-console-consumer", "--topic", topic, "--from-beginning", "--timeout-ms", "1500")
+        committed = pk(*args, "--isolation-level", "read_committed")
+        assert committed.out.split() == ["c1", "c1-plain", "a1-plain", "c2", "c2-plain"], committed.err
+        uncommitted = pk(*args, "--isolation-level", "read_uncommitted")
+        assert uncommitted.out.split() == ["c1", "c1-plain", "a1", "a1-plain", "c2", "c2-plain", "open",
+                                           "after-open"]
+        p.commit_transaction(TIMEOUT)
+        committed = pk(*args, "--isolation-level", "read_committed")
+        assert committed.out.split() == ["c1", "c1-plain", "a1-plain", "c2", "c2-plain", "open", "after-open"]
+    finally:
+        b.stop()

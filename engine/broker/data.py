@@ -348,9 +348,7 @@ class DataHandlers:
                 end = pos + header.size
             data = data[:end]
         upper = records.last_offset(data, fetch_offset - 1) + 1
-        segments = plog.segments
-        paths = [txn_index.path_for(plog.dir, seg.base_offset) for i, seg in enumerate(segments)
-                 if i + 1 == len(segments) or segments[i + 1].base_offset > fetch_offset]
+        paths = txn_index.segment_paths(plog, fetch_offset)
         part["aborted_transactions"] = [{"producer_id": a.producer_id, "first_offset": a.first_offset}
                                         for a in txn_index.collect(paths, fetch_offset, upper)]
         return data
