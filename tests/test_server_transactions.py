@@ -451,13 +451,22 @@ def test_protocol_versions_of_the_transaction_apis(server):
         fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == -1  # not before the commit
+        # EndTxn v5 is transaction version 2 (KIP-890): the end bumps the epoch, answered
         ended = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
-        assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (E.NONE, pid, epoch)
+        assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (E.NONE, pid, epoch + 1)
         fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 42
-        # a retried EndTxn is answered the same; the other outcome is INVALID_TXN_STATE
+        # a v5 retry with the epoch it had is answered the same; an older client is fenced
+        again = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": True})
+        assert (again["error_code"], again["producer_epoch"]) == (E.NONE, epoch + 1)
+        stale = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": True})
+        assert stale["error_code"] == E.INVALID_PRODUCER_EPOCH
+        # with the current epoch: a retried end answers NONE, the other outcome INVALID_TXN_STATE
+        epoch += 1
         again = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert again["error_code"] == E.NONE
@@ -472,6 +481,9 @@ def test_protocol_versions_of_the_transaction_apis(server):
         results = {t["name"]: t["partitions"][0]["error_code"] for t in written["markers"][0]["topics"]}
         assert results == {topic: E.NONE, "no-such-topic": E.UNKNOWN_TOPIC_OR_PARTITION}
     assert markers(server.data_dir, topic, 0) == [(1, CONTROL_COMMIT)]
+    with Engine(server.data_dir) as engine:  # the marker carries the bumped epoch
+        data = engine.partition(topic, 0).read(1, 1 << 20)
+    assert [h.producer_epoch for _, h in iter_batches(data)] == [2]
     assert markers(server.data_dir, topic, 1) == [(0, CONTROL_ABORT)]
 
 

@@ -197,7 +197,7 @@ class DataHandlers:
                            f"satisfy the min.isr requirement of {config['min.insync.replicas']} for "
                            f"partition {topic}-{partition}")
         if header.is_transactional:
-            self._check_transactional(header, transactional_id, topic, partition)
+            self._check_transactional(header, transactional_id, topic, partition, version)
         state = None
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
@@ -251,13 +251,15 @@ class DataHandlers:
         return header
 
     def _check_transactional(self, header: records.BatchHeader, transactional_id: str | None,
-                             topic: str, partition: int) -> None:
+                             topic: str, partition: int, version: int) -> None:
         """A transactional batch goes only into a partition its producer added to its open
-        transaction (AddPartitionsToTxn), with the transaction's current epoch."""
+        transaction (AddPartitionsToTxn; from v12, transaction version 2, the produce adds
+        it), with the transaction's current epoch."""
         if transactional_id is None or header.producer_id < 0:
-            raise InvalidRecordError("A transactional batch needs a transactional id and a producer id")
+            raise _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                           "A transactional batch needs the producer's transactional id")
         code = self.broker.transactions.partition_in_transaction(
-            transactional_id, header.producer_id, header.producer_epoch, topic, partition)
+            transactional_id, header.producer_id, header.producer_epoch, topic, partition, add=version >= 12)
         if code != E.NONE:
             raise _refused(code, f"Transactional batch of producer {header.producer_id} (epoch "
                                  f"{header.producer_epoch}) to {topic}-{partition}: {E.error_name(code)}")

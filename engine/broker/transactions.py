@@ -49,9 +49,10 @@ log = logging.getLogger("pk.broker")
 
 MAX_EPOCH = 32767
 # Below these request versions a client does not know PRODUCER_FENCED (KIP-588): it is told
-# INVALID_PRODUCER_EPOCH instead.
+# INVALID_PRODUCER_EPOCH instead (TxnOffsetCommit, checked by the group coordinator in Kafka,
+# always is).
 _FENCED_SINCE = {ApiKey.INIT_PRODUCER_ID: 4, ApiKey.ADD_PARTITIONS_TO_TXN: 2, ApiKey.ADD_OFFSETS_TO_TXN: 2,
-                 ApiKey.END_TXN: 2, ApiKey.TXN_OFFSET_COMMIT: 2}
+                 ApiKey.END_TXN: 2, ApiKey.TXN_OFFSET_COMMIT: 1 << 15}
 
 
 def now_ms() -> int:
@@ -65,7 +66,7 @@ class Txn:
     producer_epoch: int
     timeout_ms: int
     state: int = tlog.EMPTY
-    partitions: set = field(default_factory=set)  # {(topic, partition)}
+    partitions: dict = field(default_factory=dict)  # {(topic, partition): None}, in the order added
     start_ms: int = -1
     last_update_ms: int = -1
     last_producer_epoch: int = -1  # the epoch before the last bump (a retried InitProducerId)
@@ -82,7 +83,7 @@ class Txn:
     @classmethod
     def from_record(cls, transactional_id: str, value: tlog.TransactionLogValue) -> "Txn":
         return cls(transactional_id, value.producer_id, value.producer_epoch, value.timeout_ms, value.status,
-                   {(t, p) for t, ps in value.partitions.items() for p in ps}, value.start_ms,
+                   dict.fromkeys((t, p) for t, ps in value.partitions.items() for p in ps), value.start_ms,
                    value.last_update_ms)
 
 
@@ -195,11 +196,16 @@ class TransactionHandlers:
             entry = txn_index.AbortedTxn(producer_id, first, offset, offset + 1 if lso is None else lso)
             txn_index.append(txn_index.path_for(plog.dir, plog.active_segment.base_offset), entry)
 
-    def _finish(self, txn: Txn, commit: bool) -> None:
-        """PrepareCommit/PrepareAbort -> markers (and the held offsets) -> Complete*."""
+    def _finish(self, txn: Txn, commit: bool, bump: bool = False) -> None:
+        """PrepareCommit/PrepareAbort -> markers (and the held offsets) -> Complete*. With
+        `bump` (transaction version 2: EndTxn v5+), the epoch is bumped first and the markers
+        carry the new one; an exhausted epoch then moves on to a new producer id."""
+        if bump:
+            txn.last_producer_epoch = txn.producer_epoch
+            txn.producer_epoch += 1
         txn.state = tlog.PREPARE_COMMIT if commit else tlog.PREPARE_ABORT
         self._persist(txn)
-        for topic, p in sorted(txn.partitions):
+        for topic, p in txn.partitions:
             if topic == topic_names.GROUP_METADATA_TOPIC:
                 continue
             try:
@@ -212,7 +218,9 @@ class TransactionHandlers:
             self._commit_offsets(txn)
         txn.pending_offsets = {}
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
-        txn.partitions = set()
+        txn.partitions = {}
+        if bump and txn.producer_epoch >= MAX_EPOCH - 1:
+            txn.producer_id, txn.producer_epoch, txn.last_producer_epoch = self.producers.ids.allocate(), 0, -1
         self._persist(txn)
         self.broker.notify_data()
 
@@ -263,15 +271,17 @@ class TransactionHandlers:
         if txn.state != tlog.ONGOING:
             txn.state = tlog.ONGOING
             txn.start_ms = now_ms()
-            txn.partitions = set()
+            txn.partitions = {}
             txn.pending_offsets = {}
-        txn.partitions |= set(partitions)
+        txn.partitions.update(dict.fromkeys(partitions))
         self._persist(txn)
 
     def partition_in_transaction(self, transactional_id: str, producer_id: int, epoch: int,
-                                 topic: str, partition: int) -> int:
+                                 topic: str, partition: int, add: bool = False) -> int:
         """Produce's check of a transactional batch (Kafka's transaction verification): the
-        partition must be in the producer's open transaction. Returns an error code."""
+        partition must be in the producer's open transaction. With `add` (Produce v12+, a
+        transaction version 2 producer, which sends no AddPartitionsToTxn) it is added.
+        Returns an error code."""
         txn = self.txns.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING
@@ -279,6 +289,11 @@ class TransactionHandlers:
             return E.INVALID_PRODUCER_EPOCH  # Kafka's answer to producers for a fenced epoch here
         if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT, tlog.PREPARE_EPOCH_FENCE):
             return E.NOT_ENOUGH_REPLICAS  # retriable for every client (Kafka's translation)
+        if add and (txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions):
+            try:
+                self._begin(txn, [(topic, partition)])
+            except KafkaError:
+                return E.NOT_ENOUGH_REPLICAS
         if txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions:
             return E.INVALID_TXN_STATE  # "Partition was not added to the transaction"
         return E.NONE
@@ -334,7 +349,7 @@ class TransactionHandlers:
             txn.producer_epoch += 1
         txn.timeout_ms = timeout
         txn.state = tlog.EMPTY
-        txn.partitions = set()
+        txn.partitions = {}
         txn.start_ms = -1
         self._persist(txn)
         return txn
@@ -366,7 +381,7 @@ class TransactionHandlers:
                 for tp in wanted:
                     if tp not in txn.partitions:
                         codes[tp] = E.TRANSACTION_ABORTABLE
-            elif not set(wanted) <= txn.partitions or txn.state != tlog.ONGOING:
+            elif not all(tp in txn.partitions for tp in wanted) or txn.state != tlog.ONGOING:
                 self._begin(txn, wanted)
         except TxnError as exc:
             codes = {tp: exc.code for tp in wanted}
@@ -403,6 +418,8 @@ class TransactionHandlers:
         try:
             txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
+            if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
+                self._begin(txn, [tp])  # transaction version 2: no AddOffsetsToTxn
             if txn.state != tlog.ONGOING or tp not in txn.partitions:
                 code = E.INVALID_TXN_STATE  # AddOffsetsToTxn first
             elif body["member_id"] or body["generation_id_or_member_epoch"] >= 0:
@@ -448,10 +465,17 @@ class TransactionHandlers:
         body = request.body
         commit = body["committed"]
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "producer_id": -1, "producer_epoch": -1}
+        tv2 = request.api_version >= 5  # transaction version 2 (KIP-890): every end bumps the epoch
+        done = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         try:
-            txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
+            txn = self.txns.get(body["transactional_id"])
+            if (tv2 and txn is not None and txn.state == done and txn.producer_id == body["producer_id"]
+                    and body["producer_epoch"] == txn.last_producer_epoch):
+                pass  # a retry of the end that bumped the epoch: answered with the new one
+            else:
+                txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             if txn.state == tlog.ONGOING:
-                self._finish(txn, commit)
+                self._finish(txn, commit, bump=tv2)
             elif (txn.state, commit) not in ((tlog.COMPLETE_COMMIT, True), (tlog.COMPLETE_ABORT, False)):
                 raise TxnError(E.INVALID_TXN_STATE)  # else: a retry of the end that was done
             answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
@@ -467,7 +491,9 @@ class TransactionHandlers:
         results = []
         for marker in request.body["markers"]:
             topics = []
-            for t in marker["topics"]:
+            ordered = sorted(marker["topics"], key=lambda t: all(self._partition_exists(t["name"], p)
+                                                                 for p in t["partition_indexes"]))
+            for t in ordered:  # Kafka answers the partitions it does not know first
                 parts = []
                 for p in t["partition_indexes"]:
                     code = E.NONE
@@ -493,11 +519,11 @@ class TransactionHandlers:
             if txn is None or txn.state == tlog.DEAD:
                 states.append({"error_code": E.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": tid,
                                "transaction_state": "", "transaction_timeout_ms": 0,
-                               "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
+                               "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
                                "topics": []})
                 continue
             by_topic: dict[str, list[int]] = {}
-            for topic, p in sorted(txn.partitions):
+            for topic, p in txn.partitions:
                 by_topic.setdefault(topic, []).append(p)
             states.append({"error_code": E.NONE, "transactional_id": tid,
                            "transaction_state": tlog.STATE_NAMES[txn.state],
