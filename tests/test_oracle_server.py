@@ -198,7 +198,7 @@ def test_broker_api_versions(pair):
 @pytest.mark.xfail(reason="pk-server-start lacks Produce v8+, Fetch v12+, ListOffsets v4+, Metadata v5+, "
                           "OffsetCommit v6+, OffsetFetch v6+, FindCoordinator v3+, JoinGroup v6+, Heartbeat v4, "
                           "LeaveGroup v2+, SyncGroup v4+, DescribeGroups v5+, ListGroups v3+, ApiVersions v4+, "
-                          "CreateTopics v5+, DeleteTopics v4+, DeleteRecords v2, InitProducerId v2+, "
+                          "CreateTopics v5+, DeleteTopics v4+, DeleteRecords v2, "
                           "DescribeConfigs v2+, AlterConfigs v2, CreatePartitions v2+, DeleteGroups v2+, "
                           "IncrementalAlterConfigs v1, DescribeCluster v2 (Kafka 4.4's broker serves them), and its "
                           "lowest versions differ (Produce from v3, not v0; CreateTopics v0-1, DeleteTopics v0 and "
