@@ -6,7 +6,7 @@ codec directly.
 
 from __future__ import annotations
 
-import os
+import base64
 import socket
 import struct
 import subprocess
@@ -257,7 +257,7 @@ def test_consume_transform_produce_with_confluent_kafka(server):
 
 
 def test_consume_transform_produce_with_kafka_python(server):
-    kafka = pytest.importorskip("kafka")
+    pytest.importorskip("kafka")
     from kafka import KafkaConsumer, KafkaProducer
     from kafka.structs import OffsetAndMetadata
     from kafka.structs import TopicPartition as KTP
@@ -283,8 +283,8 @@ def test_consume_transform_produce_with_kafka_python(server):
                 producer.begin_transaction()
                 for m in msgs:
                     producer.send(sink, str(int(m.value) + 100).encode())
-                producer.send_offsets_to_transaction({KTP(source, tp.partition): OffsetAndMetadata(
-                    msgs[-1].offset + 1, "", -1)}, consumer.group_id if hasattr(consumer, "group_id") else group)
+                producer.send_offsets_to_transaction(
+                    {KTP(source, tp.partition): OffsetAndMetadata(msgs[-1].offset + 1, "", -1)}, group)
                 producer.commit_transaction()
                 done += len(msgs)
     finally:
@@ -438,7 +438,6 @@ def test_protocol_versions_of_the_transaction_apis(server):
         meta = call(sock, kp.ApiKey.METADATA, 4, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
         assert meta["topics"][0]["error_code"] == E.NONE
         with Engine(server.data_dir) as engine:
-            import base64
             topic_id = uuid.UUID(bytes=base64.urlsafe_b64decode(engine.topic(topic).topic_id + "=="))
         committed = call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 6, {
             "transactional_id": "tid-proto", "group_id": "g-proto", "producer_id": pid, "producer_epoch": epoch,
@@ -556,3 +555,35 @@ def test_engine_console_consumer_read_committed(tmp_path):
         assert committed.out.split() == ["c1", "c1-plain", "a1-plain", "c2", "c2-plain", "open", "after-open"]
     finally:
         b.stop()
+
+
+def test_transaction_version_2_txn_offset_commit_adds_its_partition(server):
+    """TxnOffsetCommit v5+ (transaction version 2) needs no AddOffsetsToTxn; ListTransactions
+    v1 filters by how long a transaction has been running."""
+    E = kp.errors
+    topic = "txn-tv2"
+    create(server.bootstrap, topic)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+        init = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-tv2",
+                                                         "transaction_timeout_ms": 60000})
+        pid, epoch = init["producer_id"], init["producer_epoch"]
+        body = {"transactional_id": "tid-tv2", "group_id": "g-tv2", "producer_id": pid, "producer_epoch": epoch,
+                "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
+                                                            "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+        # v4 (transaction version 1): the offsets partition must have been added
+        assert call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 4, body)["topics"][0]["partitions"][0]["error_code"] \
+            == E.INVALID_TXN_STATE
+        assert call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 5, body)["topics"][0]["partitions"][0]["error_code"] == E.NONE
+        state = call(sock, kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-tv2"]})["transaction_states"][0]
+        assert state["transaction_state"] == "Ongoing"
+        assert [t["topic"] for t in state["topics"]] == ["__consumer_offsets"]
+        listing = lambda duration: [t["transactional_id"] for t in call(sock, kp.ApiKey.LIST_TRANSACTIONS, 1, {
+            "state_filters": [], "producer_id_filters": [pid], "duration_filter": duration})["transaction_states"]]
+        assert listing(-1) == ["tid-tv2"] and listing(3_600_000) == []
+        ended = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-tv2", "producer_id": pid,
+                                                  "producer_epoch": epoch, "committed": True})
+        assert (ended["error_code"], ended["producer_epoch"]) == (E.NONE, epoch + 1)
+        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-tv2", "topics": [
+            {"name": topic, "partition_indexes": [0]}]})
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 7

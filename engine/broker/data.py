@@ -317,7 +317,7 @@ class DataHandlers:
                         data, start, end = b"", plog.log_start_offset, plog.log_end_offset
                     lso = self.last_stable_offset(plog, end)
                     if read_committed:
-                        data = self._committed_view(plog, p["fetch_offset"], data, lso, part)
+                        data = self._committed_view(plog, p["fetch_offset"], data, lso, end, part)
                     part["records"] = data
                     total += len(data)
                     remaining -= len(data)
@@ -339,16 +339,16 @@ class DataHandlers:
         return end if first is None or first > end else first
 
     @staticmethod
-    def _committed_view(plog, fetch_offset: int, data, lso: int, part: dict):
+    def _committed_view(plog, fetch_offset: int, data, lso: int, high_watermark: int, part: dict):
         """A read_committed answer: the batches below the last stable offset, and the aborted
         transactions they overlap (the consumer drops their records)."""
-        if data and records.last_offset(data, -1) >= lso:
-            end = 0
+        if data and lso < high_watermark:
+            keep = 0
             for pos, header in records.iter_batches(data):
                 if header.base_offset >= lso:
                     break
-                end = pos + header.size
-            data = data[:end]
+                keep = pos + header.size
+            data = data[:keep]
         upper = records.last_offset(data, fetch_offset - 1) + 1
         paths = txn_index.segment_paths(plog, fetch_offset)
         part["aborted_transactions"] = [{"producer_id": a.producer_id, "first_offset": a.first_offset}

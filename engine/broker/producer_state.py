@@ -17,6 +17,11 @@ Per partition, each producer id has an epoch and the sequence ranges of its last
   since 2.5: its state may have been removed with the records by retention or DeleteRecords,
   or expired after producer.id.expiration.ms without writes, 1 day).
 
+Each partition also knows its open transactions (producer id -> offset of the transaction's
+first record here: the earliest is the last stable offset), opened by a transactional batch
+and closed by the COMMIT/ABORT marker the transaction coordinator (transactions.py) writes;
+a marker with a bumped epoch fences the producer's older epoch.
+
 The state lives in memory. After a restart it is rebuilt from the batch headers of the log the
 first time the partition is touched by an idempotent produce (headers only: read in large
 chunks, never decompressed).

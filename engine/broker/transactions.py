@@ -551,7 +551,7 @@ class TransactionHandlers:
             name = tlog.STATE_NAMES[txn.state]
             if txn.state == tlog.DEAD or (states and name not in states) or (pids and txn.producer_id not in pids):
                 continue
-            if duration >= 0 and (txn.state != tlog.ONGOING or now - txn.start_ms < duration):
+            if duration >= 0 and now - txn.start_ms <= duration:  # v1: running longer than it
                 continue
             if pattern and not regex.fullmatch(tid):
                 continue
