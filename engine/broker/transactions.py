@@ -163,19 +163,20 @@ class TransactionHandlers:
         for p in range(count):
             try:
                 self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, p).each_record(0, take)
-            except KafkaError as exc:
+            except (KafkaError, OSError) as exc:
                 log.warning("Cannot read %s-%d: %s", tlog.TRANSACTION_STATE_TOPIC, p, exc)
         for txn in self.txns.values():
-            if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
-                self._finish(txn, txn.state == tlog.PREPARE_COMMIT)
-            elif txn.state == tlog.PREPARE_EPOCH_FENCE:
-                self._finish(txn, False)
-            elif txn.state == tlog.ONGOING:
-                for topic, p in txn.partitions:
-                    try:
-                        self.producers.partition(self.broker.data.log(topic, p))
-                    except KafkaError:
-                        pass
+            try:
+                if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
+                    self._finish(txn, txn.state == tlog.PREPARE_COMMIT)
+                elif txn.state == tlog.PREPARE_EPOCH_FENCE:
+                    self._finish(txn, False)
+                elif txn.state == tlog.ONGOING:
+                    for topic, p in txn.partitions:
+                        if topic != topic_names.GROUP_METADATA_TOPIC and self._partition_exists(topic, p):
+                            self.producers.partition(self.broker.data.log(topic, p))
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot recover transaction %s: %s", txn.transactional_id, exc)
         if self.txns:
             log.info("Loaded %d transactional id(s) from %s", len(self.txns), tlog.TRANSACTION_STATE_TOPIC)
 
@@ -233,7 +234,7 @@ class TransactionHandlers:
             for metadata, batch in by_metadata.items():
                 try:
                     offsets_store.commit(group, batch, metadata=metadata)
-                except KafkaError as exc:
+                except (KafkaError, OSError) as exc:
                     log.warning("Cannot commit the offsets of group %s sent with transaction %s: %s",
                                 group, txn.transactional_id, exc)
 
@@ -264,7 +265,7 @@ class TransactionHandlers:
     def _partition_exists(self, topic: str, partition: int) -> bool:
         try:
             return partition in self.engine.topic(topic).assignment
-        except KafkaError:
+        except (KafkaError, OSError):
             return False
 
     def _begin(self, txn: Txn, partitions) -> None:
@@ -292,7 +293,7 @@ class TransactionHandlers:
         if add and (txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions):
             try:
                 self._begin(txn, [(topic, partition)])
-            except KafkaError:
+            except (KafkaError, OSError):
                 return E.NOT_ENOUGH_REPLICAS
         if txn.state != tlog.ONGOING or (topic, partition) not in txn.partitions:
             return E.INVALID_TXN_STATE  # "Partition was not added to the transaction"
@@ -317,7 +318,7 @@ class TransactionHandlers:
                 answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
             except TxnError as exc:
                 answer["error_code"] = exc.code
-            except KafkaError as exc:
+            except (KafkaError, OSError) as exc:
                 log.warning("InitProducerId for %s failed: %s", tid, exc)
                 answer["error_code"] = E.COORDINATOR_NOT_AVAILABLE
         return answer
@@ -385,7 +386,7 @@ class TransactionHandlers:
                 self._begin(txn, wanted)
         except TxnError as exc:
             codes = {tp: exc.code for tp in wanted}
-        except KafkaError as exc:
+        except (KafkaError, OSError) as exc:
             log.warning("AddPartitionsToTxn for %s failed: %s", tid, exc)
             codes = {tp: E.COORDINATOR_NOT_AVAILABLE for tp in wanted}
         by_topic: dict[str, list] = {}
@@ -405,7 +406,7 @@ class TransactionHandlers:
                 self._begin(txn, [tp])
         except TxnError as exc:
             code = exc.code
-        except KafkaError as exc:
+        except (KafkaError, OSError) as exc:
             log.warning("AddOffsetsToTxn for %s failed: %s", body["transactional_id"], exc)
             code = E.COORDINATOR_NOT_AVAILABLE
         return {"throttle_time_ms": 0, "error_code": code}
@@ -428,7 +429,7 @@ class TransactionHandlers:
                     group, body["generation_id_or_member_epoch"], body["member_id"])
         except TxnError as exc:
             code = exc.code
-        except KafkaError as exc:
+        except (KafkaError, OSError) as exc:
             log.warning("TxnOffsetCommit for %s failed: %s", body["transactional_id"], exc)
             code = E.COORDINATOR_NOT_AVAILABLE
         topics = []
@@ -481,7 +482,7 @@ class TransactionHandlers:
             answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
         except TxnError as exc:
             answer["error_code"] = exc.code
-        except KafkaError as exc:
+        except (KafkaError, OSError) as exc:
             log.warning("EndTxn for %s failed: %s", body["transactional_id"], exc)
             answer["error_code"] = E.COORDINATOR_NOT_AVAILABLE
         return answer
@@ -578,5 +579,5 @@ class TransactionHandlers:
                       and now - txn.last_update_ms > self.id_expiration_ms):
                     self._persist(txn, tombstone=True)
                     del self.txns[txn.transactional_id]
-            except KafkaError as exc:
+            except (KafkaError, OSError) as exc:
                 log.warning("Transaction upkeep of %s failed: %s", txn.transactional_id, exc)
