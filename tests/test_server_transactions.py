@@ -587,3 +587,36 @@ def test_transaction_version_2_txn_offset_commit_adds_its_partition(server):
         fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-tv2", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 7
+
+
+def test_restart_finishes_a_transaction_left_in_prepare_commit(tmp_path):
+    """A broker that died after writing PrepareCommit but before the markers: the next start
+    writes the COMMIT markers, and the records become visible to read_committed consumers."""
+    data = str(tmp_path / "data")
+    b = BrokerProcess(data).start()
+    topic = "txn-prepare"
+    try:
+        create(b.bootstrap, topic, 2)
+        p = txn_producer(b.bootstrap, "tid-prepare")
+        p.begin_transaction()
+        p.produce(topic, b"p0", partition=0)
+        p.produce(topic, b"p1", partition=1)
+        p.flush(TIMEOUT)
+    finally:
+        b.kill()
+    with Engine(data) as engine:  # the record the dead broker would have written next
+        plog = engine.partition(tlog.TRANSACTION_STATE_TOPIC, tlog.partition_for("tid-prepare"))
+        found = {}
+        plog.each_record(0, lambda rec: found.__setitem__(tlog.decode_key(rec.key), tlog.decode_value(rec.value)))
+        value = found["tid-prepare"]
+        value.status = tlog.PREPARE_COMMIT
+        plog.append_records([(tlog.encode_key("tid-prepare"), tlog.encode_value(value), (), int(time.time() * 1000))])
+    b = BrokerProcess(data, port=b.port).start()
+    try:
+        assert sorted(consume_all(b.bootstrap, topic, (0, 1))) == [b"p0", b"p1"]
+        assert markers(data, topic, 0) == [(1, CONTROL_COMMIT)] and markers(data, topic, 1) == [(1, CONTROL_COMMIT)]
+        with socket.create_connection(("127.0.0.1", b.port), timeout=TIMEOUT) as sock:
+            state = call(sock, kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-prepare"]})
+            assert state["transaction_states"][0]["transaction_state"] == "CompleteCommit"
+    finally:
+        b.stop()
