@@ -125,6 +125,22 @@ def committed_batches(data, batches: list, aborted: list[AbortedTxn]) -> list:
     return kept
 
 
+def aborted_batches(entries: list[AbortedTxn]):
+    """A test `header -> bool` telling the data batches of the given aborted transactions (a
+    transactional batch of the producer within an entry's first..last offsets), or None when
+    there are none: the log cleaner drops those batches' records."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for e in entries:
+        ranges.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+    if not ranges:
+        return None
+
+    def aborted(header: records.BatchHeader) -> bool:
+        return (header.is_transactional and not header.is_control
+                and any(lo <= header.base_offset <= hi for lo, hi in ranges.get(header.producer_id, ())))
+    return aborted
+
+
 def segment_paths(log, offset: int) -> list[str]:
     """The .txnindex paths of the segment holding `offset` and of those after it."""
     segments = log.segments

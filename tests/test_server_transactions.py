@@ -620,3 +620,53 @@ def test_restart_finishes_a_transaction_left_in_prepare_commit(tmp_path):
             assert state["transaction_states"][0]["transaction_state"] == "CompleteCommit"
     finally:
         b.stop()
+
+
+# ------------------------------------------------------------------ the log cleaner
+def test_log_cleaner_drops_aborted_records_and_stops_at_open_transactions(tmp_path):
+    """Compacting a transactional topic: an aborted record never supersedes the committed one
+    of its key and is removed; records of a transaction still open are not cleaned."""
+    from conftest import Runner
+
+    data = str(tmp_path / "data")
+    topic = "txn-compacted"
+    with Engine(data) as engine:
+        engine.create_topic(topic, 1, configs={"cleanup.policy": "compact", "segment.bytes": "2000"})
+    b = BrokerProcess(data).start()
+    try:
+        p = txn_producer(b.bootstrap, "tid-compact")
+        for value, commit in ((b"committed-1", True), (b"aborted-2", False)):
+            p.begin_transaction()
+            p.produce(topic, value, key=b"K")
+            p.flush(TIMEOUT)
+            (p.commit_transaction if commit else p.abort_transaction)(TIMEOUT)
+        p.begin_transaction()
+        for i in range(30):  # separate batches: several segments
+            p.produce(topic, b"filler-%02d" % i + b"." * 80, key=b"F%02d" % i)
+            p.flush(TIMEOUT)
+        p.commit_transaction(TIMEOUT)
+        p.begin_transaction()
+        p.produce(topic, b"open-4", key=b"K")
+        p.flush(TIMEOUT)
+    finally:
+        b.stop()
+    with Engine(data) as engine:
+        plog = engine.partition(topic, 0)
+        assert len(plog.segments) >= 3
+        assert plog.clean(force=True)
+        values = [r.value for r in engine_records_of(plog)]
+    assert b"committed-1" in values
+    assert b"aborted-2" not in values
+    assert b"open-4" in values
+    pk = Runner(data)
+    args = ("pk-console-consumer", "--topic", topic, "--from-beginning", "--timeout-ms", "1500",
+            "--formatter-property", "print.key=true")
+    committed = pk(*args, "--isolation-level", "read_committed").out.split()
+    assert committed[:2] == ["K", "committed-1"] and "aborted-2" not in committed and "open-4" not in committed
+
+
+def engine_records_of(plog):
+    """The data records of a partition, every segment (markers left out)."""
+    out = []
+    plog.each_record(plog.log_start_offset, out.append)
+    return out
