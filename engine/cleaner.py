@@ -56,6 +56,12 @@ def plan(log, now_ms: int, cleaner_checkpoint: int | None) -> CleanPlan | None:
     if not start <= first_dirty <= active_base:
         first_dirty = start
     first_uncleanable = active_base
+    # Kafka cleans below the last stable offset only: an open transaction may still abort.
+    stable, holding = log.last_stable_offset(), active_base
+    for seg in segments:
+        if seg.base_offset <= stable:
+            holding = seg.base_offset
+    first_uncleanable = min(first_uncleanable, holding)
     lag = cfg.get("min.compaction.lag.ms", 0)
     if lag > 0:
         for seg in segments[:-1]:

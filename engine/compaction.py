@@ -107,19 +107,23 @@ class OffsetMap:
         return 0 if self.table is None else self.table.num_rows
 
 
-def data_batches(data: bytes) -> tuple[list, list]:
-    """(all batches, the non-control ones) of a segment, as [(pos, header)]."""
+def data_batches(data: bytes, aborted=None) -> tuple[list, list]:
+    """(all batches, the data ones) of a segment, as [(pos, header)]: control batches are not
+    data, nor, with `aborted` (txn_index.aborted_batches), those of aborted transactions."""
     every = list(records.iter_batches(data))
-    return every, [b for b in every if not b[1].attributes & records.CONTROL_MASK]
+    return every, [b for b in every if not b[1].attributes & records.CONTROL_MASK
+                   and not (aborted is not None and aborted(b[1]))]
 
 
-def build_offset_map(segment_bytes: list[bytes], start: int, end: int, scans: dict | None = None) -> OffsetMap:
+def build_offset_map(segment_bytes: list[bytes], start: int, end: int, scans: dict | None = None,
+                     aborted=None) -> OffsetMap:
     """The map over [start, end) of consecutive segments. With `scans` (a dict), each
-    segment's RecordColumns are left in it by index for clean_segments to reuse."""
+    segment's RecordColumns are left in it by index for clean_segments to reuse. Records of
+    aborted transactions (`aborted`) never count as a key's latest."""
     offset_map = OffsetMap(start, end)
     parts = []
     for index, data in enumerate(segment_bytes):
-        _, batches = data_batches(data)
+        _, batches = data_batches(data, aborted)
         batches = [(p, h) for p, h in batches if h.next_offset > start and h.base_offset < end]
         if not batches:
             continue
@@ -194,12 +198,12 @@ def _max_per_key(tables: list):
 
 def clean_segments(segment_bytes: list[tuple[int, bytes]], offset_map: OffsetMap, now_ms: int,
                    delete_retention_ms: int, segment_bytes_limit: int, scans: dict | None = None,
-                   ) -> list[tuple[int, bytes]]:
+                   aborted=None) -> list[tuple[int, bytes]]:
     """Clean consecutive segments [(base offset, bytes)] into new [(base offset, bytes)]:
     clean_segment on each, then finish. `scans`: RecordColumns by segment index that
     build_offset_map left for these same bytes."""
     cleaned = [clean_segment(data, offset_map, now_ms, delete_retention_ms,
-                             None if scans is None else scans.get(index))
+                             None if scans is None else scans.get(index), aborted)
                for index, (_, data) in enumerate(segment_bytes)]
     return finish(cleaned, [(base, len(data)) for base, data in segment_bytes], offset_map.end,
                   segment_bytes_limit)
@@ -220,10 +224,11 @@ class CleanedSegment:
 
 
 def clean_segment(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
-                  cols: RecordColumns | None = None) -> CleanedSegment:
-    """One segment cleaned with the partition's map (the part Spark runs per segment)."""
+                  cols: RecordColumns | None = None, aborted=None) -> CleanedSegment:
+    """One segment cleaned with the partition's map (the part Spark runs per segment); the
+    batches of aborted transactions (`aborted`) lose their records, as Kafka's cleaner drops them."""
     parts, empties, last, size = [], [], {}, 0
-    for batch, header, empty in _clean_batches(data, offset_map, now_ms, delete_retention_ms, cols):
+    for batch, header, empty in _clean_batches(data, offset_map, now_ms, delete_retention_ms, cols, aborted):
         if empty:
             empties.append((size, size + len(batch)))
         if header.producer_id >= 0:
@@ -272,9 +277,9 @@ def finish(cleaned: list[CleanedSegment], inputs: list[tuple[int, int]], end: in
 
 
 def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
-                   cols: RecordColumns | None) -> list[tuple[bytes, records.BatchHeader, bool]]:
+                   cols: RecordColumns | None, aborted=None) -> list[tuple[bytes, records.BatchHeader, bool]]:
     """[(new batch bytes, original header, left empty)] for each batch of a segment."""
-    every, batches = data_batches(data)
+    every, batches = data_batches(data, aborted)
     if cols is None or [p for p, _ in cols.batches] != [p for p, _ in batches]:
         cols = scan(data, batches)
     keep = _kept(cols, offset_map)
@@ -296,8 +301,11 @@ def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_reten
     for pos, header in every:
         i = by_pos.get(pos)
         original = data[pos:pos + header.size]
-        if i is None:  # a control batch: pk writes no transactions, keep any found as it is
-            out.append((original, header, False))
+        if i is None:
+            if header.attributes & records.CONTROL_MASK:  # a transaction marker: kept as it is
+                out.append((original, header, False))
+            else:  # an aborted transaction's batch: emptied
+                out.append((original if header.records_count == 0 else _empty_batch(header), header, True))
             continue
         n = kept_list[i]
         stamp = stamp_list[i] and horizons[i] < 0

@@ -4,6 +4,10 @@ It behaves like Kafka's consumer where the console consumer can tell: positions 
 group's committed offset or `auto.offset.reset`, records come in offset order per
 partition, auto-commit runs every `auto.commit.interval.ms`, and group members share
 partitions through engine/groups.py.
+
+With isolation.level=read_committed it reads only up to each partition's last stable offset
+(the first record of a transaction still open) and drops the records of aborted
+transactions, which the segments' .txnindex names, and the markers (txn_index.py).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
 
-from . import records, topic_names
+from . import records, topic_names, txn_index
 from .errors import KafkaError, OffsetOutOfRangeError
 from .groups import GroupCoordinator, UnknownMemberIdError
 
@@ -167,6 +171,8 @@ class EngineConsumer:
             "org.apache.kafka.clients.consumer.RangeAssignor,"
             "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"))
         self.offsets = OffsetStore(engine)
+        self.read_committed = config.get("isolation.level", "read_uncommitted").strip() == "read_committed"
+        self._open_txns: dict[tuple[str, int], txn_index.OpenTransactions] = {}
         self._positions: dict[tuple[str, int], int] = {}
         self._consumed: dict[tuple[str, int], int] = {}  # next offset after what poll() returned
         self._owned: list[tuple[str, int]] = []
@@ -213,7 +219,12 @@ class EngineConsumer:
         self.seek(topic, partition, self.engine.partition(topic, partition).log_start_offset)
 
     def seek_to_end(self, topic: str, partition: int) -> None:
-        self.seek(topic, partition, self.engine.partition(topic, partition).log_end_offset)
+        log = self.engine.partition(topic, partition)
+        self.seek(topic, partition, self._stable_offset((topic, partition), log) if self.read_committed
+                  else log.log_end_offset)
+
+    def _stable_offset(self, tp: tuple[str, int], log) -> int:
+        return self._open_txns.setdefault(tp, txn_index.OpenTransactions()).last_stable_offset(log)
 
     def subscribe(self, topics: list[str] | None = None, pattern: str | None = None) -> None:
         if self.group_id is None:
@@ -382,13 +393,16 @@ class EngineConsumer:
             return False
         if not data:
             return False
-        batches = []
-        for pos, header in records.iter_batches(data):
-            if header.next_offset <= position:
-                continue
-            if not header.is_control:  # transaction markers (Kafka's logs have them) are stepped over
-                batches.append((pos, header))
-            position = header.next_offset
+        if self.read_committed:
+            batches, position = self._committed(tp, log, data, position)
+        else:
+            batches = []
+            for pos, header in records.iter_batches(data):
+                if header.next_offset <= position:
+                    continue
+                if not header.is_control:  # transaction markers (Kafka's logs have them) are stepped over
+                    batches.append((pos, header))
+                position = header.next_offset
         self._positions[tp] = position
         if sum(h.records_count for _, h in batches) >= COLUMNS_FROM:
             from .records import columns
@@ -409,6 +423,24 @@ class EngineConsumer:
             if got:
                 self._buffer.append(RecordList(topic, partition, got))
         return bool(self._buffer)
+
+    def _committed(self, tp: tuple[str, int], log, data, position: int) -> tuple[list, int]:
+        """read_committed: the batches below the last stable offset, without those of aborted
+        transactions (the .txnindex entries they overlap) and without markers; and the
+        position after them."""
+        lso = self._stable_offset(tp, log)
+        start = position
+        seen = []
+        for pos, header in records.iter_batches(data):
+            if header.base_offset >= lso:
+                break
+            if header.next_offset > start:
+                seen.append((pos, header))
+                position = header.next_offset
+        if not seen:
+            return [], position
+        aborted = txn_index.collect(txn_index.segment_paths(log, start), start, position)
+        return txn_index.committed_batches(data, seen, aborted), position
 
     # ------------------------------------------------------------------ commits
     def _maybe_auto_commit(self) -> None:

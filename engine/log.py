@@ -19,7 +19,7 @@ import time
 from bisect import bisect_right
 from typing import Callable, Iterable, Sequence
 
-from . import checkpoint, cleaner, leader_epochs, records, topic_names
+from . import checkpoint, cleaner, leader_epochs, records, topic_names, txn_index
 from .errors import (
     CorruptRecordError,
     KafkaStorageError,
@@ -157,6 +157,7 @@ class PartitionLog:
         # leader_epochs.py), and the newest epoch the checkpoint file is known to hold.
         self.leader_epoch = 0
         self._checkpointed_epoch: int | None = None
+        self._open_transactions: txn_index.OpenTransactions | None = None
         if not os.path.isdir(self.dir):
             raise self._gone()
 
@@ -461,8 +462,10 @@ class PartitionLog:
         return new
 
     @_storage_errors
-    def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None) -> list[tuple[int, int]]:
-        """Append producer batches (offsets are reassigned); returns (first, last) offsets of each."""
+    def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None, *,
+                       markers: bool = False) -> list[tuple[int, int]]:
+        """Append producer batches (offsets are reassigned); returns (first, last) offsets of each.
+        Control batches only with `markers` (the transaction coordinator's end markers)."""
         max_bytes = self.config["max.message.bytes"]
         headers = []
         for batch in batches:
@@ -471,7 +474,7 @@ class PartitionLog:
                 raise RecordTooLargeError(
                     f"The request included a message larger than the max message size the server "
                     f"will accept ({header.size} > {max_bytes}).")
-            if header.is_control:
+            if header.is_control and not markers:
                 raise InvalidRecordError("Control batches cannot be produced")
             headers.append(header)
         if "compact" in self.config["cleanup.policy"]:
@@ -543,6 +546,13 @@ class PartitionLog:
         with self._write_lock():
             self.active_segment.flush()
 
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the log end offset (read
+        from the batch headers: once, then only what was appended)."""
+        if self._open_transactions is None:
+            self._open_transactions = txn_index.OpenTransactions()
+        return self._open_transactions.last_stable_offset(self)
+
     # ------------------------------------------------------------------ compaction
     def clean(self, now_ms: int | None = None, force: bool = False) -> int | None:
         """One log-cleaner pass (see cleaner.py) on a `compact` topic.
@@ -571,21 +581,25 @@ class PartitionLog:
         segments = [(seg.base_offset, seg.file_size()) for seg in plan.segments]
         start, end = plan.first_dirty, plan.first_uncleanable
         delete_retention = self.config["delete.retention.ms"]
+        # the records of aborted transactions go (their .txnindex entries go with the segments)
+        aborted = txn_index.aborted_batches(txn_index.collect(
+            [txn_index.path_for(self.dir, seg.base_offset) for seg in self.segments], 0, end))
         if sum(size for _, size in segments) <= _CLEAN_IN_MEMORY:
             # Small enough to hold: read once, and the rewrite reuses the map's record scans.
             inputs = [(seg.base_offset, seg.pread(seg.file_size(), 0)) for seg in plan.segments]
             scans: dict = {}
-            offset_map = compaction.build_offset_map([data for _, data in inputs], start, end, scans)
+            offset_map = compaction.build_offset_map([data for _, data in inputs], start, end, scans, aborted)
             groups = compaction.clean_segments(inputs, offset_map, now_ms, delete_retention,
-                                               self.config["segment.bytes"], scans)
+                                               self.config["segment.bytes"], scans, aborted)
         else:
             # One segment in memory at a time (plus the map and what the cleaning keeps).
             nexts = [seg.base_offset for seg in plan.segments[1:]] + [end]
-            maps = [compaction.build_offset_map([seg.pread(seg.file_size(), 0)], start, end)
+            maps = [compaction.build_offset_map([seg.pread(seg.file_size(), 0)], start, end, aborted=aborted)
                     for seg, nxt in zip(plan.segments, nexts) if seg.base_offset < end and nxt > start]
             offset_map = compaction.OffsetMap.merged(maps, start, end)
             del maps
-            cleaned = [compaction.clean_segment(seg.pread(seg.file_size(), 0), offset_map, now_ms, delete_retention)
+            cleaned = [compaction.clean_segment(seg.pread(seg.file_size(), 0), offset_map, now_ms, delete_retention,
+                                                aborted=aborted)
                        for seg in plan.segments]
             groups = compaction.finish(cleaned, segments, end, self.config["segment.bytes"])
         return self.swap_cleaned(plan, groups)

@@ -11,7 +11,8 @@
    partition.metadata, configs from the KRaft metadata log) and print what Kafka's tools print
    on the broker.
 3. Segments pk's bundled engine wrote are dumped by both tools: the same text, and Kafka finds
-   nothing wrong with them (valid CRCs, indexes that pass its sanity check).
+   nothing wrong with them (valid CRCs, indexes that pass its sanity check); so are the
+   transaction markers, `.txnindex` and `__transaction_state` records pk-server-start writes.
 """
 
 from __future__ import annotations
@@ -237,3 +238,37 @@ def test_pk_segments_dumped_by_both(kafka_tools, tmp_path):
         assert f"compresscodec: {codec}" in k.out
     assert "headerKeys: [h1,h2] key: k1 payload: hello" in k.out
     assert "| offset: 303 " in k.out
+
+
+def test_pk_transaction_files_dumped_by_both(kafka_tools, tmp_path):
+    """pk-server-start's transactions on disk (a commit and an abort marker, the abort's
+    .txnindex entry, the coordinator's __transaction_state records) read by Kafka's tool."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from conftest import BrokerProcess
+
+    data = tmp_path / "pk-txn-data"
+    b = BrokerProcess(str(data)).start()
+    topic = P + "pk-txn"
+    try:
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)
+        p = confluent_kafka.Producer({"bootstrap.servers": b.bootstrap, "transactional.id": TXN_ID})
+        p.init_transactions(15)
+        for value, commit in ((b"kept", True), (b"dropped", False)):
+            p.begin_transaction()
+            p.produce(topic, value, key=b"k")
+            p.flush(15)
+            (p.commit_transaction if commit else p.abort_transaction)(15)
+    finally:
+        b.stop()
+    pk = Runner(str(data))
+    files = files_of(data, f"{topic}-0", suffixes=(".log", ".index", ".timeindex", ".txnindex"))
+    k = same(kafka_tools, pk, "--files", ",".join(files), "--print-data-log")
+    assert k.out.count("endTxnMarker: COMMIT coordinatorEpoch: 0") == 1
+    assert k.out.count("endTxnMarker: ABORT coordinatorEpoch: 0") == 1
+    assert "version: 0 producerId: 0 firstOffset: 2 lastOffset: 3 lastStableOffset: 4" in k.out
+    from pk.engine import transaction_log as tlog
+    state = glob.glob(str(data / f"{tlog.TRANSACTION_STATE_TOPIC}-{tlog.partition_for(TXN_ID)}" / "*.log"))
+    k = same(kafka_tools, pk, "--files", ",".join(state), "--transaction-log-decoder")
+    assert '"transactionStatus":"CompleteAbort"' in k.out and k.err == ""

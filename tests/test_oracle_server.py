@@ -195,13 +195,6 @@ def test_broker_api_versions(pair):
     assert p.out.endswith(")\n") and k.out.endswith(")\n")
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks Produce v8+, Fetch v12+, ListOffsets v4+, Metadata v5+, "
-                          "ApiVersions v4+, "
-                          "CreateTopics v5+, DeleteTopics v4+, DeleteRecords v2, InitProducerId v2+, "
-                          "DescribeConfigs v2+, AlterConfigs v2, CreatePartitions v2+, "
-                          "IncrementalAlterConfigs v1, DescribeCluster v2 (Kafka 4.4's broker serves them), and its "
-                          "lowest versions differ (CreateTopics v0-1, DeleteTopics v0 and "
-                          "DescribeConfigs v0, which Kafka 4.0 removed)", strict=True)
 def test_broker_api_versions_same_ranges(pair):
     """For every API pk-server-start serves, the same range as Kafka 4.4's broker."""
     k = api_table(pair.run("kafka", "kafka-broker-api-versions", "--bootstrap-server", "{B}").out)
@@ -589,9 +582,6 @@ def test_producer_perf(pair):
     pair.check()
 
 
-@pytest.mark.xfail(reason="pk-server-start lacks transactions: "
-                          "AddPartitionsToTxn v0+ and EndTxn v0+ (Kafka 4.4's kafka-producer-perf-test "
-                          "--transactional-id needs them)", strict=True)
 def test_producer_perf_transactional(pair):
     t = P + "pperf-tx"
     create(pair, t)

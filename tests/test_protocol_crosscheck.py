@@ -89,9 +89,10 @@ _BITFIELDS = {"authorized_operations", "cluster_authorized_operations",
 
 
 # kafka-python 3 renames these fields of DescribeClusterResponse and MetadataResponse
-# (json_patch): ours -> theirs
+# (json_patch), and TxnOffsetCommitRequest's (its schema predates KIP-848's name): ours -> theirs
 _RENAMES = {"cluster_authorized_operations": "authorized_operations",
-            "topic_authorized_operations": "authorized_operations"}
+            "topic_authorized_operations": "authorized_operations",
+            "generation_id_or_member_epoch": "generation_id"}
 
 
 def _int_to_bits(v: int):
@@ -105,6 +106,8 @@ def _from_kp(v, name=None, top=None):
             v = {("cluster_" + k if k == "authorized_operations" else k): x for k, x in v.items()}
         elif top == "topic":
             v = {("topic_" + k if k == "authorized_operations" else k): x for k, x in v.items()}
+        if top == 28:
+            v = {("generation_id_or_member_epoch" if k == "generation_id" else k): x for k, x in v.items()}
         return {k: _from_kp(x, k, "topic" if (top == 3 and k == "topics") else None) for k, x in v.items()}
     if isinstance(v, list):
         return [_from_kp(x, top=top) for x in v]
@@ -137,9 +140,10 @@ def _build_kp(data_class, struct_field, struct_: Struct, version: int, d: dict):
 
 # Versions kafka-python does not define at all (Kafka's own schemas check them:
 # test_protocol_kafka_schemas.py).
-# Versions kafka-python 3 does not know (ApiVersions v5, DeleteGroups v3, KIP-848's APIs): they
+# Versions kafka-python 3 does not know (ApiVersions v5, DeleteGroups v3, KIP-848's APIs,
+# TxnOffsetCommit v6): they
 # are checked against Kafka's own schemas (test_protocol_kafka_schemas.py) and live brokers.
-KAFKA_PYTHON_LACKS = {(18, 5), (42, 3), (68, 0), (68, 1), (69, 0), (69, 1)}
+KAFKA_PYTHON_LACKS = {(18, 5), (28, 6), (42, 3), (68, 0), (68, 1), (69, 0), (69, 1)}
 
 
 def test_kafka_python_covers_every_api_of_the_profile():

@@ -91,10 +91,11 @@ class Client:
         return answer["producer_id"], answer["producer_epoch"]
 
 
-def batch(values, *, producer_id=-1, epoch=-1, sequence=-1, compression=0) -> bytes:
+def batch(values, *, producer_id=-1, epoch=-1, sequence=-1, compression=0, transactional=False) -> bytes:
     now = int(time.time() * 1000)
     return encode_batch([(None, v, (), now) for v in values], compression_type=compression,
-                        producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
+                        producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence,
+                        transactional=transactional)
 
 
 def stored_values(data_dir: str, topic: str, partition: int = 0) -> list[bytes]:
@@ -197,7 +198,10 @@ def test_bad_batches_are_refused_per_partition(server):
     for data, version, code in cases:
         assert c.produce("strict", data, version=version)["error_code"] == code, code
     assert c.produce("strict", good, acks=2)["error_code"] == E.INVALID_REQUIRED_ACKS
-    assert c.produce("strict", good, transactional_id="tx")["error_code"] == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    # a transactional batch needs its transactional id, and a partition of its open transaction
+    txn_batch = batch([b"t"], producer_id=5, epoch=0, sequence=0, transactional=True)
+    assert c.produce("strict", txn_batch)["error_code"] == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert c.produce("strict", txn_batch, transactional_id="tx")["error_code"] == E.INVALID_PRODUCER_ID_MAPPING
     assert c.produce("no-such-topic", good)["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert c.produce("strict", good, partition=7)["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert c.produce("__consumer_offsets", good)["error_code"] == E.INVALID_TOPIC_EXCEPTION

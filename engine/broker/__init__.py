@@ -6,12 +6,13 @@ Knows nothing of sockets: the server (engine/server.py) hands it decoded request
 with acks=0), registered by a handler module:
 
 - data.py: ApiVersions, Produce, Fetch (sessions: fetch_sessions.py), ListOffsets,
-  OffsetForLeaderEpoch, InitProducerId; metadata.py: Metadata, DescribeTopicPartitions
+  OffsetForLeaderEpoch; metadata.py: Metadata, DescribeTopicPartitions
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - log_dirs.py: DescribeLogDirs, DescribeProducers
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
+- transactions.py: the transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -43,13 +44,14 @@ class Broker:
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
-        from . import admin, data, groups, log_dirs, log_upkeep  # each registers its handlers
+        from . import admin, data, groups, log_dirs, log_upkeep, transactions  # each registers its handlers
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
         self.groups = groups.GroupHandlers(self)
         self.log_dirs = log_dirs.LogDirHandlers(self)
         self.log_upkeep = log_upkeep.LogUpkeep(self)
+        self.transactions = transactions.TransactionHandlers(self)
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
 
     # ------------------------------------------------------------------ registry
@@ -81,7 +83,7 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups, self.log_upkeep):
+        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

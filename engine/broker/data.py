@@ -1,5 +1,5 @@
-"""Handlers of the data path: ApiVersions, Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
-InitProducerId (Metadata and DescribeTopicPartitions: metadata.py).
+"""Handlers of the data path: ApiVersions, Produce, Fetch, ListOffsets, OffsetForLeaderEpoch
+(Metadata and DescribeTopicPartitions: metadata.py; InitProducerId: transactions.py).
 
 Produce stores each partition's record batch as the client sent it (compressed or not): the
 batch is validated (docs/protocol.md), checked against its producer's sequence state
@@ -9,6 +9,12 @@ serves batches straight from the segment files, within fetch sessions (fetch_ses
 and long-polls: it sleeps until an append in this process (Broker.notify_data) or, for
 appends by other processes on the same data directory, until a cheap re-check
 (PartitionLog.change_token) sees the log change.
+
+Transactions (the coordinator is transactions.py) show here in three places: a transactional
+batch is appended only into a partition of its producer's open transaction; Fetch and
+ListOffsets answer the last stable offset (the first offset of the earliest open transaction,
+else the high watermark), and a read_committed Fetch stops there and lists the aborted
+transactions its records overlap (from the segments' .txnindex).
 
 Everything runs on the event loop: an append or a read is a few system calls, and each
 connection's requests are answered in order anyway.
@@ -20,7 +26,7 @@ import asyncio
 import logging
 import time
 
-from .. import leader_epochs, records, topic_names
+from .. import leader_epochs, records, topic_names, txn_index
 from ..errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -88,7 +94,6 @@ class DataHandlers:
         broker.register(ApiKey.FETCH, self.fetch)
         broker.register(ApiKey.LIST_OFFSETS, self.list_offsets)
         broker.register(ApiKey.OFFSET_FOR_LEADER_EPOCH, self.offset_for_leader_epoch)
-        broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
         self.metadata = MetadataHandlers(broker, self)
 
     # ------------------------------------------------------------------ logs
@@ -154,9 +159,7 @@ class DataHandlers:
         acks = body["acks"]
         now_ms = int(time.time() * 1000)
         refusal = None
-        if body["transactional_id"] is not None:
-            refusal = _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "pk's broker has no transactions")
-        elif acks not in (-1, 0, 1):
+        if acks not in (-1, 0, 1):
             refusal = _refused(E.INVALID_REQUIRED_ACKS, f"Invalid required acks {acks}")
         responses = []
         failures = []
@@ -173,7 +176,8 @@ class DataHandlers:
                         raise refusal
                     plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
                     name = plog.topic
-                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result)
+                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
+                                                        body["transactional_id"])
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
@@ -200,7 +204,8 @@ class DataHandlers:
         _refuse_internal(plog.topic)
         return plog
 
-    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict) -> bool:
+    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
+                           transactional_id: str | None = None) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended."""
         topic, partition = plog.topic, plog.partition
         header = self._validate(data, version)
@@ -210,6 +215,8 @@ class DataHandlers:
                            f"The size of the current ISR Set({self.broker.node_id}) is insufficient to "
                            f"satisfy the min.isr requirement of {config['min.insync.replicas']} for "
                            f"partition {topic}-{partition}")
+        if header.is_transactional:
+            self._check_transactional(header, transactional_id, topic, partition, version)
         state = None
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
@@ -259,12 +266,26 @@ class DataHandlers:
         if header.compression == 4 and version < 7:
             raise _refused(E.UNSUPPORTED_COMPRESSION_TYPE,
                            "Produce requests with version below 7 may not carry zstd batches")
-        if header.is_transactional or header.is_control:
-            raise InvalidRecordError("Transactional and control batches cannot be produced to pk's broker")
+        if header.is_control:
+            raise InvalidRecordError("Control batches cannot be produced: only the transaction coordinator writes them")
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise InvalidRecordError(f"Invalid sequence number {header.base_sequence} for producer "
                                      f"{header.producer_id}")
         return header
+
+    def _check_transactional(self, header: records.BatchHeader, transactional_id: str | None,
+                             topic: str, partition: int, version: int) -> None:
+        """A transactional batch goes only into a partition its producer added to its open
+        transaction (AddPartitionsToTxn; from v12, transaction version 2, the produce adds
+        it), with the transaction's current epoch."""
+        if transactional_id is None or header.producer_id < 0:
+            raise _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                           "A transactional batch needs the producer's transactional id")
+        code = self.broker.transactions.partition_in_transaction(
+            transactional_id, header.producer_id, header.producer_epoch, topic, partition, add=version >= 12)
+        if code != E.NONE:
+            raise _refused(code, f"Transactional batch of producer {header.producer_id} (epoch "
+                                 f"{header.producer_epoch}) to {topic}-{partition}: {E.error_name(code)}")
 
     # ------------------------------------------------------------------ Fetch
     async def fetch(self, request) -> dict:
@@ -280,7 +301,8 @@ class DataHandlers:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
         while True:
-            answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version)
+            answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version,
+                                                           body["isolation_level"] == 1)
             remaining = deadline - loop.time()
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
             if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
@@ -322,7 +344,7 @@ class DataHandlers:
         return [(t["topic_id"] if version >= 13 else t["topic"], p)
                 for t in body["forgotten_topics_data"] for p in t["partitions"]]
 
-    def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int):
+    def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int, read_committed: bool):
         """Read every wanted partition, in order. Returns (answers, bytes of records, whether
         a partition failed, the logs read); each answer carries its topic's name and id."""
         remaining = max_bytes
@@ -370,10 +392,13 @@ class DataHandlers:
                 part["error_code"] = exc.code
                 failed = True
                 continue
+            lso = self.last_stable_offset(plog, end)
+            if read_committed:
+                data = self._committed_view(plog, want.fetch_offset, data, lso, end, part)
             part["records"] = data
             total += len(data)
             remaining -= len(data)
-            part["high_watermark"] = part["last_stable_offset"] = end
+            part["high_watermark"], part["last_stable_offset"] = end, lso
             part["log_start_offset"] = start
         return answers, total, failed, logs
 
@@ -391,6 +416,30 @@ class DataHandlers:
             part["log_start_offset"] = plog.log_start_offset
             return True
         return False
+
+    def last_stable_offset(self, plog, end: int) -> int:
+        """The first offset of the partition's earliest open transaction, else `end` (the
+        high watermark)."""
+        state = self.producers.loaded(plog)
+        first = state.first_unstable_offset() if state is not None else None
+        return end if first is None or first > end else first
+
+    @staticmethod
+    def _committed_view(plog, fetch_offset: int, data, lso: int, high_watermark: int, part: dict):
+        """A read_committed answer: the batches below the last stable offset, and the aborted
+        transactions they overlap (the consumer drops their records)."""
+        if data and lso < high_watermark:
+            keep = 0
+            for pos, header in records.iter_batches(data):
+                if header.base_offset >= lso:
+                    break
+                keep = pos + header.size
+            data = data[:keep]
+        upper = records.last_offset(data, fetch_offset - 1) + 1
+        paths = txn_index.segment_paths(plog, fetch_offset)
+        part["aborted_transactions"] = [{"producer_id": a.producer_id, "first_offset": a.first_offset}
+                                        for a in txn_index.collect(paths, fetch_offset, upper)]
+        return data
 
     # ------------------------------------------------------------------ ListOffsets
     async def list_offsets(self, request) -> dict:
@@ -414,20 +463,22 @@ class DataHandlers:
                     elif ts < 0 and ts not in known:
                         part["error_code"] = E.UNSUPPORTED_VERSION
                     else:
-                        self._list_offset(name, p, part)
+                        self._list_offset(name, p, part, request.body["isolation_level"] == 1)
                 except KafkaError as exc:
                     part["error_code"] = exc.code
                 parts.append(part)
             topics.append({"name": name, "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
 
-    def _list_offset(self, topic: str, request: dict, part: dict) -> None:
+    def _list_offset(self, topic: str, request: dict, part: dict, read_committed: bool) -> None:
         plog = self.log(topic, request["partition_index"])
         code = check_leader_epoch(request["current_leader_epoch"], plog.leader_epoch)
         if code != E.NONE:
             part["error_code"] = code
             return
         found = plog.list_offset(request["timestamp"])
+        if found is not None and read_committed and request["timestamp"] == LATEST_TIMESTAMP:
+            found = (self.last_stable_offset(plog, found[0]), found[1])  # read_committed sees up to the LSO
         if found is not None:
             part["offset"], part["timestamp"] = found
             part["leader_epoch"] = leader_epochs.epoch_at(plog.leader_epoch_entries(), found[0])
@@ -454,14 +505,6 @@ class DataHandlers:
                 parts.append(part)
             topics.append({"topic": topic["topic"], "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
-
-    # ------------------------------------------------------------------ InitProducerId
-    async def init_producer_id(self, request) -> dict:
-        if request.body["transactional_id"] is not None:
-            return {"throttle_time_ms": 0, "error_code": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                    "producer_id": -1, "producer_epoch": -1}
-        return {"throttle_time_ms": 0, "error_code": E.NONE,
-                "producer_id": self.producers.ids.allocate(), "producer_epoch": 0}
 
     # ------------------------------------------------------------------ upkeep
     async def tick(self) -> None:

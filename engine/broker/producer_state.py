@@ -17,6 +17,11 @@ Per partition, each producer id has an epoch and the sequence ranges of its last
   since 2.5: its state may have been removed with the records by retention or DeleteRecords,
   or expired after producer.id.expiration.ms without writes, 1 day).
 
+Each partition also knows its open transactions (producer id -> offset of the transaction's
+first record here: the earliest is the last stable offset), opened by a transactional batch
+and closed by the COMMIT/ABORT marker the transaction coordinator (transactions.py) writes;
+a marker with a bumped epoch fences the producer's older epoch.
+
 The state lives in memory. After a restart it is rebuilt from the batch headers of the log the
 first time the partition is touched by an idempotent produce (headers only: read in large
 chunks, never decompressed).
@@ -94,10 +99,12 @@ def _last_seq(header: records.BatchHeader) -> int:
 
 
 class PartitionProducers:
-    """The producers of one partition (one log, identified by its topic id)."""
+    """The producers of one partition (one log, identified by its topic id), and its open
+    transactions: producer id -> offset of the transaction's first record here."""
 
     def __init__(self) -> None:
         self.entries: dict[int, _Entry] = {}
+        self.ongoing: dict[int, int] = {}
 
     def check(self, header: records.BatchHeader) -> BatchRange | None:
         """Check an idempotent batch before it is appended: returns the original offsets of a
@@ -138,20 +145,51 @@ class PartitionProducers:
             entry = self.entries[header.producer_id] = _Entry(header.producer_epoch)
         entry.batches.append(BatchRange(header.base_sequence, _last_seq(header), first_offset, last_offset))
         entry.last_ms = now_ms
+        if header.is_transactional:
+            self.ongoing.setdefault(header.producer_id, first_offset)
+
+    def check_marker(self, producer_id: int, epoch: int) -> None:
+        """A transaction marker is written with the producer's current epoch or a bumped one
+        (an abort that fences it): never an older one."""
+        entry = self.entries.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            raise ProducerError(E.INVALID_PRODUCER_EPOCH,
+                                f"Epoch of producer {producer_id} is {epoch}, which is smaller than the "
+                                f"last seen epoch {entry.epoch}")
+
+    def end_transaction(self, producer_id: int, epoch: int, marker_offset: int, now_ms: int) -> int | None:
+        """A marker was appended at `marker_offset`: the producer's transaction here is over.
+        Returns the offset of its first record (None when it wrote nothing here). A bumped
+        epoch fences the producer's older one (its sequences start again at 0)."""
+        entry = self.entries.get(producer_id)
+        if entry is None or entry.epoch != epoch:
+            entry = self.entries[producer_id] = _Entry(epoch)
+        entry.last_ms = now_ms
+        return self.ongoing.pop(producer_id, None)
+
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest open transaction (the last stable offset), if any."""
+        return min(self.ongoing.values()) if self.ongoing else None
 
     def expire(self, before_ms: int) -> None:
         """Forget producers that have not written since `before_ms` (Kafka's
         producer.id.expiration.ms): their next batch is accepted at any sequence."""
-        for pid in [pid for pid, e in self.entries.items() if e.last_ms < before_ms]:
+        for pid in [pid for pid, e in self.entries.items() if e.last_ms < before_ms and pid not in self.ongoing]:
             del self.entries[pid]
 
     @classmethod
     def from_log(cls, log) -> "PartitionProducers":
-        """Replay the headers of every batch of `log` written by an idempotent producer."""
+        """Replay the headers of every batch of `log` written by an idempotent producer (and
+        the markers that ended transactions)."""
         state = cls()
         for seg in log.segments:
             for _, header in records.iter_file_batches(seg.fd):
-                if header.producer_id >= 0 and header.base_sequence >= 0 and not header.is_control:
+                if header.producer_id < 0:
+                    continue
+                if header.is_control:
+                    state.end_transaction(header.producer_id, header.producer_epoch, header.base_offset,
+                                          header.max_timestamp)
+                elif header.base_sequence >= 0:
                     state.update(header, header.base_offset, header.last_offset, header.max_timestamp)
         return state
 
@@ -171,6 +209,13 @@ class ProducerStateManager:
         state = PartitionProducers.from_log(log)
         self._partitions[key] = (log.topic_id, state)
         return state
+
+    def loaded(self, log) -> PartitionProducers | None:
+        """The partition's state if it was built already (a partition no transactional
+        producer wrote to since the start has no open transaction: the coordinator loads
+        those that had one when it recovers)."""
+        known = self._partitions.get((log.topic, log.partition))
+        return known[1] if known is not None and known[0] == log.topic_id else None
 
     def expire(self, before_ms: int) -> None:
         for _, state in self._partitions.values():

@@ -6,7 +6,7 @@ from enum import IntEnum
 
 from .schema import Field as F, Message, Struct
 from .types import (
-    Array, BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16, UINT32, UUID,
+    Array, BOOL, BYTES, FLOAT64, INT16, INT32, INT64, INT8, RECORDS, STRING, UINT16, UUID,
 )
 
 

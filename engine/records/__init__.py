@@ -521,3 +521,47 @@ def decode_records(buf, pos: int = 0, header: BatchHeader | None = None, make=No
     except IndexError:
         raise CorruptRecordError(f"record batch at offset {base_offset} ends inside a record") from None
     return out
+
+
+# --------------------------------------------------------------------------- control batches
+# A transaction's end is marked in every partition it wrote to by a control batch (attributes:
+# transactional + control) of one record: key = (int16 version 0, int16 type), value =
+# Kafka's EndTransactionMarker (int16 version 0, int32 coordinator epoch).
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN_MARKER = struct.Struct(">hi")
+
+
+def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp: int,
+                  coordinator_epoch: int = 0) -> bytes:
+    """The end-of-transaction marker batch (its base offset 0: the log assigns it)."""
+    key = _CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT)
+    value = _END_TXN_MARKER.pack(0, coordinator_epoch)
+    batch = encode_batch([(key, value, (), timestamp)], producer_id=producer_id,
+                         producer_epoch=producer_epoch, transactional=True)
+    attributes = _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_OFFSET)[0] | CONTROL_MASK
+    batch = bytearray(batch)
+    _ATTRIBUTES.pack_into(batch, ATTRIBUTES_OFFSET, attributes)
+    _CRC.pack_into(batch, CRC_OFFSET, crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+    return bytes(batch)
+
+
+def control_record(key, value) -> tuple[int, int] | None:
+    """(control type, coordinator epoch) of a control record's key and value; the epoch is
+    -1 when the value is not an EndTransactionMarker. None when the key is not one."""
+    if key is None or len(key) < _CONTROL_KEY.size:
+        return None
+    _, kind = _CONTROL_KEY.unpack_from(key)
+    epoch = -1
+    if value is not None and len(value) >= _END_TXN_MARKER.size:
+        epoch = _END_TXN_MARKER.unpack_from(value)[1]
+    return kind, epoch
+
+
+def control_type(buf, pos: int, header: BatchHeader) -> int | None:
+    """The control type (CONTROL_COMMIT / CONTROL_ABORT / other) of the control batch at `pos`."""
+    for rec in decode_records(buf, pos, header):
+        found = control_record(rec.key, rec.value)
+        return None if found is None else found[0]
+    return None
