@@ -80,8 +80,9 @@ class MetadataHandlers:
                     continue
                 # v10+: a topic named by its id (Kafka lists the unknown ids first)
                 name = self.data.topic_ids.name_of(wanted["topic_id"])
-                if name is None:
-                    topics.append(self._unknown(None, E.UNKNOWN_TOPIC_ID, wanted["topic_id"]))
+                if name is None:  # (a name may be null in the answer only from v12)
+                    topics.append(self._unknown(None if version >= 12 else "", E.UNKNOWN_TOPIC_ID,
+                                                wanted["topic_id"]))
                 else:
                     names.append(name)
         created: set[str] = set()
