@@ -44,6 +44,7 @@ class Broker:
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
+        self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         from . import admin, data, groups, log_dirs, log_upkeep, transactions  # each registers its handlers
 
         self.data = data.DataHandlers(self)
@@ -51,8 +52,7 @@ class Broker:
         self.groups = groups.GroupHandlers(self)
         self.log_dirs = log_dirs.LogDirHandlers(self)
         self.log_upkeep = log_upkeep.LogUpkeep(self)
-        self.transactions = transactions.TransactionHandlers(self)
-        self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
+        self.transactions = transactions.TransactionHandlers(self)  # recovers __transaction_state
 
     # ------------------------------------------------------------------ registry
     def register(self, api_key: int, handler: Handler) -> None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from .. import records, topic_names, txn_index
 from .. import transaction_log as tlog
 from ..errors import KafkaError, UnknownTopicOrPartitionError
+from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from .producer_state import ProducerError
@@ -51,6 +52,9 @@ MAX_EPOCH = 32767
 # Below these request versions a client does not know PRODUCER_FENCED (KIP-588): it is told
 # INVALID_PRODUCER_EPOCH instead (TxnOffsetCommit, checked by the group coordinator in Kafka,
 # always is).
+# TxnOffsetCommit checks the member as OffsetCommit v9+ does (a consumer-protocol member's epoch
+# included; an unknown group with a generation is GROUP_ID_NOT_FOUND).
+_COMMIT_CHECKS_VERSION = 9
 _FENCED_SINCE = {ApiKey.INIT_PRODUCER_ID: 4, ApiKey.ADD_PARTITIONS_TO_TXN: 2, ApiKey.ADD_OFFSETS_TO_TXN: 2,
                  ApiKey.END_TXN: 2, ApiKey.TXN_OFFSET_COMMIT: 1 << 15}
 
@@ -217,6 +221,7 @@ class TransactionHandlers:
                             txn.transactional_id, topic, p, exc)
         if commit:
             self._commit_offsets(txn)
+        self._release_pending_offsets(txn)
         txn.pending_offsets = {}
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
@@ -226,17 +231,24 @@ class TransactionHandlers:
         self.broker.notify_data()
 
     def _commit_offsets(self, txn: Txn) -> None:
-        offsets_store = self.broker.groups.coordinator.offsets
+        """The offsets sent with the transaction become the groups' committed offsets, through
+        the group coordinator's one write path."""
+        coordinator = self.broker.groups.coordinator
         for group, offsets in txn.pending_offsets.items():
-            by_metadata: dict[str, dict] = {}
-            for tp, (offset, metadata) in offsets.items():
-                by_metadata.setdefault(metadata or "", {})[tp] = offset
-            for metadata, batch in by_metadata.items():
-                try:
-                    offsets_store.commit(group, batch, metadata=metadata)
-                except (KafkaError, OSError) as exc:
-                    log.warning("Cannot commit the offsets of group %s sent with transaction %s: %s",
-                                group, txn.transactional_id, exc)
+            try:
+                coordinator.commit_offsets(group, dict(offsets))
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot commit the offsets of group %s sent with transaction %s: %s",
+                            group, txn.transactional_id, exc)
+
+    def _release_pending_offsets(self, txn: Txn) -> None:
+        pending = self.broker.groups.coordinator.pending_transactional_offsets
+        for group, offsets in txn.pending_offsets.items():
+            held = pending.get(group)
+            if held is not None:
+                held.difference_update(offsets)
+                if not held:
+                    del pending[group]
 
     def _fence_and_abort(self, txn: Txn) -> None:
         """Abort an open transaction with the epoch bumped: its producer is fenced."""
@@ -424,9 +436,13 @@ class TransactionHandlers:
             if txn.state != tlog.ONGOING or tp not in txn.partitions:
                 code = E.INVALID_TXN_STATE  # AddOffsetsToTxn first
             elif body["member_id"] or body["generation_id_or_member_epoch"] >= 0:
-                # v3+ (KIP-447): a member of the group commits with its generation
-                code, _ = self.broker.groups.coordinator.validate_commit(
-                    group, body["generation_id_or_member_epoch"], body["member_id"])
+                # v3+ (KIP-447): a member of the group commits with its generation (or, in a
+                # consumer-protocol group, its member epoch; a stale one is ILLEGAL_GENERATION here)
+                code = self.broker.groups.coordinator.validate_commit(
+                    group, body["generation_id_or_member_epoch"], body["member_id"], body["group_instance_id"],
+                    _COMMIT_CHECKS_VERSION)
+                if code == E.STALE_MEMBER_EPOCH:
+                    code = E.ILLEGAL_GENERATION
         except TxnError as exc:
             code = exc.code
         except (KafkaError, OSError) as exc:
@@ -445,8 +461,11 @@ class TransactionHandlers:
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
                     else:
-                        txn.pending_offsets.setdefault(group, {})[(name, index)] = (
-                            p["committed_offset"], p["committed_metadata"])
+                        txn.pending_offsets.setdefault(group, {})[(name, index)] = CommittedOffset(
+                            p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or "")
+                        # OffsetFetch with require_stable waits for the transaction's end
+                        self.broker.groups.coordinator.pending_transactional_offsets.setdefault(
+                            group, set()).add((name, index))
                 parts.append({"partition_index": index, "error_code": pcode})
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
