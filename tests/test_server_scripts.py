@@ -43,10 +43,10 @@ def test_daemon_then_stop_by_node_id(tmp_path):
     stop = subprocess.run([tool_path("pk-server-stop"), f"--node-id={node}"], capture_output=True, timeout=30)
     assert stop.returncode == 0
     assert wait(lambda: not listening(port))
+    # The socket closes before the shutdown ends: wait for the process list to lose the broker.
+    assert wait(lambda: not server_start._broker_pids(node))
     out = (tmp_path / "logs" / "pkServer.out").read_text()
     assert f"[KafkaServer id={node}] started" in out and f"[KafkaServer id={node}] shut down completed" in out
-    # The socket closes before the process is gone: wait for the process list to lose it.
-    assert wait(lambda: not server_start._broker_pids(node))
     again = subprocess.run([tool_path("pk-server-stop"), f"--node-id={node}"], capture_output=True, timeout=30)
     assert again.returncode == 1 and again.stdout == b"No kafka server to stop\n"
 

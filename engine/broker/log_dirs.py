@@ -102,5 +102,5 @@ class LogDirHandlers:
                               "last_sequence": last.last_seq if last else -1,
                               "last_timestamp": entry.last_ms if last else -1,
                               "coordinator_epoch": NO_COORDINATOR_EPOCH,
-                              "current_txn_start_offset": NO_TXN})
+                              "current_txn_start_offset": state.ongoing.get(pid, NO_TXN)})
         return producers
