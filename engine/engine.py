@@ -26,6 +26,7 @@ from .errors import (
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    PolicyViolationError,
     TopicDeletionDisabledError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
@@ -48,6 +49,16 @@ BROKER_DEFAULTS = {
     "offsets.topic.segment.bytes": "104857600",
     "log.retention.check.interval.ms": "300000",
 }
+
+
+# Kafka's controller writes at most this many metadata records for one admin request, and
+# refuses a request for more partitions at once (before it builds anything for them).
+MAX_RECORDS_PER_USER_OP = 10000
+
+
+def _check_request_size(count: int, what: str) -> None:
+    if count > MAX_RECORDS_PER_USER_OP:
+        raise PolicyViolationError(f"Excessively large number of {what} per request.")
 
 
 class Engine:
@@ -189,9 +200,12 @@ class Engine:
                         raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
             topic_config.validate(configs)
             if assignment:
+                _check_request_size(len(assignment), "partitions")
                 assignment = self._check_manual_assignment(assignment)
             else:
                 assignment = self._place(name, num_partitions, replication_factor)
+            if 1 + len(assignment) + len(configs) > MAX_RECORDS_PER_USER_OP:  # the topic's records, all in one batch
+                raise PolicyViolationError("Unable to perform excessively large batch operation.")
             meta = TopicMetadata(name=name, topic_id=new_kafka_uuid(), assignment=assignment,
                                  configs={k: str(v) for k, v in configs.items()})
             if not validate_only:
@@ -206,6 +220,7 @@ class Engine:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
         if num_partitions == -1:
             num_partitions = int(self.broker_config["num.partitions"])
+        _check_request_size(num_partitions, "partitions")
         if replication_factor == -1:
             replication_factor = int(self.broker_config["default.replication.factor"])
         brokers = self.live_brokers
@@ -296,6 +311,7 @@ class Engine:
                 raise InvalidPartitionsError(
                     f"The topic {name} currently has {current} partition(s); {total} would not be an increase.")
             additional = total - current
+            _check_request_size(additional, "additional partitions")
             if assignment is not None:
                 if len(assignment) != additional:
                     raise InvalidReplicaAssignmentError(

@@ -70,6 +70,10 @@ class TopicDeletionDisabledError(KafkaError):
     code = 73
 
 
+class PolicyViolationError(KafkaError):
+    code = 44
+
+
 class KafkaStorageError(KafkaError):
     """The log's files could not be written (a full disk, a read-only file system)."""
 
