@@ -48,6 +48,7 @@ def pk(data_dir) -> Runner:
 # --------------------------------------------------------------------------- pk-server-start
 import signal  # noqa: E402
 import socket  # noqa: E402
+import struct  # noqa: E402
 import time  # noqa: E402
 
 
@@ -55,6 +56,62 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class ProtocolClient:
+    """A bare Kafka protocol client for tests: one connection, one request at a time, bodies as
+    pk's codec (pk.engine.protocol) reads and writes them. `address` is a port on 127.0.0.1
+    or "host:port"."""
+
+    def __init__(self, address, timeout: float = 20, client_id: str | None = "pk"):
+        from pk.engine import protocol as kp
+
+        self._kp = kp
+        host, port = ("127.0.0.1", address) if isinstance(address, int) else address.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.client_id = client_id
+        self.corr = 0
+
+    def send(self, key: int, version: int, body: dict) -> int:
+        """Send one request; returns its correlation id."""
+        self.corr += 1
+        self.sock.sendall(self._kp.encode_request(key, version, self.corr, body, client_id=self.client_id))
+        return self.corr
+
+    def receive(self, key: int, version: int) -> tuple[int, dict]:
+        """(correlation id, body) of the next answer."""
+        size = struct.unpack(">i", self.recv_exactly(4))[0]
+        return self._kp.parse_response(self.recv_exactly(size), key, version)
+
+    def call(self, key: int, version: int, body: dict) -> dict:
+        corr = self.send(key, version, body)
+        got, answer = self.receive(key, version)
+        assert got == corr
+        return answer
+
+    def recv_exactly(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            buf += chunk
+        return buf
+
+    def closed_by_peer(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "ProtocolClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class BrokerProcess:

@@ -7,22 +7,19 @@ v2, DescribeLogDirs v4-5, DescribeProducers v0). One broker serves the module.
 from __future__ import annotations
 
 import os
-import socket
-import struct
 import time
 import uuid
 
 import pytest
 
-from conftest import BrokerProcess
-from pk.engine import protocol as kp
+from conftest import BrokerProcess, ProtocolClient
 from pk.engine.engine import Engine
 from pk.engine.metadata import uuid_of
 from pk.engine.protocol import ApiKey
 from pk.engine.protocol import errors as E
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import (  # noqa: E402
     AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType,
 )
@@ -52,31 +49,8 @@ def client(server):
     c.close()
 
 
-class Client:
-    """A bare protocol client: one connection, one request at a time."""
-
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-        self.corr = 0
-
-    def call(self, key: int, version: int, body: dict) -> dict:
-        self.corr += 1
-        self.sock.sendall(kp.encode_request(key, version, self.corr, body))
-        size = struct.unpack(">i", self._recv(4))[0]
-        corr, answer = kp.parse_response(self._recv(size), key, version)
-        assert corr == self.corr
-        return answer
-
-    def _recv(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            assert chunk, "connection closed"
-            buf += chunk
-        return buf
-
-    def close(self) -> None:
-        self.sock.close()
+class Client(ProtocolClient):
+    """The shared bare protocol client, with this file's shortcut."""
 
     def create(self, version: int, *topics: dict, validate_only: bool = False) -> list[dict]:
         full = [{"num_partitions": -1, "replication_factor": -1, "assignments": [], "configs": [], **t}

@@ -8,13 +8,12 @@ changes made by pk-topics in another process are seen by the running server.
 
 from __future__ import annotations
 
-import socket
-import struct
 import threading
 import time
 
 import pytest
 
+from conftest import ProtocolClient
 from pk.engine import protocol as kp
 from pk.engine.engine import Engine
 from pk.engine.records import decode_records, iter_batches
@@ -25,37 +24,14 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 TIMEOUT = 10
 
 
-class Client:
-    """A bare protocol client: one connection, one request at a time."""
-
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-        self.corr = 0
-
-    def call(self, key: int, version: int, body: dict) -> dict:
-        self.corr += 1
-        self.sock.sendall(kp.encode_request(key, version, self.corr, body))
-        size = struct.unpack(">i", self._recv(4))[0]
-        corr, answer = kp.parse_response(self._recv(size), key, version)
-        assert corr == self.corr
-        return answer
-
-    def _recv(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            assert chunk, "connection closed"
-            buf += chunk
-        return buf
+class Client(ProtocolClient):
+    """The shared bare protocol client, with this file's shortcut."""
 
     def fetch(self, topic: str, partition: int = 0, offset: int = 0, max_wait_ms: int = 0) -> dict:
         body = {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": 1 << 30,
                 "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
                                                             "partition_max_bytes": 1 << 30}]}]}
         return self.call(1, 11, body)["responses"][0]["partitions"][0]
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def segment_bytes(data_dir: str, topic: str, partition: int = 0) -> bytes:

@@ -9,15 +9,12 @@ Expected answers are the ones a Kafka 4.4 broker gives to the same requests."""
 
 from __future__ import annotations
 
-import socket
-import struct
 import uuid
 
 import pytest
-from conftest import BrokerProcess
+from conftest import BrokerProcess, ProtocolClient
 
 from pk.engine import consumer_offsets as codec
-from pk.engine import protocol as kp
 from pk.engine.broker.topic_ids import to_uuid
 from pk.engine.engine import Engine
 from pk.engine.offsets import OffsetStore
@@ -42,31 +39,8 @@ def server(tmp_path_factory):
         broker.stop()
 
 
-class Conn:
-    def __init__(self, bootstrap: str):
-        host, port = bootstrap.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=20)
-        self.corr = 0
-
-    def call(self, api_key: int, version: int, body: dict, client_id: str = "probe") -> dict:
-        self.corr += 1
-        self.sock.sendall(kp.encode_request(api_key, version, self.corr, body, client_id))
-        size = struct.unpack(">i", self._read(4))[0]
-        corr, answer = kp.parse_response(self._read(size), api_key, version)
-        assert corr == self.corr
-        return answer
-
-    def _read(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = self.sock.recv(n - len(data))
-            if not chunk:
-                raise EOFError("the broker closed the connection")
-            data += chunk
-        return data
-
-    def close(self) -> None:
-        self.sock.close()
+def Conn(bootstrap: str) -> ProtocolClient:
+    return ProtocolClient(bootstrap, client_id="probe")
 
 
 @pytest.fixture

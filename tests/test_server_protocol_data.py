@@ -23,42 +23,28 @@ from pk.engine.protocol import RESPONSES
 from pk.engine.protocol import errors as E
 from pk.engine.protocol.messages import INT32_MIN
 
-from conftest import BrokerProcess
+from conftest import BrokerProcess, ProtocolClient
 
 ZERO = uuid.UUID(int=0)
 
 
-class Conn:
-    """One connection speaking raw requests."""
+class Conn(ProtocolClient):
+    """The shared client, decoding each answer with the schema of the version asked:
+    parse_response reads an ApiVersions error as v0, which v5's REBOOTSTRAP_REQUIRED is not."""
 
     def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-        self.corr = 0
+        super().__init__(port, client_id="raw")
 
-    def send(self, key: int, version: int, body: dict) -> dict:
-        self.corr += 1
-        self.sock.sendall(kp.encode_request(key, version, self.corr, body, client_id="raw"))
-        size = struct.unpack(">i", self._read(4))[0]
-        frame = self._read(size)
-        assert struct.unpack(">i", frame[:4])[0] == self.corr
+    def call(self, key: int, version: int, body: dict) -> dict:
+        corr = self.send(key, version, body)
+        frame = self.recv_exactly(struct.unpack(">i", self.recv_exactly(4))[0])
+        assert struct.unpack(">i", frame[:4])[0] == corr
         schema = RESPONSES[key]
         pos = 4
         if schema.is_flexible(version) and key != kp.ApiKey.API_VERSIONS:
             assert frame[4] == 0  # no tagged header fields
             pos = 5
         return schema.decode(frame[pos:], version)
-
-    def _read(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = self.sock.recv(n - len(data))
-            if not chunk:
-                raise ConnectionError("closed")
-            data += chunk
-        return data
-
-    def close(self):
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +63,12 @@ def conn(server):
 
 
 def create(conn: Conn, name: str, partitions: int = 1, **configs: str) -> uuid.UUID:
-    r = conn.send(kp.ApiKey.CREATE_TOPICS, 4, {
+    r = conn.call(kp.ApiKey.CREATE_TOPICS, 4, {
         "topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
                     "configs": [{"name": k.replace("_", "."), "value": v} for k, v in configs.items()]}],
         "timeout_ms": 5000, "validate_only": False})
     assert r["topics"][0]["error_code"] == E.NONE, r
-    meta = conn.send(kp.ApiKey.METADATA, 12, {"topics": [{"name": name, "topic_id": ZERO}],
+    meta = conn.call(kp.ApiKey.METADATA, 12, {"topics": [{"name": name, "topic_id": ZERO}],
                                               "allow_auto_topic_creation": False,
                                               "include_topic_authorized_operations": False})
     return meta["topics"][0]["topic_id"]
@@ -94,7 +80,7 @@ NOW_MS = int(time.time() * 1000)  # record timestamps: recent, so that retention
 def produce(conn: Conn, name: str, items, partition: int = 0, version: int = 9, topic_id=ZERO) -> dict:
     batch = records.encode_batch([(k, v, (), NOW_MS + i) for i, (k, v) in enumerate(items)],
                                  partition_leader_epoch=-1)
-    r = conn.send(kp.ApiKey.PRODUCE, version, {
+    r = conn.call(kp.ApiKey.PRODUCE, version, {
         "transactional_id": None, "acks": -1, "timeout_ms": 5000,
         "topic_data": [{"name": name, "topic_id": topic_id,
                         "partition_data": [{"index": partition, "records": batch}]}]})
@@ -139,7 +125,7 @@ def batches_of(data) -> list[records.BatchHeader]:
 # --------------------------------------------------------------------------- ApiVersions
 
 def test_api_versions_profile_and_features(conn, server):
-    r = conn.send(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
+    r = conn.call(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
                                               "cluster_id": None, "node_id": -1})
     assert r["error_code"] == E.NONE
     versions = {k["api_key"]: (k["min_version"], k["max_version"]) for k in r["api_keys"]}
@@ -152,20 +138,20 @@ def test_api_versions_profile_and_features(conn, server):
     finalized = {f["name"]: f["max_version_level"] for f in r["finalized_features"]}
     assert finalized["metadata.version"] == 33 and r["finalized_features_epoch"] >= 0
     # v3 lists only the features whose minimum is above 0
-    r3 = conn.send(kp.ApiKey.API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+    r3 = conn.call(kp.ApiKey.API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
     assert [f["name"] for f in r3["supported_features"]] == ["metadata.version"]
 
 
 def test_api_versions_v5_cluster_and_node(conn, server):
-    meta = conn.send(kp.ApiKey.METADATA, 12, {"topics": [], "allow_auto_topic_creation": False,
+    meta = conn.call(kp.ApiKey.METADATA, 12, {"topics": [], "allow_auto_topic_creation": False,
                                               "include_topic_authorized_operations": False})
     cluster = meta["cluster_id"]
-    ok = conn.send(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
+    ok = conn.call(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
                                                "cluster_id": cluster, "node_id": 0})
     assert ok["error_code"] == E.NONE and ok["api_keys"]
     for cid, nid, code in ((cluster, 3, E.REBOOTSTRAP_REQUIRED), ("other", 0, E.REBOOTSTRAP_REQUIRED),
                            (None, 0, E.INVALID_REQUEST), (cluster, -1, E.INVALID_REQUEST)):
-        r = conn.send(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
+        r = conn.call(kp.ApiKey.API_VERSIONS, 5, {"client_software_name": "t", "client_software_version": "1",
                                                   "cluster_id": cid, "node_id": nid})
         assert (r["error_code"], r["api_keys"]) == (code, [])
 
@@ -189,7 +175,7 @@ def test_produce_v0_to_2_closes_the_connection(server):
 
 def test_metadata_topic_ids_epochs_and_operations(conn):
     tid = create(conn, "md-a", 2)
-    r = conn.send(kp.ApiKey.METADATA, 12, {"topics": [{"name": "md-a", "topic_id": ZERO}],
+    r = conn.call(kp.ApiKey.METADATA, 12, {"topics": [{"name": "md-a", "topic_id": ZERO}],
                                            "allow_auto_topic_creation": False,
                                            "include_topic_authorized_operations": True})
     (t,) = r["topics"]
@@ -198,14 +184,14 @@ def test_metadata_topic_ids_epochs_and_operations(conn):
         [(0, 0, []), (1, 0, [])]
     # by id (v10+), and an unknown id first
     missing = uuid.uuid4()
-    r = conn.send(kp.ApiKey.METADATA, 13, {"topics": [{"name": None, "topic_id": tid},
+    r = conn.call(kp.ApiKey.METADATA, 13, {"topics": [{"name": None, "topic_id": tid},
                                                       {"name": None, "topic_id": missing}],
                                            "allow_auto_topic_creation": False,
                                            "include_topic_authorized_operations": False})
     assert [(t["error_code"], t["name"], t["topic_id"], t["topic_authorized_operations"]) for t in r["topics"]] == \
         [(E.UNKNOWN_TOPIC_ID, None, missing, INT32_MIN), (E.NONE, "md-a", tid, INT32_MIN)]
     # v8-10: cluster operations on request
-    r = conn.send(kp.ApiKey.METADATA, 8, {"topics": [], "allow_auto_topic_creation": False,
+    r = conn.call(kp.ApiKey.METADATA, 8, {"topics": [], "allow_auto_topic_creation": False,
                                           "include_cluster_authorized_operations": True,
                                           "include_topic_authorized_operations": False})
     assert r["cluster_authorized_operations"] == 8096 and r["topics"] == []
@@ -233,7 +219,7 @@ def test_produce_v13_by_topic_id(conn):
     unknown = produce(conn, "", [(b"a", b"1")], version=13, topic_id=uuid.uuid4())
     assert unknown["error_code"] == E.UNKNOWN_TOPIC_ID
     # the batch carries the partition leader epoch, 0 on a lone broker
-    r = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("pr-ids", 0, 0)]))
+    r = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("pr-ids", 0, 0)]))
     (h,) = batches_of(answered(r)[("pr-ids", 0)]["records"])
     assert h.partition_leader_epoch == 0
 
@@ -244,41 +230,41 @@ def test_fetch_session_full_then_incremental(conn):
     create(conn, "fs-a", 2)
     produce(conn, "fs-a", [(b"k", b"v0")], partition=0)
     produce(conn, "fs-a", [(b"k", b"v1")], partition=1)
-    full = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 0), ("fs-a", 1, 0)], 0, 0))
+    full = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 0), ("fs-a", 1, 0)], 0, 0))
     sid = full["session_id"]
     assert full["error_code"] == E.NONE and sid > 0
     assert sorted(answered(full)) == [("fs-a", 0), ("fs-a", 1)]
     # nothing changed: an incremental fetch of the same positions answers no partition
     # (each was answered with its records; positions move only when the client says so)
-    inc = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 1), ("fs-a", 1, 1)], sid, 1))
+    inc = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 1), ("fs-a", 1, 1)], sid, 1))
     assert (inc["session_id"], inc["responses"]) == (sid, [])
     # new data on partition 1 only: only it is answered, from the cached position
     produce(conn, "fs-a", [(b"k", b"v2")], partition=1)
-    inc = conn.send(kp.ApiKey.FETCH, 12, fetch_body([], sid, 2))
+    inc = conn.call(kp.ApiKey.FETCH, 12, fetch_body([], sid, 2))
     assert list(answered(inc)) == [("fs-a", 1)]
     assert answered(inc)[("fs-a", 1)]["high_watermark"] == 2
     assert [h.base_offset for h in batches_of(answered(inc)[("fs-a", 1)]["records"])] == [1]
     # forget partition 0; a stale epoch, an unknown session
-    inc = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 1, 2)], sid, 3, forgotten=[("fs-a", [0])]))
+    inc = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 1, 2)], sid, 3, forgotten=[("fs-a", [0])]))
     assert inc["error_code"] == E.NONE and inc["responses"] == []
-    stale = conn.send(kp.ApiKey.FETCH, 12, fetch_body([], sid, 3))
+    stale = conn.call(kp.ApiKey.FETCH, 12, fetch_body([], sid, 3))
     assert (stale["error_code"], stale["session_id"], stale["responses"]) == (E.INVALID_FETCH_SESSION_EPOCH, 0, [])
-    gone = conn.send(kp.ApiKey.FETCH, 12, fetch_body([], 12345, 1))
+    gone = conn.call(kp.ApiKey.FETCH, 12, fetch_body([], 12345, 1))
     assert gone["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
     produce(conn, "fs-a", [(b"k", b"v3")], partition=0)
-    inc = conn.send(kp.ApiKey.FETCH, 12, fetch_body([], sid, 4))
+    inc = conn.call(kp.ApiKey.FETCH, 12, fetch_body([], sid, 4))
     assert inc["responses"] == []  # partition 0 was forgotten
     # epoch -1 closes the session: a sessionless full fetch
-    closed = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 0)], sid, -1))
+    closed = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fs-a", 0, 0)], sid, -1))
     assert closed["session_id"] == 0 and list(answered(closed)) == [("fs-a", 0)]
-    assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], sid, 5))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
+    assert conn.call(kp.ApiKey.FETCH, 12, fetch_body([], sid, 5))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
 
 
 def test_fetch_session_cache_is_bounded(conn):
     """The server runs with max.incremental.fetch.session.cache.slots=3: a fourth session is
     not created (no session is stale or evictable yet), and the client gets session id 0."""
     create(conn, "fs-bound")
-    ids = [conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fs-bound", 0, 0)], 0, 0))["session_id"] for _ in range(4)]
+    ids = [conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fs-bound", 0, 0)], 0, 0))["session_id"] for _ in range(4)]
     created = [i for i in ids if i]
     assert len(created) <= 3 and ids[-1] == 0  # earlier tests' sessions may hold slots too
 
@@ -287,7 +273,7 @@ def test_fetch_topic_ids_v13(conn):
     tid = create(conn, "fi-a")
     produce(conn, "fi-a", [(b"k", b"v")])
     missing = uuid.uuid4()
-    r = conn.send(kp.ApiKey.FETCH, 16, fetch_body([(tid, 0, 0), (missing, 0, 0)], version=16))
+    r = conn.call(kp.ApiKey.FETCH, 16, fetch_body([(tid, 0, 0), (missing, 0, 0)], version=16))
     got = answered(r)
     assert got[(tid, 0)]["error_code"] == E.NONE and len(batches_of(got[(tid, 0)]["records"])) == 1
     assert got[(missing, 0)]["error_code"] == E.UNKNOWN_TOPIC_ID
@@ -296,15 +282,15 @@ def test_fetch_topic_ids_v13(conn):
 def test_fetch_leader_epoch_checks_and_diverging_epoch(conn):
     create(conn, "fe-a")
     produce(conn, "fe-a", [(b"k", b"v"), (b"k", b"w")])
-    fenced = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 0, 5)]))
+    fenced = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 0, 5)]))
     assert answered(fenced)[("fe-a", 0)]["error_code"] == E.UNKNOWN_LEADER_EPOCH
-    ok = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 0, 0)]))
+    ok = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 0, 0)]))
     assert answered(ok)[("fe-a", 0)]["error_code"] == E.NONE
     # a fetcher claiming it last fetched epoch 0 at offset 2: consistent, records follow
-    same = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 2, 0, 0)]))
+    same = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 2, 0, 0)]))
     assert answered(same)[("fe-a", 0)]["diverging_epoch"]["epoch"] == -1
     # past the end of epoch 0 (offset 5 > log end 2) would be out of range; epoch 3 unknown
-    bad = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 1, 0, 3)]))
+    bad = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("fe-a", 0, 1, 0, 3)]))
     assert answered(bad)[("fe-a", 0)]["error_code"] == E.OFFSET_OUT_OF_RANGE
 
 
@@ -317,7 +303,7 @@ def test_list_offsets_special_timestamps(conn, version):
     produce(conn, name, [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])  # timestamps NOW_MS + 0, 1, 2
     expected = {-1: (3, 0), -2: (0, 0), -3: (2, 0), -4: (0, 0), -5: (-1, -1), -6: (-1, -1), NOW_MS + 1: (1, 0)}
     for ts, (offset, epoch) in expected.items():
-        r = conn.send(kp.ApiKey.LIST_OFFSETS, version, {
+        r = conn.call(kp.ApiKey.LIST_OFFSETS, version, {
             "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
             "topics": [{"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
                                                       "timestamp": ts}]}]})
@@ -327,13 +313,13 @@ def test_list_offsets_special_timestamps(conn, version):
             assert p["error_code"] == E.UNSUPPORTED_VERSION, (ts, p)
             continue
         assert (p["error_code"], p["offset"], p["leader_epoch"]) == (E.NONE, offset, epoch), (ts, p)
-    fenced = conn.send(kp.ApiKey.LIST_OFFSETS, version, {
+    fenced = conn.call(kp.ApiKey.LIST_OFFSETS, version, {
         "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
         "topics": [{"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": 1,
                                                   "timestamp": -1}]}]})
     assert fenced["topics"][0]["partitions"][0]["error_code"] == E.UNKNOWN_LEADER_EPOCH
     # a partition named twice, an unknown special timestamp
-    r = conn.send(kp.ApiKey.LIST_OFFSETS, version, {
+    r = conn.call(kp.ApiKey.LIST_OFFSETS, version, {
         "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
         "topics": [{"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1},
                                                  {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -2}]},
@@ -347,7 +333,7 @@ def test_list_offsets_special_timestamps(conn, version):
 def test_offset_for_leader_epoch(conn, server):
     create(conn, "ole-a")
     produce(conn, "ole-a", [(b"a", b"1"), (b"b", b"2")])
-    r = conn.send(kp.ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
+    r = conn.call(kp.ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
         {"topic": "ole-a", "partitions": [
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0},
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 1},
@@ -369,7 +355,7 @@ def test_describe_topic_partitions_cursor(conn):
     tid_b = create(conn, "dtp-b", 2)
 
     def describe(names, limit, cursor=None):
-        return conn.send(kp.ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, {
+        return conn.call(kp.ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, {
             "topics": [{"name": n} for n in names], "response_partition_limit": limit, "cursor": cursor})
 
     r = describe(["dtp-b", "dtp-a", "dtp-none"], 4)
@@ -469,22 +455,22 @@ def test_zookeeper_leader_epoch_is_stamped_cached_and_reported(zookeeper, tmp_pa
         assert cluster.state("zk-ep", 0)["leader_epoch"] == 4
         conn = Conn(b.port)
         try:
-            meta = wait_for(lambda: conn.send(kp.ApiKey.METADATA, 12, {
+            meta = wait_for(lambda: conn.call(kp.ApiKey.METADATA, 12, {
                 "topics": [{"name": "zk-ep", "topic_id": ZERO}], "allow_auto_topic_creation": False,
                 "include_topic_authorized_operations": False})["topics"][0]["partitions"], what="zk-ep metadata")
             assert meta[0]["leader_epoch"] == 4
             assert produce(conn, "zk-ep", [(b"a", b"1"), (b"b", b"2")])["error_code"] == E.NONE
-            r = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 4)]))
+            r = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 4)]))
             assert [h.partition_leader_epoch for h in batches_of(answered(r)[("zk-ep", 0)]["records"])] == [4]
-            stale = conn.send(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 3)]))
+            stale = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 3)]))
             part = answered(stale)[("zk-ep", 0)]
             assert (part["error_code"], part["current_leader"]) == \
                 (E.FENCED_LEADER_EPOCH, {"leader_id": 0, "leader_epoch": 4})
-            ole = conn.send(kp.ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
+            ole = conn.call(kp.ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
                 {"topic": "zk-ep", "partitions": [{"partition": 0, "current_leader_epoch": 4, "leader_epoch": 4},
                                                   {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 2}]}]})
             assert [(p["leader_epoch"], p["end_offset"]) for p in ole["topics"][0]["partitions"]] == [(4, 2), (2, 0)]
-            lo = conn.send(kp.ApiKey.LIST_OFFSETS, 7, {
+            lo = conn.call(kp.ApiKey.LIST_OFFSETS, 7, {
                 "replica_id": -1, "isolation_level": 0, "timeout_ms": 1000,
                 "topics": [{"name": "zk-ep", "partitions": [{"partition_index": 0, "current_leader_epoch": 4,
                                                              "timestamp": -1}]}]})
@@ -506,19 +492,19 @@ def test_fetch_session_eviction(tmp_path):
     try:
         create(conn, "ev-a", 2)
         one, two = [("ev-a", 0, 0)], [("ev-a", 0, 0), ("ev-a", 1, 0)]
-        first = conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
-        assert first and conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0  # no room
+        first = conn.call(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
+        assert first and conn.call(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0  # no room
         time.sleep(0.5)  # idle past the eviction time: stale, the next one takes its slot
-        second = conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
+        second = conn.call(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"]
         assert second not in (0, first)
-        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], first, 1))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
+        assert conn.call(kp.ApiKey.FETCH, 12, fetch_body([], first, 1))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
         time.sleep(0.5)
         # used again now (not stale) but older than the eviction time: evictable by a larger session only
-        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], second, 1))["error_code"] == E.NONE
-        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0
-        third = conn.send(kp.ApiKey.FETCH, 12, fetch_body(two, 0, 0))["session_id"]
+        assert conn.call(kp.ApiKey.FETCH, 12, fetch_body([], second, 1))["error_code"] == E.NONE
+        assert conn.call(kp.ApiKey.FETCH, 12, fetch_body(one, 0, 0))["session_id"] == 0
+        third = conn.call(kp.ApiKey.FETCH, 12, fetch_body(two, 0, 0))["session_id"]
         assert third not in (0, second)
-        assert conn.send(kp.ApiKey.FETCH, 12, fetch_body([], second, 2))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
+        assert conn.call(kp.ApiKey.FETCH, 12, fetch_body([], second, 2))["error_code"] == E.FETCH_SESSION_ID_NOT_FOUND
     finally:
         conn.close()
         b.stop()
@@ -532,11 +518,11 @@ def test_topic_ids_after_delete_and_recreate(conn):
     assert produce(conn, "", [(b"a", b"1")], version=13, topic_id=old)["error_code"] == E.NONE
     missing = produce(conn, "", [(b"a", b"1")], partition=7, version=13, topic_id=old)
     assert missing["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
-    r = conn.send(kp.ApiKey.DELETE_TOPICS, 3, {"topic_names": ["ids-re"], "timeout_ms": 5000})
+    r = conn.call(kp.ApiKey.DELETE_TOPICS, 3, {"topic_names": ["ids-re"], "timeout_ms": 5000})
     assert r["responses"][0]["error_code"] == E.NONE
     new = create(conn, "ids-re")
     assert new != old
     assert produce(conn, "", [(b"a", b"1")], version=13, topic_id=old)["error_code"] == E.UNKNOWN_TOPIC_ID
-    got = answered(conn.send(kp.ApiKey.FETCH, 13, fetch_body([(old, 0, 0), (new, 0, 0)], version=13)))
+    got = answered(conn.call(kp.ApiKey.FETCH, 13, fetch_body([(old, 0, 0), (new, 0, 0)], version=13)))
     assert (got[(old, 0)]["error_code"], got[(new, 0)]["error_code"]) == (E.UNKNOWN_TOPIC_ID, E.NONE)
     assert produce(conn, "", [(b"b", b"2")], version=13, topic_id=new)["base_offset"] == 0

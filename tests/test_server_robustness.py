@@ -17,9 +17,8 @@ import time
 
 import pytest
 
-from conftest import BrokerProcess
+from conftest import BrokerProcess, ProtocolClient
 from pk.engine import checkpoint
-from pk.engine import protocol as kp
 from pk.engine.engine import Engine
 from pk.engine.protocol import errors as E
 from pk.engine.records import decode_records, encode_batch, iter_batches
@@ -28,42 +27,9 @@ TIMEOUT = 10
 MAX_REQUEST = 65536
 
 
-class Client:
+class Client(ProtocolClient):
     def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-        self.corr = 0
-
-    def send(self, key: int, version: int, body: dict) -> int:
-        self.corr += 1
-        self.sock.sendall(kp.encode_request(key, version, self.corr, body))
-        return self.corr
-
-    def receive(self, key: int, version: int) -> tuple[int, dict]:
-        size = struct.unpack(">i", self.recv_exactly(4))[0]
-        return kp.parse_response(self.recv_exactly(size), key, version)
-
-    def call(self, key: int, version: int, body: dict) -> dict:
-        corr = self.send(key, version, body)
-        got, answer = self.receive(key, version)
-        assert got == corr
-        return answer
-
-    def recv_exactly(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            assert chunk, "connection closed"
-            buf += chunk
-        return buf
-
-    def closed_by_peer(self) -> bool:
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
+        super().__init__(port, timeout=TIMEOUT)
 
     # the calls the tests use
     def produce(self, topic: str, batch, partition: int = 0, acks: int = -1, version: int = 7,
