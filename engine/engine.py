@@ -7,7 +7,7 @@ processes at once.
     <data dir>/.pk/topics/<topic>.json       topic metadata (see metadata.py)
     <data dir>/.pk/admin.lock                serialises topic create/delete/alter
 
-This is the API `pk.commands` calls; it never prints and never exits.
+This is the API the tools' operations call; it never prints and never exits.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ZooKeeper data of Kafka 2.8: znode paths and the JSON documents in them, encoded byte for
 byte as Kafka writes them and decoded as Kafka reads them (no ZooKeeper I/O here). Used by
-`kafka-topics --zookeeper` (pk.commands.backends.zookeeper) and by a ZooKeeper-mode broker
-(pk.engine.broker.zookeeper). Mirrored from core/src/main/scala/kafka/zk/ZkData.scala:
+`pk-topics --zookeeper` (its kazoo backend) and by a ZooKeeper-mode broker
+(engine/broker/zookeeper.py). Mirrored from core/src/main/scala/kafka/zk/ZkData.scala:
 
   /brokers/ids/<id>                       broker registrations (BrokerIdZNode, ephemeral)
   /brokers/topics/<t>                     {"partitions":{..},"adding_replicas":{..},"removing_replicas":{..},"version":3}
