@@ -31,6 +31,7 @@ from pk.engine import consumer_offsets as co
 P = "ot-files-"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 GROUP = P + "group"
+GROUP_848 = P + "group848-45"  # a consumer-protocol group in the same __consumer_offsets partition
 TXN_ID = P + "txn"
 LINES = "h1:v1,h2:v2\tk1\thello\nh3:x\tk2\twörld\nh4:\tk3\tthird line\nh5:y\tk4\t\n"
 DUMP = ("kafka.tools.DumpLogSegments", "org.apache.kafka.tools.DumpLogSegments")
@@ -79,6 +80,11 @@ def kafka_files(kafka, kafka_tools, tmp_path_factory):
     # a consumer group: its commits in __consumer_offsets
     r = kafka_tools("kafka-console-consumer", "--bootstrap-server", b, "--topic", P + "gzip", "--group", GROUP,
                     "--from-beginning", "--max-messages", "4")
+    assert r.returncode == 0, r.err
+    # and a consumer-protocol group (KIP-848) in the same __consumer_offsets partition: its
+    # member, assignment and epoch records
+    r = kafka_tools("kafka-console-consumer", "--bootstrap-server", b, "--topic", P + "gzip", "--group", GROUP_848,
+                    "--from-beginning", "--max-messages", "4", "--consumer-property", "group.protocol=consumer")
     assert r.returncode == 0, r.err
     root = tmp_path_factory.mktemp("kafka-files")
     copy = root / "logs"

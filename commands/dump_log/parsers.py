@@ -4,10 +4,13 @@ __consumer_offsets and __transaction_state records, and the text of control reco
 
 from __future__ import annotations
 
+import base64
 import struct
+import uuid
 import zlib
 from typing import TYPE_CHECKING, Callable
 
+from pk.engine.broker import consumer_group_records as cgr
 from pk.engine.consumer_offsets import java_utf8
 from pk.engine.javacompat import jackson_json as _json
 
@@ -77,6 +80,8 @@ class OffsetsMessageParser:
         from pk.engine import consumer_offsets as co
 
         key_bytes, record_type = _coordinator_key(rec)
+        if record_type in cgr.RECORD_TYPES:
+            return _consumer_group_record(rec, key_bytes, record_type)
         if record_type not in (0, 1, 2):
             return f"Unknown record type {record_type} at offset {rec.offset}, skipping.", None
         try:
@@ -147,6 +152,51 @@ class OffsetsMessageParser:
             members.append(member)
         out["members"] = members
         return v, out
+
+
+def _consumer_group_record(rec: Rec, key_bytes: bytes, record_type: int) -> tuple[str, str]:
+    """A KIP-848 consumer group record (types 3, 5, 6, 7, 8) as Kafka's generated JSON
+    converters write it: fields in schema order, camelCase names, topic ids in Kafka's base64
+    form, a tagged field of a plain type only when it differs from its default (a tagged struct
+    always, null included)."""
+    try:
+        key = cgr.KEYS[record_type].decode(memoryview(key_bytes)[2:], 0)
+        key_text = _json({"type": str(record_type), "data": _camel_struct(cgr.KEYS[record_type], key)})
+        if rec.value is None:
+            return key_text, "<DELETE>"
+        value = bytes(rec.value)
+        version = I16.unpack_from(value)[0]
+        body = cgr.VALUES[record_type].decode(memoryview(value)[2:], 0, exact=False)
+    except (ValueError, struct.error) as exc:
+        return f"Error at offset {rec.offset}, skipping. {exc}", None
+    data = _camel_struct(cgr.VALUES[record_type], body)
+    if record_type == cgr.MEMBER_METADATA:
+        data["classicMemberMetadata"] = None  # (a classic member's; pk's consumer groups have none)
+    return key_text, _json({"version": str(version), "data": data})
+
+
+def _camel_struct(schema, body: dict) -> dict:
+    out = {}
+    for f in schema.fields:
+        value = body.get(f.name)
+        if f.tag is not None and value == f.default:
+            continue
+        head, *rest = f.name.split("_")
+        out[head + "".join(w.title() for w in rest)] = _camel_value(f.type, value)
+    return out
+
+
+def _camel_value(kind, value):
+    if value is None:
+        return None
+    if isinstance(value, uuid.UUID):
+        return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+    if isinstance(value, list):
+        element = getattr(kind, "element", None)
+        return [_camel_value(element, v) for v in value]
+    if isinstance(value, dict):
+        return _camel_struct(kind, value)
+    return value
 
 
 TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort",
