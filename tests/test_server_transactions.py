@@ -7,8 +7,6 @@ codec directly.
 from __future__ import annotations
 
 import base64
-import socket
-import struct
 import subprocess
 import sys
 import textwrap
@@ -17,7 +15,7 @@ import uuid
 
 import pytest
 
-from conftest import BrokerProcess
+from conftest import BrokerProcess, ProtocolClient
 from pk.engine import protocol as kp
 from pk.engine import transaction_log as tlog
 from pk.engine import txn_index
@@ -149,11 +147,11 @@ def test_list_offsets_read_committed_answers_the_last_stable_offset(server):
     p.begin_transaction()
     p.produce(topic, b"x")
     p.flush(TIMEOUT)
-    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+    with ProtocolClient(server.port, timeout=TIMEOUT) as sock:
         def latest(isolation):
             body = {"replica_id": -1, "isolation_level": isolation, "topics": [
                 {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]}
-            resp = call(sock, kp.ApiKey.LIST_OFFSETS, 2, body)
+            resp = sock.call(kp.ApiKey.LIST_OFFSETS, 2, body)
             return resp["topics"][0]["partitions"][0]["offset"]
         assert (latest(0), latest(1)) == (1, 0)
         p.commit_transaction(TIMEOUT)
@@ -209,8 +207,8 @@ def test_killed_producer_transaction_aborted_after_its_timeout(server, tmp_path)
 
 
 def test_transaction_timeout_above_the_maximum_is_refused(server):
-    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
-        resp = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 4, {"transactional_id": "tid-too-long",
+    with ProtocolClient(server.port, timeout=TIMEOUT) as sock:
+        resp = sock.call(kp.ApiKey.INIT_PRODUCER_ID, 4, {"transactional_id": "tid-too-long",
                                                          "transaction_timeout_ms": 900001})
         assert resp["error_code"] == kp.errors.INVALID_TRANSACTION_TIMEOUT
 
@@ -331,14 +329,14 @@ def test_restart_mid_transaction_recovers_the_coordinator(tmp_path):
     try:
         # the open transaction still holds the LSO after the restart
         assert consume_all(b.bootstrap, topic, idle=1.0) == [b"committed-before"]
-        with socket.create_connection(("127.0.0.1", b.port), timeout=TIMEOUT) as sock:
-            resp = call(sock, kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-restart", "nope"]})
+        with ProtocolClient(b.port, timeout=TIMEOUT) as sock:
+            resp = sock.call(kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-restart", "nope"]})
             state, missing = resp["transaction_states"]
             assert (state["transaction_state"], state["producer_id"], state["producer_epoch"]) == (
                 "Ongoing", value.producer_id, value.producer_epoch)
             assert state["topics"] == [{"topic": topic, "partitions": [0]}]
             assert missing["error_code"] == kp.errors.TRANSACTIONAL_ID_NOT_FOUND
-            listed = call(sock, kp.ApiKey.LIST_TRANSACTIONS, 1, {"state_filters": ["Ongoing"],
+            listed = sock.call(kp.ApiKey.LIST_TRANSACTIONS, 1, {"state_filters": ["Ongoing"],
                                                                 "producer_id_filters": [], "duration_filter": -1})
             assert [t["transactional_id"] for t in listed["transaction_states"]] == ["tid-restart"]
         # a new producer with the id fences the dead one and aborts its transaction
@@ -352,21 +350,6 @@ def test_restart_mid_transaction_recovers_the_coordinator(tmp_path):
 
 
 # ------------------------------------------------------------------ the codec directly
-def call(sock, key, version, body, corr=7):
-    sock.sendall(kp.encode_request(key, version, corr, body))
-    size = struct.unpack(">i", _recv(sock, 4))[0]
-    return kp.parse_response(_recv(sock, size), key, version)[1]
-
-
-def _recv(sock, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        assert chunk, "connection closed"
-        buf += chunk
-    return buf
-
-
 def _produce_body(topic, partition, batch, transactional_id):
     return {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 5000,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
@@ -380,40 +363,40 @@ def test_protocol_versions_of_the_transaction_apis(server):
     E = kp.errors
     topic = "txn-protocol"
     create(server.bootstrap, topic, 2)
-    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
-        first = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 0, {"transactional_id": "tid-proto",
+    with ProtocolClient(server.port, timeout=TIMEOUT) as sock:
+        first = sock.call(kp.ApiKey.INIT_PRODUCER_ID, 0, {"transactional_id": "tid-proto",
                                                             "transaction_timeout_ms": 60000})
         assert first["error_code"] == E.NONE and first["producer_epoch"] == 0
         pid = first["producer_id"]
         # v3+: re-initialising with the current id and epoch bumps the epoch (KIP-360)
-        bumped = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-proto",
+        bumped = sock.call(kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-proto",
                       "transaction_timeout_ms": 60000, "producer_id": pid, "producer_epoch": 0})
         assert (bumped["error_code"], bumped["producer_id"], bumped["producer_epoch"]) == (E.NONE, pid, 1)
         # a stale epoch is fenced: PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH before
         for version, code in ((4, E.PRODUCER_FENCED), (3, E.INVALID_PRODUCER_EPOCH)):
-            stale = call(sock, kp.ApiKey.INIT_PRODUCER_ID, version, {"transactional_id": "tid-proto",
+            stale = sock.call(kp.ApiKey.INIT_PRODUCER_ID, version, {"transactional_id": "tid-proto",
                          "transaction_timeout_ms": 60000, "producer_id": pid, "producer_epoch": 7})
             assert stale["error_code"] == code, version
         epoch = 1
         batch = encode_batch([(None, b"v", (), int(time.time() * 1000))], producer_id=pid,
                              producer_epoch=epoch, base_sequence=0, transactional=True)
         # not added to the transaction yet: refused
-        resp = call(sock, kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
+        resp = sock.call(kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
         assert resp["responses"][0]["partition_responses"][0]["error_code"] == E.INVALID_TXN_STATE
         # AddPartitionsToTxn v3: partition 0, and an unknown partition fails the whole request
-        added = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 3, {
+        added = sock.call(kp.ApiKey.ADD_PARTITIONS_TO_TXN, 3, {
             "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
             "v3_and_below_producer_epoch": epoch,
             "v3_and_below_topics": [{"name": topic, "partitions": [0, 9]}]})
         codes = {r["partition_index"]: r["partition_error_code"]
                  for r in added["results_by_topic_v3_and_below"][0]["results_by_partition"]}
         assert codes == {0: E.OPERATION_NOT_ATTEMPTED, 9: E.UNKNOWN_TOPIC_OR_PARTITION}
-        added = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 2, {
+        added = sock.call(kp.ApiKey.ADD_PARTITIONS_TO_TXN, 2, {
             "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
             "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
         assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == E.NONE
         # v4+: batched by transactional id; verify_only checks without adding
-        verified = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, 5, {"transactions": [
+        verified = sock.call(kp.ApiKey.ADD_PARTITIONS_TO_TXN, 5, {"transactions": [
             {"transactional_id": "tid-proto", "producer_id": pid, "producer_epoch": epoch, "verify_only": True,
              "topics": [{"name": topic, "partitions": [0, 1]}]},
             {"transactional_id": "tid-unknown", "producer_id": 1, "producer_epoch": 0, "verify_only": True,
@@ -423,23 +406,23 @@ def test_protocol_versions_of_the_transaction_apis(server):
         assert {r["partition_index"]: r["partition_error_code"] for r in mine["topic_results"][0]["results_by_partition"]} \
             == {0: E.NONE, 1: E.TRANSACTION_ABORTABLE}
         assert unknown["topic_results"][0]["results_by_partition"][0]["partition_error_code"] == E.INVALID_PRODUCER_ID_MAPPING
-        resp = call(sock, kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
+        resp = sock.call(kp.ApiKey.PRODUCE, 3, _produce_body(topic, 0, batch, "tid-proto"))
         assert resp["responses"][0]["partition_responses"][0]["error_code"] == E.NONE
         # AddPartitionsToTxn with an old epoch: fenced (v2+), INVALID_PRODUCER_EPOCH (v0-1)
         for version, code in ((2, E.PRODUCER_FENCED), (1, E.INVALID_PRODUCER_EPOCH)):
-            old = call(sock, kp.ApiKey.ADD_PARTITIONS_TO_TXN, version, {
+            old = sock.call(kp.ApiKey.ADD_PARTITIONS_TO_TXN, version, {
                 "v3_and_below_transactional_id": "tid-proto", "v3_and_below_producer_id": pid,
                 "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [{"name": topic, "partitions": [1]}]})
             assert old["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == code
         # offsets with the transaction: AddOffsetsToTxn, then TxnOffsetCommit v6 by topic id
-        resp = call(sock, kp.ApiKey.ADD_OFFSETS_TO_TXN, 4, {"transactional_id": "tid-proto", "producer_id": pid,
+        resp = sock.call(kp.ApiKey.ADD_OFFSETS_TO_TXN, 4, {"transactional_id": "tid-proto", "producer_id": pid,
                                                              "producer_epoch": epoch, "group_id": "g-proto"})
         assert resp["error_code"] == E.NONE
-        meta = call(sock, kp.ApiKey.METADATA, 4, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
+        meta = sock.call(kp.ApiKey.METADATA, 4, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
         assert meta["topics"][0]["error_code"] == E.NONE
         with Engine(server.data_dir) as engine:
             topic_id = uuid.UUID(bytes=base64.urlsafe_b64decode(engine.topic(topic).topic_id + "=="))
-        committed = call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 6, {
+        committed = sock.call(kp.ApiKey.TXN_OFFSET_COMMIT, 6, {
             "transactional_id": "tid-proto", "group_id": "g-proto", "producer_id": pid, "producer_epoch": epoch,
             "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
             "topics": [{"topic_id": topic_id, "partitions": [
@@ -447,33 +430,33 @@ def test_protocol_versions_of_the_transaction_apis(server):
                  "committed_metadata": "m"}]}]})
         assert [(t["topic_id"], t["partitions"]) for t in committed["topics"]] == [
             (topic_id, [{"partition_index": 0, "error_code": E.NONE}])]
-        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
+        fetched = sock.call(kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == -1  # not before the commit
         # EndTxn v5 is transaction version 2 (KIP-890): the end bumps the epoch, answered
-        ended = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
+        ended = sock.call(kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (E.NONE, pid, epoch + 1)
-        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
+        fetched = sock.call(kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-proto", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 42
         # a v5 retry with the epoch it had is answered the same; an older client is fenced
-        again = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
+        again = sock.call(kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert (again["error_code"], again["producer_epoch"]) == (E.NONE, epoch + 1)
-        stale = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+        stale = sock.call(kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert stale["error_code"] == E.INVALID_PRODUCER_EPOCH
         # with the current epoch: a retried end answers NONE, the other outcome INVALID_TXN_STATE
         epoch += 1
-        again = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+        again = sock.call(kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert again["error_code"] == E.NONE
-        other = call(sock, kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
+        other = sock.call(kp.ApiKey.END_TXN, 0, {"transactional_id": "tid-proto", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": False})
         assert other["error_code"] == E.INVALID_TXN_STATE
         # WriteTxnMarkers: a marker written directly (as another coordinator would ask)
-        written = call(sock, kp.ApiKey.WRITE_TXN_MARKERS, 2, {"markers": [
+        written = sock.call(kp.ApiKey.WRITE_TXN_MARKERS, 2, {"markers": [
             {"producer_id": 999999, "producer_epoch": 0, "transaction_result": False, "coordinator_epoch": 3,
              "transaction_version": 0, "topics": [{"name": topic, "partition_indexes": [1]},
                                                   {"name": "no-such-topic", "partition_indexes": [0]}]}]})
@@ -499,14 +482,14 @@ def test_fetch_read_committed_lists_aborted_transactions(server):
     p.begin_transaction()
     p.produce(topic, b"open")
     p.flush(TIMEOUT)
-    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+    with ProtocolClient(server.port, timeout=TIMEOUT) as sock:
         def fetch(isolation, version=11):
             body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
                     "isolation_level": isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
                     "forgotten_topics_data": [], "topics": [{"topic": topic, "partitions": [
                         {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "log_start_offset": -1,
                          "partition_max_bytes": 1 << 20}]}]}
-            return call(sock, kp.ApiKey.FETCH, version, body)["responses"][0]["partitions"][0]
+            return sock.call(kp.ApiKey.FETCH, version, body)["responses"][0]["partitions"][0]
         committed = fetch(1, 4)
         assert (committed["high_watermark"], committed["last_stable_offset"]) == (3, 2)
         assert committed["aborted_transactions"][0]["first_offset"] == 0
@@ -563,8 +546,8 @@ def test_transaction_version_2_txn_offset_commit_adds_its_partition(server):
     E = kp.errors
     topic = "txn-tv2"
     create(server.bootstrap, topic)
-    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
-        init = call(sock, kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-tv2",
+    with ProtocolClient(server.port, timeout=TIMEOUT) as sock:
+        init = sock.call(kp.ApiKey.INIT_PRODUCER_ID, 5, {"transactional_id": "tid-tv2",
                                                          "transaction_timeout_ms": 60000})
         pid, epoch = init["producer_id"], init["producer_epoch"]
         body = {"transactional_id": "tid-tv2", "group_id": "g-tv2", "producer_id": pid, "producer_epoch": epoch,
@@ -572,19 +555,19 @@ def test_transaction_version_2_txn_offset_commit_adds_its_partition(server):
                 "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
                                                             "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
         # v4 (transaction version 1): the offsets partition must have been added
-        assert call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 4, body)["topics"][0]["partitions"][0]["error_code"] \
+        assert sock.call(kp.ApiKey.TXN_OFFSET_COMMIT, 4, body)["topics"][0]["partitions"][0]["error_code"] \
             == E.INVALID_TXN_STATE
-        assert call(sock, kp.ApiKey.TXN_OFFSET_COMMIT, 5, body)["topics"][0]["partitions"][0]["error_code"] == E.NONE
-        state = call(sock, kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-tv2"]})["transaction_states"][0]
+        assert sock.call(kp.ApiKey.TXN_OFFSET_COMMIT, 5, body)["topics"][0]["partitions"][0]["error_code"] == E.NONE
+        state = sock.call(kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-tv2"]})["transaction_states"][0]
         assert state["transaction_state"] == "Ongoing"
         assert [t["topic"] for t in state["topics"]] == ["__consumer_offsets"]
-        listing = lambda duration: [t["transactional_id"] for t in call(sock, kp.ApiKey.LIST_TRANSACTIONS, 1, {
+        listing = lambda duration: [t["transactional_id"] for t in sock.call(kp.ApiKey.LIST_TRANSACTIONS, 1, {
             "state_filters": [], "producer_id_filters": [pid], "duration_filter": duration})["transaction_states"]]
         assert listing(-1) == ["tid-tv2"] and listing(3_600_000) == []
-        ended = call(sock, kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-tv2", "producer_id": pid,
+        ended = sock.call(kp.ApiKey.END_TXN, 5, {"transactional_id": "tid-tv2", "producer_id": pid,
                                                   "producer_epoch": epoch, "committed": True})
         assert (ended["error_code"], ended["producer_epoch"]) == (E.NONE, epoch + 1)
-        fetched = call(sock, kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-tv2", "topics": [
+        fetched = sock.call(kp.ApiKey.OFFSET_FETCH, 1, {"group_id": "g-tv2", "topics": [
             {"name": topic, "partition_indexes": [0]}]})
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 7
 
@@ -615,8 +598,8 @@ def test_restart_finishes_a_transaction_left_in_prepare_commit(tmp_path):
     try:
         assert sorted(consume_all(b.bootstrap, topic, (0, 1))) == [b"p0", b"p1"]
         assert markers(data, topic, 0) == [(1, CONTROL_COMMIT)] and markers(data, topic, 1) == [(1, CONTROL_COMMIT)]
-        with socket.create_connection(("127.0.0.1", b.port), timeout=TIMEOUT) as sock:
-            state = call(sock, kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-prepare"]})
+        with ProtocolClient(b.port, timeout=TIMEOUT) as sock:
+            state = sock.call(kp.ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tid-prepare"]})
             assert state["transaction_states"][0]["transaction_state"] == "CompleteCommit"
     finally:
         b.stop()

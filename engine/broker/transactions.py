@@ -31,11 +31,9 @@ broker tick, every transaction.abort.timed.out.transaction.cleanup.interval.ms.
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 import time
-import uuid
 from dataclasses import dataclass, field
 
 from .. import records, topic_names, txn_index
@@ -450,7 +448,7 @@ class TransactionHandlers:
             code = E.COORDINATOR_NOT_AVAILABLE
         topics = []
         for t in body["topics"]:
-            name = t["name"] if request.api_version < 6 else self._topic_name(t["topic_id"])
+            name = t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])
             parts = []
             for p in t["partitions"]:
                 index = p["partition_index"]
@@ -469,16 +467,6 @@ class TransactionHandlers:
                 parts.append({"partition_index": index, "error_code": pcode})
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
-
-    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
-        for name in self.engine.list_topics():
-            try:
-                text = self.engine.topic(name).topic_id
-                if uuid.UUID(bytes=base64.urlsafe_b64decode(text + "==")) == topic_id:
-                    return name
-            except (KafkaError, ValueError):
-                continue
-        return None
 
     # ================================================================== EndTxn
     async def end_txn(self, request) -> dict:
