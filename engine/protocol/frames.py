@@ -53,7 +53,7 @@ class Request:
     """
 
     __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "body",
-                 "unsupported_version", "client_host")
+                 "unsupported_version", "client_host", "principal", "listener_name", "security_protocol")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
                  client_id: str | None, body: dict | None, unsupported_version: bool = False):
@@ -64,6 +64,12 @@ class Request:
         self.body = body
         self.unsupported_version = unsupported_version
         self.client_host = ""  # the peer as Kafka prints it ("/127.0.0.1"), set by the server
+        # Who sent it and where, set by the server from the connection: the authenticated
+        # principal as Kafka writes it ("User:alice"; "User:ANONYMOUS" before or without SASL/TLS
+        # client auth), and the listener it came in on. The authorizer decides from these.
+        self.principal = "User:ANONYMOUS"
+        self.listener_name = "PLAINTEXT"
+        self.security_protocol = "PLAINTEXT"
 
     @property
     def name(self) -> str:
