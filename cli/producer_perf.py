@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import click
 
-from .common import data_dir_option, fail
+from .common import data_dir_option, fail, run_tool, stdout_closed
 
 PROG = "kafka-producer-perf-test"
 
@@ -342,12 +342,12 @@ def cli(data_dir=None, x=(), **opts):
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(1)
+        stdout_closed()
     sys.exit(code)
 
 
 def main() -> None:
-    cli.main(prog_name="pk-run-class org.apache.kafka.tools.ProducerPerformance")
+    run_tool(cli, "pk-producer-perf-test")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import sys
 
 import click
 
-from pk.cli.common import data_dir_option, fail, version_option
+from pk.cli.common import data_dir_option, fail, run_tool, version_option
 from pk.cli.completion import complete_groups, complete_topics
 
 HELP = ("Spark jobs over Kafka topics (a bundled-engine data dir, or a cluster with --bootstrap-server): "
@@ -387,7 +387,7 @@ def compact(**kw):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-spark")
+    run_tool(cli, "pk-spark")
     sys.exit(0)
 
 
