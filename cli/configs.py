@@ -115,7 +115,7 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
         fail(str(exc))
     except KafkaError as exc:
         java = getattr(exc, "execution_message", None)
-        execution_failed(java() if java else str(exc))
+        execution_failed("java.util.concurrent.ExecutionException: " + java() if java else str(exc))
     except (ConnectionError, TimeoutError) as exc:
         execution_failed(f"java.util.concurrent.ExecutionException: org.apache.kafka.common.errors."
                          f"DisconnectException: {exc}")

@@ -47,6 +47,10 @@ DYNAMIC_SOURCE = {TOPICS: 1, BROKERS: 2, BROKER_LOGGERS: None, CLIENT_METRICS: 7
 RESOURCE_TYPES = (TOPICS, BROKERS, BROKER_LOGGERS, CLIENT_METRICS, GROUPS)
 
 
+# UsageError stands for what ConfigCommand's main() prints as the message alone
+# (IllegalArgumentException, InvalidConfigurationException, jopt's OptionException).
+
+
 class ConfigCommandError(Exception):
     """What ConfigCommand prints as "Error while executing config command with args '...'"
     followed by the exception's toString (`java_line`)."""
@@ -292,8 +296,7 @@ def alter(backend, opts: Options, out) -> None:
         valid = {e.name for e in backend.entries(BROKER_LOGGERS, head_name, False) or []}
         invalid = [k for k in delete if k not in valid] + [k for k in add if k not in valid]
         if invalid:
-            raise ConfigCommandError("org.apache.kafka.common.errors.InvalidConfigurationException: "
-                                     f"Invalid broker logger(s): {','.join(invalid)}")
+            raise UsageError(f"Invalid broker logger(s): {','.join(invalid)}")
         backend.alter(head_type, head_name, add, delete)
     elif head_type in (USERS, CLIENTS):
         _alter_users_clients(backend, types, names, add, delete)
@@ -362,8 +365,7 @@ def _alter_quotas(backend, types, names, add, delete) -> None:
     current = dict(next(iter(backend.quotas(quota_filter(types, names))), ({}, []))[1])
     invalid = [k for k in delete if k not in current]
     if invalid:
-        raise ConfigCommandError("org.apache.kafka.common.errors.InvalidConfigurationException: "
-                                 f"Invalid config(s): {','.join(invalid)}")
+        raise UsageError(f"Invalid config(s): {','.join(invalid)}")
     ops: list[tuple[str, float | None]] = []
     for key, value in add.items():
         try:

@@ -11,7 +11,8 @@ from pk.engine.engine import Engine
 from pk.engine.errors import KafkaError, UnknownTopicOrPartitionError
 
 from ..configs import BROKERS, SOURCES, TOPICS, ConfigCommandError, Entry
-from ..errors import java_class_of
+from .configs_remote import execution_error
+from .kafka_admin import known_error
 
 ENGINE_BROKER = "0"
 
@@ -65,8 +66,8 @@ class EngineConfigs:
         try:
             # Kafka deletes a name that is not a topic config without a word
             self.engine.alter_topic_configs(name, add, [k for k in delete if k in topic_config.CONFIGS])
-        except KafkaError as exc:
-            raise ConfigCommandError(f"java.util.concurrent.ExecutionException: {java_class_of(exc)}: {exc}") from None
+        except KafkaError as exc:  # what the broker would answer, as the admin client raises it
+            raise execution_error(known_error(exc.code, str(exc))) from None
 
     def quotas(self, components):
         raise _needs_broker("client quotas")

@@ -19,7 +19,9 @@ from pk.engine import protocol as kp
 
 from ..client_config import bootstrap_hosts
 from ..errors import ClientConfigError
-from .kafka_admin import timeout_error
+from pk.engine.version import PK_VERSION
+
+from .kafka_admin import known_error, timeout_error
 
 CLIENT_ID = "pk-admin"
 METADATA_VERSION = 12
@@ -38,9 +40,18 @@ class Broker:
 
 
 class _Connection:
+    """One broker connection; `versions` is what its ApiVersions answer advertised."""
+
     def __init__(self, host: str, port: int, timeout_s: float):
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.corr = 0
+        try:
+            answer = self.call(kp.ApiKey.API_VERSIONS, 3, {"client_software_name": "pk",
+                                                           "client_software_version": PK_VERSION})
+        except Exception:
+            self.sock.close()
+            raise
+        self.versions = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
 
     def call(self, api_key: int, version: int, body: dict) -> dict:
         self.corr += 1
@@ -99,8 +110,16 @@ class WireClient:
         return self._brokers
 
     def call(self, api_key: int, version: int, body: dict, node: int | None = None) -> dict:
+        """Send at `version`, or at the broker's highest below it; an API the broker does not
+        advertise fails as Kafka's admin client fails it."""
         conn = self._connection(node)
-        return conn.call(int(api_key), version, body)
+        lo, hi = conn.versions.get(int(api_key), (None, None))
+        if lo is None or lo > version:
+            raise known_error(35, f"The node does not support {kp.ApiKey(int(api_key)).name}")
+        return conn.call(int(api_key), min(version, hi), body)
+
+    def api_versions(self, node: int) -> dict[int, tuple[int, int]]:
+        return self._connection(node).versions
 
     def _connection(self, node: int | None) -> _Connection:
         if node not in self._connections:
