@@ -65,7 +65,24 @@ def fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-class KafkaCommand(click.Command):
+class QuietPipe:
+    """A Click command mixin: a closed stdout while the command runs (or prints its help)
+    ends it quietly with status 0. Click's own main() would exit 1 on EPIPE."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:
+            stdout_closed()
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            stdout_closed()
+
+
+class KafkaCommand(QuietPipe, click.Command):
     """A Click command that reads arguments the way Kafka's jopt-simple tools do.
 
     - a single dash works for long options (`-topic t`, seen in the seeds' transcripts);

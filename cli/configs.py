@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import KafkaCommand, data_dir_option, fail, run_tool, version_option
+from .common import KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
 from .completion import complete_groups, complete_topics
 from .console_producer import single
 
@@ -83,6 +83,12 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
         flags={k: (v if v is not True else "") for k, v in flags.items() if v not in (None, False)})
     bootstrap = bootstrap_server or bootstrap_controller
 
+    def out(line: str) -> None:
+        try:
+            click.echo(line)
+        except BrokenPipeError:
+            stdout_closed()
+
     def execution_failed(java_line: str) -> None:
         fail(f"Error while executing config command with args '{' '.join(args)}'\n{java_line}")
 
@@ -102,9 +108,9 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
 
             backend = RemoteConfigs(bootstrap, command_config)
         if alter:
-            cmd.alter(backend, options, click.echo)
+            cmd.alter(backend, options, out)
         else:
-            cmd.describe(backend, options, click.echo)
+            cmd.describe(backend, options, out)
     except UsageError as exc:
         fail(str(exc))
     except cmd.ConfigCommandError as exc:
