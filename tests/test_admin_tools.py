@@ -148,3 +148,28 @@ def test_client_api_table_is_kafkas():
             client = any(listener in ("broker", "zkBroker") for listener in schema.get("listeners") or [])
             table[schema["apiKey"]] = (schema["name"][:-len("Request")], int(lo), latest, client)
     assert CLIENT_APIS == table
+
+
+def test_log_dirs(pk, backend):
+    t = backend.topic("ld")
+    backend.create(t, 2)
+    pk("pk-console-producer", *backend, "--topic", t, input="hello\n")
+    r = pk("pk-log-dirs", *backend, "--describe", "--topic-list", t)
+    assert r.returncode == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[:2] == ["Querying brokers for log directories information",
+                         "Received log directory information from brokers 0"]
+    report = json.loads(lines[2])
+    assert list(report) == ["brokers", "version"] and report["version"] == 1
+    (broker,) = report["brokers"]
+    (log_dir,) = broker["logDirs"]
+    assert broker["broker"] == 0 and log_dir["error"] is None
+    assert log_dir["logDir"] == os.path.abspath(backend.data_dir or log_dir["logDir"])
+    sizes = {p["partition"]: p["size"] for p in log_dir["partitions"]}
+    assert set(sizes) == {f"{t}-0", f"{t}-1"} and sum(sizes.values()) > 0
+    assert all(list(p) == ["partition", "size", "offsetLag", "isFuture"] for p in log_dir["partitions"])
+    r = pk("pk-log-dirs", *backend, "--describe", "--broker-list", "1,2")
+    assert (r.returncode, r.out, r.err) == (
+        1, "", "ERROR: The given brokers do not exist from --broker-list: 1,2. Current existent brokers: 0\n")
+    r = pk("pk-log-dirs", *backend, "--topic-list", t)
+    assert (r.returncode, r.err) == (1, 'Missing required argument "[describe]"\n')

@@ -89,3 +89,18 @@ def test_delete_records_match(kafka, kafka_tools, pk_server, tmp_path, where):
     k = kafka_tools("kafka-delete-records", "--bootstrap-server", bootstrap)
     rc, out, err = _pk("pk-delete-records", "--bootstrap-server", bootstrap)
     assert (rc, out, err) == (k.returncode, k.out, k.err_first + "\n")
+
+
+def test_log_dirs_match(kafka, kafka_tools, pk_server):
+    """Kafka's kafka-log-dirs and pk-log-dirs on both brokers (the topics of this module; the
+    real broker's log dir is its own), and the bad-input lines."""
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        topic = f"{P}ld"
+        r = kafka_tools("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
+                        "--partitions", "3")
+        assert r.returncode == 0, r.err
+        for args in (["--describe", "--topic-list", topic], ["--describe", "--broker-list", "0", "--topic-list", topic],
+                     ["--describe", "--broker-list", "1,2"], ["--topic-list", topic], []):
+            k = kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, *args)
+            rc, out, err = _pk("pk-log-dirs", "--bootstrap-server", bootstrap, *args)
+            assert (rc, out, err.split("\n", 1)[0]) == (k.returncode, k.out, k.err_first), (bootstrap, args)

@@ -24,7 +24,7 @@ KAFKA_SCRIPTS = {
     "kafka-get-offsets": "pk-get-offsets", "kafka-dump-log": "pk-dump-log",
     "kafka-producer-perf-test": "pk-producer-perf-test", "kafka-consumer-perf-test": "pk-consumer-perf-test",
     "kafka-configs": "pk-configs", "kafka-broker-api-versions": "pk-broker-api-versions",
-    "kafka-delete-records": "pk-delete-records", "kafka-run-class": "pk-run-class",
+    "kafka-delete-records": "pk-delete-records", "kafka-log-dirs": "pk-log-dirs", "kafka-run-class": "pk-run-class",
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
 }
 
