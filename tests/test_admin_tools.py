@@ -173,3 +173,16 @@ def test_log_dirs(pk, backend):
         1, "", "ERROR: The given brokers do not exist from --broker-list: 1,2. Current existent brokers: 0\n")
     r = pk("pk-log-dirs", *backend, "--topic-list", t)
     assert (r.returncode, r.err) == (1, 'Missing required argument "[describe]"\n')
+
+
+def test_cluster_id(pk, backend):
+    r = pk("pk-cluster", "cluster-id", *backend)
+    assert r.returncode == 0 and r.err == ""
+    assert r.out.startswith("Cluster ID: ") and len(r.out.strip().split(": ")[1]) == 22
+    if backend.data_dir is not None:  # the server serves the engine's own cluster id
+        assert pk("pk-cluster", "cluster-id", "--data-dir", backend.data_dir).out == r.out
+    for args, line in [([], "kafka-cluster: error: too few arguments"),
+                       (["cluster-id", "--bogus"], "kafka-cluster: error: unrecognized arguments: '--bogus'"),
+                       (["cluster-id", "-b"], "kafka-cluster: error: argument --bootstrap-server/-b: expected one argument")]:
+        r = pk("pk-cluster", *args)
+        assert (r.returncode, r.out, r.err) == (1, "", line + "\n"), args

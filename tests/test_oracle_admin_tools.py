@@ -104,3 +104,16 @@ def test_log_dirs_match(kafka, kafka_tools, pk_server):
             k = kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, *args)
             rc, out, err = _pk("pk-log-dirs", "--bootstrap-server", bootstrap, *args)
             assert (rc, out, err.split("\n", 1)[0]) == (k.returncode, k.out, k.err_first), (bootstrap, args)
+
+
+def test_cluster_id_matches(kafka, kafka_tools, pk_server):
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        k = kafka_tools("kafka-cluster", "cluster-id", "--bootstrap-server", bootstrap)
+        assert k.returncode == 0 and k.out.startswith("Cluster ID: ")
+        assert _pk("pk-cluster", "cluster-id", "-b", bootstrap) == (0, k.out, "")
+    for args in ([], ["bogus"], ["cluster-id", "--bogus", "-b", kafka.bootstrap], ["cluster-id", "-b"]):
+        k = kafka_tools("kafka-cluster", *args)
+        rc, out, err = _pk("pk-cluster", *args)
+        kafka_error = " ".join(" ".join(line.split()) for line in k.err.splitlines()
+                               if not line.startswith(("usage:", " ")))
+        assert (rc, out, " ".join(err.split())) == (k.returncode, k.out, kafka_error), args
