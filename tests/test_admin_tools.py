@@ -186,3 +186,18 @@ def test_cluster_id(pk, backend):
                        (["cluster-id", "-b"], "kafka-cluster: error: argument --bootstrap-server/-b: expected one argument")]:
         r = pk("pk-cluster", *args)
         assert (r.returncode, r.out, r.err) == (1, "", line + "\n"), args
+
+
+def test_features_describe(pk, backend):
+    r = pk("pk-features", *backend, "describe")
+    assert (r.returncode, r.err) == (0, "")
+    lines = r.out.splitlines()
+    assert [line.split()[1] for line in lines] == sorted(line.split()[1] for line in lines)
+    assert ("Feature: metadata.version                          SupportedMinVersion: 3.3-IV3          "
+            "SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.4-IV2          Epoch: 1") in lines
+    for args, line in [([], "Command line error: too few arguments. Type --help for help."),
+                       (["bogus"], "Command line error: invalid choice: 'bogus' (choose from 'describe', 'upgrade', "
+                                   "'downgrade', 'disable', 'version-mapping', 'feature-dependencies'). Type --help "
+                                   "for help.")]:
+        r = pk("pk-features", *backend, *args)
+        assert (r.returncode, r.out, r.err) == (1, "", line + "\n"), args

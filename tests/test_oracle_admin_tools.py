@@ -117,3 +117,27 @@ def test_cluster_id_matches(kafka, kafka_tools, pk_server):
         kafka_error = " ".join(" ".join(line.split()) for line in k.err.splitlines()
                                if not line.startswith(("usage:", " ")))
         assert (rc, out, " ".join(err.split())) == (k.returncode, k.out, kafka_error), args
+
+
+def test_features_describe_matches(kafka, kafka_tools, pk_server):
+    """The real broker's epoch is its metadata offset, which moves between two calls."""
+    import re
+
+    def no_epoch(text):
+        return re.sub(r"Epoch: \d+", "Epoch: <epoch>", text)
+
+    for bootstrap, normalise in ((kafka.bootstrap, no_epoch), (pk_server.bootstrap, str)):
+        k = kafka_tools("kafka-features", "--bootstrap-server", bootstrap, "describe")
+        rc, out, err = _pk("pk-features", "--bootstrap-server", bootstrap, "describe")
+        assert (rc, normalise(out), err) == (k.returncode, normalise(k.out), "")
+    for args in ([], ["--bootstrap-server", kafka.bootstrap, "bogus"]):
+        k = kafka_tools("kafka-features", *args)
+        assert _pk("pk-features", *args) == (k.returncode, k.out, k.err + "\n"), args
+
+
+def test_metadata_version_names_are_kafkas(kafka_tools):
+    from pk.commands.features import METADATA_VERSIONS
+
+    for level, release in METADATA_VERSIONS.items():
+        k = kafka_tools("kafka-features", "version-mapping", "--release-version", release)
+        assert k.out.splitlines()[0] == f"metadata.version={level} ({release})", (level, release, k.out, k.err)

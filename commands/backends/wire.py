@@ -46,12 +46,14 @@ class _Connection:
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.corr = 0
         try:
-            answer = self.call(kp.ApiKey.API_VERSIONS, 3, {"client_software_name": "pk",
+            # v4+: v3 leaves out features whose lowest supported level is 0 (KAFKA-17011)
+            answer = self.call(kp.ApiKey.API_VERSIONS, 4, {"client_software_name": "pk",
                                                            "client_software_version": PK_VERSION})
         except Exception:
             self.sock.close()
             raise
         self.versions = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
+        self.api_versions_answer = answer  # features (KIP-584) too
 
     def call(self, api_key: int, version: int, body: dict) -> dict:
         self.corr += 1
@@ -120,6 +122,10 @@ class WireClient:
 
     def api_versions(self, node: int) -> dict[int, tuple[int, int]]:
         return self._connection(node).versions
+
+    def api_versions_answer(self, node: int | None = None) -> dict:
+        """The whole ApiVersions answer of a broker (the bootstrap broker when node is None)."""
+        return self._connection(node).api_versions_answer
 
     def _connection(self, node: int | None) -> _Connection:
         if node not in self._connections:
