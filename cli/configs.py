@@ -94,7 +94,7 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
 
     backend = None
     try:
-        cmd.check_args(options, remote=bootstrap is not None)
+        cmd.check_args(options)
         if bootstrap is None:
             from pk.commands.backends.configs_engine import EngineConfigs
 

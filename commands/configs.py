@@ -110,7 +110,7 @@ class Options:
         return any(self.flags.get(f) is not None for f, _ in ENTITY_FLAGS + DEFAULT_FLAGS)
 
 
-def check_args(opts: Options, remote: bool) -> None:
+def check_args(opts: Options) -> None:
     """ConfigCommandOptions.checkArgs, in Kafka 4.4's order. Without --bootstrap-server pk works
     on the bundled engine instead of asking for one."""
     if opts.describe + opts.alter != 1:
@@ -269,6 +269,8 @@ def quota_filter(types: list[str], names: list[str]) -> list[tuple[str, str | No
 
 
 def _describe_quotas(backend, types, names, out) -> None:
+    from pk.engine.topic_config import java_double_str  # Double.toString of the quota values
+
     for entity, values in backend.quotas(quota_filter(types, names)):
         parts = []
         for quota_type in ("user", "client-id", "ip"):
@@ -276,8 +278,6 @@ def _describe_quotas(backend, types, names, out) -> None:
                 name = entity[quota_type]
                 word = _QUOTA_WORDS[quota_type]
                 parts.append(f"{word} '{name}'" if name is not None else f"the default {word}")
-        from pk.engine.topic_config import java_double_str
-
         text = ", ".join(f"{k}={java_double_str(v)}" for k, v in values)
         out(f"Quota configs for {', '.join(parts)} are {text}")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -99,6 +100,12 @@ def test_log_dirs_match(kafka, kafka_tools, pk_server):
         r = kafka_tools("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
                         "--partitions", "3")
         assert r.returncode == 0, r.err
+        # a new topic's logs appear on the broker one by one, after the topic is created
+        deadline = time.monotonic() + 30
+        while kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, "--describe", "--topic-list",
+                          topic).out.count('"partition"') < 3:
+            assert time.monotonic() < deadline, "the topic's logs did not appear"
+            time.sleep(0.2)
         for args in (["--describe", "--topic-list", topic], ["--describe", "--broker-list", "0", "--topic-list", topic],
                      ["--describe", "--broker-list", "1,2"], ["--topic-list", topic], []):
             k = kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, *args)
