@@ -65,7 +65,24 @@ def fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-class KafkaCommand(click.Command):
+class QuietPipe:
+    """A Click command mixin: a closed stdout while the command runs (or prints its help)
+    ends it quietly with status 0. Click's own main() would exit 1 on EPIPE."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:
+            stdout_closed()
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            stdout_closed()
+
+
+class KafkaCommand(QuietPipe, click.Command):
     """A Click command that reads arguments the way Kafka's jopt-simple tools do.
 
     - a single dash works for long options (`-topic t`, seen in the seeds' transcripts);
@@ -126,11 +143,44 @@ class KafkaCommand(click.Command):
             fail(exc.message)
         except click.UsageError as exc:
             fail(exc.message)
-        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Kafka's tools do
-            sys.stdout = None
-            sys.exit(0)
+        except BrokenPipeError:
+            stdout_closed()
         except OSError as exc:  # a full disk, a read-only data dir: one line, never a traceback
             fail(os_error_line(exc))
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (`pk-topics --describe | head -1`): stop quietly with
+    status 0, as Kafka's tools do (the JVM's System.out swallows write errors). stdout is
+    pointed at /dev/null first so that the interpreter's own flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a file descriptor: nothing is left to flush into it
+    sys.exit(0)
+
+
+def run_tool(command: click.Command, prog_name: str) -> None:
+    """Every tool's entry point: run the command, then flush stdout while a closed pipe can
+    still be reported quietly (output buffered until exit would otherwise fail in the
+    interpreter's shutdown, with a message and status 120)."""
+    try:
+        command.main(prog_name=prog_name)
+    except BrokenPipeError:
+        stdout_closed()
+    except SystemExit:
+        _flush_stdout()
+        raise
+    _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
 
 
 def os_error_line(exc: OSError) -> str:

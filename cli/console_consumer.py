@@ -9,7 +9,7 @@ import sys
 import click
 
 from .completion import complete_groups, complete_topics
-from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, run_tool, version_option
 
 HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to standard output."
 
@@ -164,4 +164,4 @@ def cli(data_dir, bootstrap_server, x, **opts):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-console-consumer")
+    run_tool(cli, "pk-console-consumer")

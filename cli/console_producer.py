@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
 
 HELP_LINE = "This tool helps to read data from standard input and publish it to Kafka."
 
@@ -116,11 +116,11 @@ def cli(data_dir, bootstrap_server, broker_list, x, **opts):
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(1)
+        stdout_closed()
 
 
 def main() -> None:
-    cli.main(prog_name="pk-console-producer")
+    run_tool(cli, "pk-console-producer")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import sys
 import click
 
 from .completion import complete_groups, complete_topics
-from .common import data_dir_option, fail, version_option
+from .common import data_dir_option, fail, run_tool, stdout_closed, version_option
 from .run_class import JoptCommand
 
 HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of consumer groups."
@@ -147,8 +147,7 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
     except KafkaError as exc:
         fail("Error: " + cmd.FAILED_PREFIX + str(exc))
     except BrokenPipeError:
-        sys.stdout = None  # the reader went away: nothing more to say
-        sys.exit(1)
+        stdout_closed()
     except OSError as exc:
         fail("Error: " + cmd.FAILED_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
     finally:
@@ -198,7 +197,7 @@ def _open_backend(data_dir, bootstrap_server, command_config, x, options):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-consumer-groups")
+    run_tool(cli, "pk-consumer-groups")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import sys
 
 import click
 
-from .common import JAVA_LONG, KafkaCommand, data_dir_option, fail, version_option
+from .common import JAVA_LONG, KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
 
 HELP_LINE = "This tool is used to verify the consumer performance."
 _TIMEOUT_DEFAULT = "\0default"  # `--timeout` given without a value
@@ -158,11 +158,11 @@ def cli(data_dir, ignored, bootstrap_server, x, command_property, **opts):
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(1)
+        stdout_closed()
 
 
 def main() -> None:
-    cli.main(prog_name="pk-run-class org.apache.kafka.tools.ConsumerPerformance")
+    run_tool(cli, "pk-consumer-perf-test")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,11 @@ and exits 1; usage errors print Kafka's message alone.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from .common import fail, version_option
+from .common import fail, run_tool, stdout_closed, version_option
 from .run_class import JoptCommand
 
 HELP_LINE = ("This tool helps to parse a log file and dump its contents to the console, useful for "
@@ -105,10 +104,7 @@ def cli(ignored, **opts):
             out.flush()
             stdout.flush()
     except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as the JVM's PrintStream does.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        stdout_closed()
     except UsageError as exc:
         fail(str(exc))
     except JavaError as exc:
@@ -118,7 +114,7 @@ def cli(ignored, **opts):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-dump-log")
+    run_tool(cli, "pk-dump-log")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from .common import data_dir_option, fail, version_option
+from .common import data_dir_option, fail, run_tool, stdout_closed, version_option
 from .run_class import JoptCommand
 
 USAGE_TEXT = "An interactive shell for getting topic-partition offsets."
@@ -88,6 +88,8 @@ def cli(data_dir, ignored, bootstrap_server, x, **opts):
         if hasattr(exc, "execution_message"):  # an Admin call's failure (kafka_admin.AdminError)
             fail(ERROR_PREFIX + exc.execution_message())
         fail(ERROR_PREFIX + str(exc))
+    except BrokenPipeError:
+        stdout_closed()
     except OSError as exc:
         fail(ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
     finally:
@@ -117,7 +119,7 @@ def _source(data_dir, bootstrap_server, x, options):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-get-offsets")
+    run_tool(cli, "pk-get-offsets")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import click
 
-from .common import data_dir_option, fail
+from .common import QuietPipe, data_dir_option, fail, run_tool, stdout_closed
 
 PROG = "kafka-producer-perf-test"
 
@@ -214,7 +214,7 @@ def parse_args(args: list[str]) -> dict:
 
 
 # --------------------------------------------------------------------------- command
-class ArgParse4jCommand(click.Command):
+class ArgParse4jCommand(QuietPipe, click.Command):
     """A Click command (for --help and completion) whose arguments are read by parse_args."""
 
     def _print_help(self, prog_name: str | None) -> None:
@@ -342,12 +342,12 @@ def cli(data_dir=None, x=(), **opts):
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(1)
+        stdout_closed()
     sys.exit(code)
 
 
 def main() -> None:
-    cli.main(prog_name="pk-run-class org.apache.kafka.tools.ProducerPerformance")
+    run_tool(cli, "pk-producer-perf-test")
 
 
 if __name__ == "__main__":

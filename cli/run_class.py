@@ -25,9 +25,40 @@ import sys
 
 import click
 
-from .common import KafkaCommand, fail, version_line
+from .common import KafkaCommand, fail, run_tool, version_line
 
 CLASSES: dict[str, str] = {
+    # The classes bin/kafka-*.sh run, Kafka 2.8 to 4.4, for the tools pk has. Scala tools in
+    # kafka.admin / kafka.tools moved to Java in org.apache.kafka.tools between 3.5 and 4.1.
+    # kafka-topics.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools from 3.7.
+    "kafka.admin.TopicCommand": "pk.cli.topics:cli",
+    "org.apache.kafka.tools.TopicCommand": "pk.cli.topics:cli",
+    # kafka-console-consumer.sh: kafka.tools up to 3.7, org.apache.kafka.tools.consumer from 3.8.
+    "kafka.tools.ConsoleConsumer": "pk.cli.console_consumer:cli",
+    "org.apache.kafka.tools.consumer.ConsoleConsumer": "pk.cli.console_consumer:cli",
+    # kafka-console-producer.sh: kafka.tools up to 3.x, org.apache.kafka.tools in 4.x.
+    "kafka.tools.ConsoleProducer": "pk.cli.console_producer:cli",
+    "org.apache.kafka.tools.ConsoleProducer": "pk.cli.console_producer:cli",
+    # kafka-configs.sh: kafka.admin (Scala) up to 4.0, org.apache.kafka.tools from 4.1.
+    "kafka.admin.ConfigCommand": "pk.cli.configs:cli",
+    "org.apache.kafka.tools.ConfigCommand": "pk.cli.configs:cli",
+    # kafka-broker-api-versions.sh: kafka.admin up to 3.x, org.apache.kafka.tools in 4.x.
+    "kafka.admin.BrokerApiVersionsCommand": "pk.cli.broker_api_versions:cli",
+    "org.apache.kafka.tools.BrokerApiVersionsCommand": "pk.cli.broker_api_versions:cli",
+    # kafka-delete-records.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
+    "kafka.admin.DeleteRecordsCommand": "pk.cli.delete_records:cli",
+    "org.apache.kafka.tools.DeleteRecordsCommand": "pk.cli.delete_records:cli",
+    # kafka-log-dirs.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
+    "kafka.admin.LogDirsCommand": "pk.cli.log_dirs:cli",
+    "org.apache.kafka.tools.LogDirsCommand": "pk.cli.log_dirs:cli",
+    # kafka-cluster.sh: kafka.tools up to 3.4, org.apache.kafka.tools from 3.5.
+    "kafka.tools.ClusterTool": "pk.cli.cluster:cli",
+    "org.apache.kafka.tools.ClusterTool": "pk.cli.cluster:cli",
+    # kafka-features.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
+    "kafka.admin.FeatureCommand": "pk.cli.features:cli",
+    "org.apache.kafka.tools.FeatureCommand": "pk.cli.features:cli",
+    # kafka-server-start.sh, every version.
+    "kafka.Kafka": "pk.cli.server_start:start",
     # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
     "org.apache.kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
     "kafka.tools.GetOffsetShell": "pk.cli.get_offsets:cli",
@@ -131,7 +162,7 @@ def cli(args):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-run-class")
+    run_tool(cli, "pk-run-class")
 
 
 # --------------------------------------------------------------------------- jopt tools

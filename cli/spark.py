@@ -25,7 +25,7 @@ import sys
 
 import click
 
-from pk.cli.common import data_dir_option, fail, version_option
+from pk.cli.common import QuietPipe, data_dir_option, fail, run_tool, version_option
 from pk.cli.completion import complete_groups, complete_topics
 
 HELP = ("Spark jobs over Kafka topics (a bundled-engine data dir, or a cluster with --bootstrap-server): "
@@ -38,7 +38,7 @@ _LAUNCH_FLAGS = ("--submit", "--print-command")
 _raw_args: list[str] = []
 
 
-class SparkGroup(click.Group):
+class SparkGroup(QuietPipe, click.Group):
     """Click group with pk's error rule: one line on stderr, exit 1."""
 
     def main(self, args=None, prog_name=None, **extra):
@@ -387,7 +387,7 @@ def compact(**kw):
 
 
 def main() -> None:
-    cli.main(prog_name="pk-spark")
+    run_tool(cli, "pk-spark")
     sys.exit(0)
 
 

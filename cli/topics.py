@@ -7,7 +7,7 @@ import sys
 import click
 
 from .completion import complete_topics
-from .common import KafkaCommand, data_dir_option, fail, version_option
+from .common import KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
 
 HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 
@@ -93,6 +93,8 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
         cmd.run(backend, options, click.echo)
     except KafkaError as exc:
         fail(cmd.ERROR_PREFIX + str(exc))
+    except BrokenPipeError:
+        stdout_closed()
     except OSError as exc:
         fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
     finally:
@@ -151,7 +153,7 @@ def _run_zookeeper(options) -> None:
 
 
 def main() -> None:
-    cli.main(prog_name="pk-topics")
+    run_tool(cli, "pk-topics")
 
 
 if __name__ == "__main__":

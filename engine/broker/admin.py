@@ -242,46 +242,7 @@ class AdminHandlers:
         return {"throttle_time_ms": 0, "results": results}
 
     def _topic_config_entries(self, overrides: dict[str, str], with_synonyms: bool) -> list[dict]:
-        """A topic's configs, given its overrides, in the order Kafka lists them."""
-        values = topic_config.effective(overrides, self.engine.broker_config)
-        broker = self.engine.broker_config
-        entries = []
-        # in the order a Kafka 4.4 (KRaft) broker lists a topic's configs
-        order = [n for n in topic_config.DESCRIBE_ORDER if n in topic_config.CONFIGS]
-        for key in order + [n for n in topic_config.CONFIG_NAMES if n not in order]:
-            multi = topic_config._SYNONYM_CHAINS.get(key)
-            chain = [b for b, _ in multi or ()] or \
-                [s for s in (topic_config.CONFIGS[key].broker_synonym,) if s]
-            # Kafka's ConfigHelper.configSynonyms: the chain's dynamic, then static, then
-            # built-in default broker values, then everything before the first synonym itself
-            # is dropped. The first of a multi-setting chain (log.retention.ms, log.roll.ms, ...)
-            # has no built-in default, so only a static setting of it keeps the chain.
-            found = []
-            if key == "min.insync.replicas":
-                # Kafka 4.x's controller records the cluster-wide min.insync.replicas as a
-                # dynamic default broker config (ELR), so every topic reports it as set.
-                found.append({"name": key, "value": topic_config.cluster_defaults(broker)[key],
-                              "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
-            found += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
-                      for b in chain if b in broker]
-            for b in chain:
-                default = _MULTI_DEFAULTS.get(b) if multi else \
-                    topic_config.to_kafka_string(key, topic_config.CONFIGS[key].default)
-                if default is not None:
-                    found.append({"name": b, "value": default, "source": DEFAULT_CONFIG})
-            while found and found[0]["name"] != chain[0]:
-                found.pop(0)
-            synonyms = []
-            if key in overrides:
-                synonyms.append({"name": key, "value": overrides[key], "source": TOPIC_CONFIG})
-            synonyms += found
-            source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
-            entries.append({"name": key, "value": topic_config.to_kafka_string(key, values[key]),
-                            "read_only": False, "config_source": source, "is_sensitive": False,
-                            "synonyms": synonyms if with_synonyms else [],
-                            "config_type": CONFIG_TYPES.get(topic_config.CONFIGS[key].type, 0),
-                            "documentation": None})
-        return entries
+        return topic_config_entries(overrides, self.engine.broker_config, with_synonyms)
 
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
         from .config import KNOWN
@@ -307,14 +268,7 @@ class AdminHandlers:
         return entries
 
     def _cluster_default_entries(self, with_synonyms: bool) -> list[dict]:
-        """The cluster-wide dynamic broker defaults (the empty broker name): only the
-        min.insync.replicas that Kafka 4's controller records for ELR."""
-        value = topic_config.cluster_defaults(self.engine.broker_config)["min.insync.replicas"]
-        synonym = {"name": "min.insync.replicas", "value": value, "source": DYNAMIC_DEFAULT_BROKER_CONFIG}
-        return [{"name": "min.insync.replicas", "value": value, "read_only": False,
-                 "config_source": DYNAMIC_DEFAULT_BROKER_CONFIG, "is_sensitive": False,
-                 "synonyms": [synonym] if with_synonyms else [], "config_type": CONFIG_TYPES["int"],
-                 "documentation": None}]
+        return cluster_default_entries(self.engine.broker_config, with_synonyms)
 
     def _logger_config_entries(self, name: str) -> list[dict]:
         """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root
@@ -499,3 +453,58 @@ class AdminHandlers:
                 parts.append(result)
             topics.append({"name": t["name"], "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
+
+
+# ---------------------------------------------------------------- config entries
+def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with_synonyms: bool) -> list[dict]:
+    """A topic's DescribeConfigs entries, given its overrides and the broker's settings, in the
+    order Kafka lists them (the broker's handler, and kafka-configs on the bundled engine)."""
+    values = topic_config.effective(overrides, broker)
+    entries = []
+    # in the order a Kafka 4.4 (KRaft) broker lists a topic's configs
+    order = [n for n in topic_config.DESCRIBE_ORDER if n in topic_config.CONFIGS]
+    for key in order + [n for n in topic_config.CONFIG_NAMES if n not in order]:
+        multi = topic_config._SYNONYM_CHAINS.get(key)
+        chain = [b for b, _ in multi or ()] or \
+            [s for s in (topic_config.CONFIGS[key].broker_synonym,) if s]
+        # Kafka's ConfigHelper.configSynonyms: the chain's dynamic, then static, then
+        # built-in default broker values, then everything before the first synonym itself
+        # is dropped. The first of a multi-setting chain (log.retention.ms, log.roll.ms, ...)
+        # has no built-in default, so only a static setting of it keeps the chain.
+        found = []
+        if key == "min.insync.replicas":
+            # Kafka 4.x's controller records the cluster-wide min.insync.replicas as a
+            # dynamic default broker config (ELR), so every topic reports it as set.
+            found.append({"name": key, "value": topic_config.cluster_defaults(broker)[key],
+                          "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
+        found += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
+                  for b in chain if b in broker]
+        for b in chain:
+            default = _MULTI_DEFAULTS.get(b) if multi else \
+                topic_config.to_kafka_string(key, topic_config.CONFIGS[key].default)
+            if default is not None:
+                found.append({"name": b, "value": default, "source": DEFAULT_CONFIG})
+        while found and found[0]["name"] != chain[0]:
+            found.pop(0)
+        synonyms = []
+        if key in overrides:
+            synonyms.append({"name": key, "value": overrides[key], "source": TOPIC_CONFIG})
+        synonyms += found
+        source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
+        entries.append({"name": key, "value": topic_config.to_kafka_string(key, values[key]),
+                        "read_only": False, "config_source": source, "is_sensitive": False,
+                        "synonyms": synonyms if with_synonyms else [],
+                        "config_type": CONFIG_TYPES.get(topic_config.CONFIGS[key].type, 0),
+                        "documentation": None})
+    return entries
+
+
+def cluster_default_entries(broker: dict[str, str], with_synonyms: bool) -> list[dict]:
+    """The cluster-wide dynamic broker defaults (the empty broker name): only the
+    min.insync.replicas that Kafka 4's controller records for ELR."""
+    value = topic_config.cluster_defaults(broker)["min.insync.replicas"]
+    synonym = {"name": "min.insync.replicas", "value": value, "source": DYNAMIC_DEFAULT_BROKER_CONFIG}
+    return [{"name": "min.insync.replicas", "value": value, "read_only": False,
+             "config_source": DYNAMIC_DEFAULT_BROKER_CONFIG, "is_sensitive": False,
+             "synonyms": [synonym] if with_synonyms else [], "config_type": CONFIG_TYPES["int"],
+             "documentation": None}]

@@ -1,0 +1,138 @@
+"""pk-features: Kafka 4.4's kafka-features (FeatureCommand), its `describe` command: on the
+bundled engine or, with --bootstrap-server, a cluster's broker.
+
+FeatureCommand parses with argparse4j and reports a parse error as `Command line error:
+<message>. Type --help for help.`, exit 1. Its other commands (upgrade, downgrade, disable,
+version-mapping, feature-dependencies) are not implemented yet: pk says so in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .common import QuietPipe, fail, run_tool
+
+COMMANDS = ("describe", "upgrade", "downgrade", "disable", "version-mapping", "feature-dependencies")
+_GLOBAL = {"--bootstrap-server": "bootstrap_server", "--bootstrap-controller": "bootstrap_controller",
+           "--command-config": "command_config", "--data-dir": "data_dir"}
+USAGE = ("usage: kafka-features [-h] [--command-config COMMAND_CONFIG] [--bootstrap-server BOOTSTRAP_SERVER | "
+         "--bootstrap-controller BOOTSTRAP_CONTROLLER] [--data-dir DIR] describe [--node-id NODE_ID]\n\n"
+         "This tool manages feature flags in Kafka (pk: describe). Without --bootstrap-server it reads "
+         "the bundled engine.\n")
+
+
+def _error(message: str) -> None:
+    fail(f"Command line error: {message}. Type --help for help.")
+
+
+def parse(args: list[str]) -> tuple[str | None, dict]:
+    options: dict = {}
+    command = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if arg in ("-h", "--help"):
+            click.echo(USAGE)
+            sys.exit(0)
+        if name in _GLOBAL or (command == "describe" and name == "--node-id"):
+            key = _GLOBAL.get(name, "node_id")
+            if not eq:
+                if i + 1 >= len(args):
+                    _error(f"argument {name}: expected one argument")
+                value = args[i + 1]
+                i += 1
+            options[key] = value
+        elif command is None and not arg.startswith("-"):
+            if arg not in COMMANDS:
+                _error(f"invalid choice: '{arg}' (choose from {', '.join(repr(c) for c in COMMANDS)})")
+            command = arg
+        else:
+            _error(f"unrecognized arguments: '{arg}'")
+        i += 1
+    if options.get("bootstrap_server") is not None and options.get("bootstrap_controller") is not None:
+        _error("argument --bootstrap-controller: not allowed with argument --bootstrap-server")
+    if command is None:
+        _error("too few arguments")
+    return command, options
+
+
+def run(args: list[str]) -> None:
+    command, options = parse(list(args))
+    if command != "describe":
+        fail(f"pk: pk-features does not implement kafka-features {command} yet")
+    from pk.commands import features as cmd
+    from pk.commands.client_config import java_message
+    from pk.commands.errors import ClientConfigError, PropertiesError
+    from pk.commands.properties import load_properties
+    from pk.engine.errors import KafkaError
+
+    bootstrap = options.get("bootstrap_server") or options.get("bootstrap_controller")
+    node = options.get("node_id")
+    try:
+        props = load_properties(options["command_config"]) if options.get("command_config") else {}
+        if bootstrap is None:
+            answer = cmd.engine_answer()
+        else:
+            from pk.commands.backends.wire import WireClient, check_plaintext
+
+            check_plaintext(props)
+            client = WireClient(bootstrap, 30.0, "describeFeatures")
+            try:
+                answer = client.api_versions_answer(int(node) if node is not None else None)
+            finally:
+                client.close()
+    except PropertiesError as exc:
+        fail(java_message(str(exc)))
+    except ClientConfigError as exc:
+        fail(str(exc))
+    except ValueError:
+        _error(f"argument --node-id: could not convert '{node}' to Integer")
+    except (KafkaError, ConnectionError) as exc:
+        fail(str(exc))
+    for line in cmd.describe_lines(answer):
+        click.echo(line)
+    sys.exit(0)
+
+
+def _complete(ctx, _param, incomplete: str):
+    from click.shell_completion import CompletionItem
+
+    words = [*COMMANDS, *_GLOBAL, "--node-id"]
+    return [CompletionItem(w) for w in words if w.startswith(incomplete)]
+
+
+class _FeaturesCommand(QuietPipe, click.Command):
+    """Hands every argument to run(); Click only answers shell-completion requests."""
+
+    def main(self, args=None, prog_name=None, **extra):
+        if args is None:
+            args = sys.argv[1:]
+        complete_var = "_PK_FEATURES_COMPLETE"
+        if os.environ.get(complete_var):
+            return super().main(args, prog_name or "pk-features", complete_var=complete_var, **extra)
+        try:
+            run(list(args))
+        except BrokenPipeError:
+            from .common import stdout_closed
+
+            stdout_closed()
+
+
+@click.command(cls=_FeaturesCommand, add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
+def cli(args):
+    """Kafka's feature flags (kafka-features describe)."""
+    run(list(args))
+
+
+def main() -> None:
+    run_tool(cli, "pk-features")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""pk-configs against Kafka 4.4's kafka-configs (the oracle).
+
+Each scenario runs twice on the session's Kafka 4.4 broker: Kafka's tool on its own names
+(topic, user, client, group ending in `-k`) and pk's on a twin set (`-p`), so that each
+alter sees the same starting state; stdout, stderr's first two lines (Kafka prints the
+exception's toString after "Error while executing config command ..."; pk prints the same
+two lines and no stack trace) and the exit status must match once the names are swapped.
+The topic scenarios then run through pk on the bundled engine (compared with Kafka's output
+on the real broker) and through both tools on a pk-server-start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import BrokerProcess, tool_path
+
+P = "occ-"
+SIDES = {"k": "kafka", "p": "pk"}
+
+
+def names(side: str) -> dict[str, str]:
+    return {"{T}": f"{P}topic-{side}", "{U}": f"{P}user-{side}", "{C}": f"{P}client-{side}",
+            "{G}": f"{P}group-{side}"}
+
+
+TOPIC_SCENARIOS = [
+    ["--describe", "--topic", "{T}"],
+    ["--alter", "--topic", "{T}", "--add-config", "retention.ms=1000,cleanup.policy=[compact,delete]"],
+    ["--describe", "--topic", "{T}"],
+    ["--describe", "--entity-type", "topics", "--entity-name", "{T}"],
+    ["--alter", "--topic", "{T}", "--add-config-file", "{F}"],
+    ["--describe", "--topic", "{T}"],
+    ["--alter", "--topic", "{T}", "--delete-config", "retention.ms,nosuch"],
+    ["--alter", "--entity-type", "topics", "--entity-name", "{T}", "--add-config", "max.message.bytes = 2000 ,"],
+    ["--describe", "--topic", "{T}"],
+    ["--alter", "--topic", "{T}", "--add-config", "bogus.key=1"],
+    ["--alter", "--topic", "{T}", "--add-config", "retention.ms=abc"],
+    ["--alter", "--topic", P + "nosuch", "--add-config", "retention.ms=1"],
+    ["--describe", "--topic", P + "nosuch"],
+    ["--describe", "--broker-defaults"],
+    ["--describe", "--broker", "0"],
+    ["--describe", "--entity-type", "brokers", "--entity-default"],
+    # bad input
+    ["--describe"],
+    ["--topic", "{T}"],
+    ["--alter", "--topic", "{T}"],
+    ["--alter", "--entity-type", "topics"],
+    ["--alter", "--entity-type", "users"],
+    ["--alter", "--topic", "{T}", "--add-config", "retention.ms"],
+    ["--alter", "--topic", "{T}", "--add-config", "a b=1"],
+    ["--alter", "--topic", "{T}", "--add-config", "a=1", "--add-config-file", "{F}"],
+    ["--describe", "--topic", "{T}", "--add-config", "a=1"],
+    ["--describe", "--entity-type", "foo"],
+    ["--describe", "--entity-type", "topics", "--entity-type", "topics"],
+    ["--describe", "--topic", "{T}", "--entity-name", "x"],
+    ["--describe", "--topic", "{T}", "--broker", "0"],
+    ["--describe", "--broker", "x"],
+    ["--describe", "--entity-type", "topics", "--entity-default"],
+    ["--describe", "--entity-type", "broker-loggers"],
+    ["--describe", "--topic", "bad name!"],
+    ["--describe", "--topic", "{T}", "--topic", "{T}"],
+    ["--alter", "--entity-type", "topics", "--entity-name", "{T}", "--entity-name", "x", "--add-config", "a=1"],
+    ["--bogus"],
+]
+
+CLUSTER_SCENARIOS = [
+    ["--describe", "--user", "{U}"],
+    ["--alter", "--user", "{U}", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=secret]"],
+    ["--alter", "--user", "{U}", "--add-config", "SCRAM-SHA-512=[password=secret]"],
+    ["--describe", "--user", "{U}"],
+    ["--alter", "--user", "{U}", "--delete-config", "SCRAM-SHA-512"],
+    ["--describe", "--user", "{U}"],
+    ["--alter", "--user", "{U}", "--delete-config", "SCRAM-SHA-512"],
+    ["--alter", "--user", "{U}", "--add-config", "producer_byte_rate=1024"],
+    ["--describe", "--user", "{U}"],
+    ["--alter", "--user", "{U}", "--add-config", "SCRAM-SHA-256=[iterations=100,password=x]"],
+    ["--alter", "--user", "{U}", "--add-config", "SCRAM-SHA-256=[pw=x]"],
+    ["--alter", "--user", "{U}", "--add-config", "foo=1"],
+    ["--alter", "--user-defaults", "--add-config", "SCRAM-SHA-256=[password=x]"],
+    ["--alter", "--user", "{U}", "--add-config", "SCRAM-SHA-256=[password=x],producer_byte_rate=10"],
+    ["--alter", "--client", "{C}", "--add-config", "consumer_byte_rate=2048"],
+    ["--describe", "--client", "{C}"],
+    ["--describe", "--entity-type", "users", "--entity-name", "{U}", "--entity-type", "clients"],
+    ["--alter", "--client", "{C}", "--add-config", "SCRAM-SHA-256=[password=x]"],
+    ["--alter", "--client", "{C}", "--delete-config", "request_percentage"],
+    ["--alter", "--group", "{G}", "--add-config", "consumer.session.timeout.ms=50000"],
+    ["--describe", "--group", "{G}"],
+    ["--describe", "--broker-logger", "0"],
+]
+
+
+def _fill(args: list[str], side: str, config_file: str) -> list[str]:
+    out = []
+    for a in args:
+        for key, value in {**names(side), "{F}": config_file}.items():
+            a = a.replace(key, value)
+        out.append(a)
+    return out
+
+
+def _swap(text: str) -> str:
+    for key, value in names("p").items():
+        text = text.replace(value, names("k")[key])
+    return text
+
+
+def _head(err: str) -> str:
+    """The message, and the exception line after "Error while executing ..." (not the usage
+    table Kafka prints after some messages, nor stack frames)."""
+    lines = err.splitlines()
+    return "\n".join(lines[:2] if lines and lines[0].startswith("Error while executing") else lines[:1])
+
+
+def _pk(*args, data_dir=None):
+    env = {**os.environ, "PK_DATA_DIR": data_dir} if data_dir else None
+    proc = subprocess.run([tool_path("pk-configs"), *args], capture_output=True, timeout=120, env=env)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("oracle-configs") / "add.properties"
+    path.write_text("retention.ms=777\nsegment.ms = 100000\n")
+    return str(path)
+
+
+def _create_topics(tools, bootstrap):
+    for side in SIDES:
+        r = tools("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", names(side)["{T}"])
+        assert r.returncode == 0, r.err
+
+
+def _compare(tools, bootstrap, scenarios, config_file) -> list[str]:
+    b = ["--bootstrap-server", bootstrap]
+    report = []
+    for args in scenarios:
+        k = tools("kafka-configs", *b, *_fill(args, "k", config_file))
+        expected = (k.returncode, k.out, _head(k.err))
+        rc, out, err = _pk(*b, *_fill(args, "p", config_file))
+        got = (rc, _swap(out), _swap(_head(err)))
+        if got != expected:
+            report.append(f"{json.dumps(args)}\n  kafka: {expected!r}\n  pk:    {got!r}")
+    return report
+
+
+def test_scenarios_match_kafka(kafka, kafka_tools, config_file):
+    _create_topics(kafka_tools, kafka.bootstrap)
+    report = _compare(kafka_tools, kafka.bootstrap, TOPIC_SCENARIOS + CLUSTER_SCENARIOS, config_file)
+    assert not report, "\n".join(report)
+
+
+def test_engine_matches_kafka(kafka, kafka_tools, config_file, tmp_path):
+    """The topic scenarios on the bundled engine against Kafka's tool on the real broker
+    (a fresh topic on each side). Kafka's error line echoes its arguments (pk's has no
+    --bootstrap-server there): after it, the exception line must match."""
+    data_dir = str(tmp_path / "data")
+    t = f"{P}engine"
+    subprocess.run([tool_path("pk-topics"), "--create", "--topic", names("p")["{T}"]],
+                   env={**os.environ, "PK_DATA_DIR": data_dir}, check=True, capture_output=True)
+    r = kafka_tools("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--create", "--topic", t)
+    assert r.returncode == 0, r.err
+    report = []
+    for args in TOPIC_SCENARIOS:
+        k = kafka_tools("kafka-configs", "--bootstrap-server", kafka.bootstrap,
+                        *[a.replace("{T}", t).replace("{F}", config_file) for a in args])
+        rc, out, err = _pk(*_fill(args, "p", config_file), data_dir=data_dir)
+        out, err = out.replace(names("p")["{T}"], t), err.replace(names("p")["{T}"], t)
+        kerr, perr = _head(k.err).splitlines(), _head(err).splitlines()
+        if kerr and kerr[0].startswith("Error while executing config command"):
+            kerr, perr = kerr[1:], perr[1:]
+        if (rc, out, perr) != (k.returncode, k.out, kerr):
+            report.append(f"{json.dumps(args)}\n  kafka:  {(k.returncode, k.out, kerr)!r}\n  engine: {(rc, out, perr)!r}")
+    assert not report, "\n".join(report)
+
+
+def test_kafka_tool_on_pk_server(kafka_tools, config_file, tmp_path):
+    """Kafka's kafka-configs and pk-configs against a pk-server-start print the same."""
+    server = BrokerProcess(str(tmp_path / "data")).start()
+    try:
+        _create_topics(kafka_tools, server.bootstrap)
+        report = _compare(kafka_tools, server.bootstrap, TOPIC_SCENARIOS, config_file)
+    finally:
+        server.stop()
+    assert not report, "\n".join(report)
+
+
+def test_run_class_names(kafka, tmp_path):
+    for cls in ("kafka.admin.ConfigCommand", "org.apache.kafka.tools.ConfigCommand"):
+        proc = subprocess.run([tool_path("pk-run-class"), cls, "--bootstrap-server", kafka.bootstrap,
+                               "--describe", "--broker-defaults"], capture_output=True, timeout=60)
+        assert proc.returncode == 0 and proc.stdout.decode().startswith("Default configs for brokers in the cluster are:")
