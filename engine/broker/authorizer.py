@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from .. import acls as A
+from ..errors import KafkaError
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from .config import ConfigError
@@ -23,6 +24,24 @@ log = logging.getLogger("kafka.authorizer.logger")
 # (which pk serves with the same store and semantics).
 AUTHORIZER_CLASSES = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                       "kafka.security.authorizer.AclAuthorizer")
+
+
+# The error a refused check answers, per resource type, with Kafka's default text.
+_REFUSALS = {
+    A.TOPIC: (E.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
+    A.GROUP: (E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."),
+    A.CLUSTER: (E.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
+    A.TRANSACTIONAL_ID: (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."),
+    A.DELEGATION_TOKEN: (E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, "Delegation Token authorization failed."),
+}
+
+
+class AuthorizationError(KafkaError):
+    """A check refused: `code` is the resource type's *_AUTHORIZATION_FAILED."""
+
+    def __init__(self, resource_type: int, message: str | None = None):
+        self.code, default = _REFUSALS[resource_type]
+        super().__init__(default if message is None else message)
 
 
 def authorizer_from_config(config, data_dir: str) -> A.AclAuthorizer | None:
@@ -63,6 +82,11 @@ class Guard:
                      request.principal, A.OPERATION_NAMES[operation], _host(request),
                      A.RESOURCE_NAMES[resource_type], name, request.name)
         return ok
+
+    def check(self, request, operation: int, resource_type: int, name: str) -> None:
+        """Raise the resource type's AuthorizationError unless the caller may."""
+        if self.authorizer is not None and not self.allows(request, operation, resource_type, name):
+            raise AuthorizationError(resource_type)
 
     def allows_cluster(self, request, operation: int) -> bool:
         return self.allows(request, operation, A.CLUSTER, A.CLUSTER_NAME)
