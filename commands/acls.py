@@ -8,9 +8,10 @@ line). The output is AclCommand's, byte for byte:
     Acl (pattern=ResourcePattern(...), entry=(...)) already exists.
     Current ACLs for resource `ResourcePattern(...)`:\\n\\t(entry)\\n\\n
 
-Kafka builds its sets of entries and resources in Java hash sets, whose order varies from one
-JVM to the next; pk's is the order the options name them (principals, then operations, then
-hosts; ALLOW before DENY) and, for listings, the order the store answers.
+Kafka builds its sets of entries and resources in Java hash sets of enum-bearing objects, whose
+order varies from one JVM to the next; pk's is the order the options name them (principals, then
+operations, then hosts; ALLOW before DENY) and, for listings, the order the store answers. The
+--principal listing follows Java's HashSet order, which depends on the names alone.
 """
 
 from __future__ import annotations
@@ -325,9 +326,20 @@ def list_acls(backend: AclBackend, opts: AclOptions, out: Callable[[str], None])
     if not principals:
         _print_resources(by_resource, out)
         return
-    for principal in dict.fromkeys(principals):
+    for principal in _java_set_order(principals):
         out(f"ACLs for principal `{principal}`\n")
         _print_resources({p: [e for e in es if e[0] == principal] for p, es in by_resource.items()}, out)
+
+
+def _java_set_order(principals: list[str]) -> list[str]:
+    """The order Kafka iterates its HashSet of KafkaPrincipals in (their hash is their strings')."""
+    from pk.engine.javacompat import hashmap_order, string_hash
+
+    def principal_hash(text: str) -> int:
+        kind, name = text.split(":", 1)
+        return (31 * string_hash(kind) + string_hash(name)) & 0xFFFFFFFF
+
+    return hashmap_order(principals, hash_of=principal_hash)
 
 
 def _print_resources(by_resource: dict[Pattern, list[Entry]], out: Callable[[str], None]) -> None:
