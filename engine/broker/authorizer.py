@@ -77,10 +77,11 @@ class Guard:
         if auth is None:
             return True
         ok = auth.authorize(request.principal, _host(request), operation, resource_type, name)
-        if not ok:
-            log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:%s for request = %s",
-                     request.principal, A.OPERATION_NAMES[operation], _host(request),
-                     A.RESOURCE_NAMES[resource_type], name, request.name)
+        if not ok:  # Kafka's audit line for a denied request
+            kind = "".join(w.capitalize() for w in A.RESOURCE_NAMES[resource_type].split("_"))
+            log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
+                     "for request = %s", request.principal, A.OPERATION_NAMES[operation], _host(request), kind, name,
+                     request.name)
         return ok
 
     def check(self, request, operation: int, resource_type: int, name: str) -> None:
