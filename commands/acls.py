@@ -16,6 +16,7 @@ operations, then hosts; ALLOW before DENY) and, for listings, the order the stor
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -356,8 +357,6 @@ class EngineAcls(AclBackend):
 
     def __init__(self, data_dir: str | None):
         from pk.engine.paths import default_data_dir
-
-        import os
 
         self.store = A.AclStore(os.path.abspath(data_dir or default_data_dir()))
 
