@@ -20,10 +20,8 @@ from .topic_ids import ZERO
 
 # Kafka's AclOperation codes as a bitfield (bit n = code n), what Kafka 4.4 reports for a user
 # allowed everything: a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
-# ALTER_CONFIGS; the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
-# ALTER_CONFIGS, IDEMPOTENT_WRITE.
+# ALTER_CONFIGS (the cluster's: the authorizer's Guard.operations).
 TOPIC_OPERATIONS = 3576
-CLUSTER_OPERATIONS = 8096
 # Kafka's max.request.partition.size.limit: the most partitions one DescribeTopicPartitions
 # answer holds.
 MAX_PARTITIONS_PER_RESPONSE = 2000
