@@ -494,6 +494,18 @@ def kafka(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def kafka_secure(tmp_path_factory):
+    """A real Apache Kafka 4.x broker with Kafka's ACL authorizer (StandardAuthorizer); ANONYMOUS
+    (every PLAINTEXT client) and User:admin are super users. Tests use unique resource names."""
+    broker = kafka_oracle.KafkaBroker(_dist("4"), str(tmp_path_factory.mktemp("kafka4-secure")), overrides={
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS;User:admin"})
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
 def kafka28_tools():
     """Kafka 2.8.2's tools (the ZooKeeper era)."""
     tools = kafka_oracle.KafkaTools(_dist("2.8"))

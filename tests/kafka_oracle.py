@@ -56,6 +56,7 @@ SCRIPTS_4 = {
     "kafka-client-metrics": "org.apache.kafka.tools.ClientMetricsCommand",
     "kafka-delegation-tokens": "org.apache.kafka.tools.DelegationTokenCommand",
     "kafka-groups": "org.apache.kafka.tools.GroupsCommand",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
     "kafka-server-start": "kafka.Kafka",
 }
 SCRIPTS_28 = {

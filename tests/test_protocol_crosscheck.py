@@ -250,7 +250,11 @@ def _old_classes():
 
 
 OLD = _old_classes()
-OLD_CASES = sorted(OLD)
+# kafka-python's DescribeAcls v2 structs are its v1 ones (plain strings), but v2 is flexible in
+# Kafka's schema (compact strings, tagged fields), which pk's generated codec follows
+# (test_protocol_kafka_schemas.py; kafka-acls.sh reads pk's answers in test_oracle_acls.py).
+OLD_STRUCTS_NOT_KAFKAS = {(29, "request", 2), (29, "response", 2)}
+OLD_CASES = sorted(set(OLD) - OLD_STRUCTS_NOT_KAFKAS)
 OLD_IDS = [f"{kp.API_NAMES[k]}{kind.title()}-v{v}" for k, kind, v in OLD_CASES]
 
 

@@ -13,6 +13,8 @@ with acks=0), registered by a handler module:
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
 - transactions.py: the transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)
+- authorizer.py: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) and `guard`, the checks
+  every handler makes before acting
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -45,7 +47,10 @@ class Broker:
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
-        from . import admin, data, groups, log_dirs, log_upkeep, transactions  # each registers its handlers
+        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, transactions  # each registers its handlers
+
+        # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
+        self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
@@ -53,6 +58,7 @@ class Broker:
         self.log_dirs = log_dirs.LogDirHandlers(self)
         self.log_upkeep = log_upkeep.LogUpkeep(self)
         self.transactions = transactions.TransactionHandlers(self)  # recovers __transaction_state
+        self.acls = authorizer.AclHandlers(self)
 
     # ------------------------------------------------------------------ registry
     def register(self, api_key: int, handler: Handler) -> None:
@@ -83,7 +89,7 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions):
+        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

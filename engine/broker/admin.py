@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from .. import topic_config
+from .. import acls, topic_config
 from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
@@ -84,6 +84,9 @@ class AdminHandlers:
     async def create_topics(self, request) -> dict:
         body = request.body
         dups = _duplicates([t["name"] for t in body["topics"]])
+        guard = self.broker.guard
+        # cluster CREATE covers every topic; else each topic needs its own CREATE
+        per_topic = guard.enabled and not guard.allows(request, acls.CREATE, acls.CLUSTER, acls.CLUSTER_NAME)
         results = []
         for t in body["topics"]:
             result = {"name": t["name"], "topic_id": ZERO_UUID, "error_code": E.NONE,
@@ -94,6 +97,8 @@ class AdminHandlers:
                     raise InvalidRequestError(
                         f"Create topics request from client `{request.client_id}` contains multiple "
                         f"entries for the following topics: {', '.join(sorted(dups))}")
+                if per_topic:
+                    guard.check(request, acls.CREATE, acls.TOPIC, t["name"])
                 configs = {}
                 for c in t["configs"]:
                     if c["value"] is None:
@@ -142,7 +147,7 @@ class AdminHandlers:
             answered.add((name, topic_id))
             result = {"name": name, "topic_id": topic_id, "error_code": E.NONE, "error_message": None}
             try:
-                self._delete_topic(result, dup_names, dup_ids, deleted_ids)
+                self._delete_topic(request, result, dup_names, dup_ids, deleted_ids)
             except TopicDeletionDisabledError as exc:
                 if version < 3:
                     exc = InvalidRequestError(str(exc))
@@ -152,7 +157,7 @@ class AdminHandlers:
             results.append(result)
         return {"throttle_time_ms": 0, "responses": results}
 
-    def _delete_topic(self, result: dict, dup_names: set, dup_ids: set, deleted_ids: set) -> None:
+    def _delete_topic(self, request, result: dict, dup_names: set, dup_ids: set, deleted_ids: set) -> None:
         """Delete the topic `result` names (by name or by id), filling in the other."""
         name, topic_id = result["name"], result["topic_id"]
         if name is None and topic_id == ZERO_UUID:
@@ -163,8 +168,12 @@ class AdminHandlers:
             raise InvalidRequestError("Duplicate topic name.")
         if topic_id in dup_ids:
             raise InvalidRequestError("Duplicate topic id.")
+        guard = self.broker.guard
         if name is None:
             name = self._topic_name(topic_id)
+            guard.check(request, acls.DESCRIBE, acls.TOPIC, name)  # ids are no secret; names are
+        if guard.enabled and not guard.allows(request, acls.DELETE, acls.CLUSTER, acls.CLUSTER_NAME):
+            guard.check(request, acls.DELETE, acls.TOPIC, name)
         try:
             meta = self.engine.topic(name)
         except UnknownTopicOrPartitionError:
@@ -195,6 +204,7 @@ class AdminHandlers:
             try:
                 if t["name"] in dups:
                     raise InvalidRequestError("Duplicate topic name.")
+                self.broker.guard.check(request, acls.ALTER, acls.TOPIC, t["name"])
                 assignment = None
                 if t["assignments"] is not None:
                     assignment = [list(a["broker_ids"]) for a in t["assignments"]]
@@ -216,6 +226,7 @@ class AdminHandlers:
                       "resource_name": res["resource_name"], "configs": []}
             keys = res["configuration_keys"]
             try:
+                self._check_config_access(request, acls.DESCRIBE_CONFIGS, res)
                 if res["resource_type"] == TOPIC:
                     try:
                         overrides = self.engine.topic(res["resource_name"]).configs
@@ -295,6 +306,7 @@ class AdminHandlers:
             result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"]}
             try:
+                self._check_config_access(request, acls.ALTER_CONFIGS, res)
                 self._check_topic_resource(res)
                 self._existing_topic(res["resource_name"])
                 new = {}
@@ -316,6 +328,7 @@ class AdminHandlers:
             result = {"error_code": E.NONE, "error_message": None, "resource_type": res["resource_type"],
                       "resource_name": res["resource_name"]}
             try:
+                self._check_config_access(request, acls.ALTER_CONFIGS, res)
                 if res["resource_type"] == BROKER_LOGGER:
                     self._alter_loggers(res, body["validate_only"])
                     results.append(result)
@@ -406,6 +419,13 @@ class AdminHandlers:
         except UnknownTopicOrPartitionError:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.") from None
 
+    def _check_config_access(self, request, operation: int, res: dict) -> None:
+        """DESCRIBE_CONFIGS/ALTER_CONFIGS on the topic, or on the cluster for broker settings."""
+        if res["resource_type"] == TOPIC:
+            self.broker.guard.check(request, operation, acls.TOPIC, res["resource_name"])
+        elif res["resource_type"] in (BROKER, BROKER_LOGGER):
+            self.broker.guard.check(request, operation, acls.CLUSTER, acls.CLUSTER_NAME)
+
     def _replace_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         old = self.engine.topic(name).configs  # UnknownTopicOrPartitionError when it does not exist
         topic_config.validate(configs)
@@ -434,8 +454,12 @@ class AdminHandlers:
         answer["controller_id"] = self.broker.node_id
         answer["brokers"] = [{"broker_id": self.broker.node_id, "host": self.broker.host,
                               "port": self.broker.port, "rack": None, "is_fenced": False}]
+        guard = self.broker.guard
         if body["include_cluster_authorized_operations"]:
-            answer["cluster_authorized_operations"] = CLUSTER_AUTHORIZED_OPERATIONS
+            if not guard.enabled:
+                answer["cluster_authorized_operations"] = CLUSTER_AUTHORIZED_OPERATIONS
+            elif guard.allows(request, acls.DESCRIBE, acls.CLUSTER, acls.CLUSTER_NAME):
+                answer["cluster_authorized_operations"] = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
         return answer
 
     async def delete_records(self, request) -> dict:
@@ -446,6 +470,7 @@ class AdminHandlers:
                 result = {"partition_index": p["partition_index"], "low_watermark": -1,
                           "error_code": E.NONE}
                 try:
+                    self.broker.guard.check(request, acls.DELETE, acls.TOPIC, t["name"])
                     plog = self.broker.data.log(t["name"], p["partition_index"])
                     result["low_watermark"] = plog.delete_records_before(p["offset"])
                 except KafkaError as exc:

@@ -68,6 +68,9 @@ KNOWN: dict[str, str | None] = {
     "zookeeper.connect": None,
     "zookeeper.connection.timeout.ms": "18000",
     "cluster.id": None,
+    "authorizer.class.name": "",
+    "super.users": None,
+    "allow.everyone.if.no.acl.found": "false",
 }
 
 _LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>\d+)$")

@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 
-from .. import leader_epochs, records, topic_names, txn_index
+from .. import acls, leader_epochs, records, topic_names, txn_index
 from ..errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -161,19 +161,24 @@ class DataHandlers:
         refusal = None
         if acks not in (-1, 0, 1):
             refusal = _refused(E.INVALID_REQUIRED_ACKS, f"Invalid required acks {acks}")
+        guard = self.broker.guard
+        if guard.enabled and body["transactional_id"] is not None and refusal is None \
+                and not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"]):
+            refusal = _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
         responses = []
         failures = []
         appended = False
         for topic in body["topic_data"]:
             # v13 names the topic by id: the name last seen for it, checked against each log
             name = self.topic_ids.cached_name(topic["topic_id"]) if version >= 13 else topic["name"]
+            topic_refusal = refusal or (guard.enabled and self._write_refusal(request, name, topic["topic_id"]))
             results = []
             for pdata in topic["partition_data"]:
                 result = {"index": pdata["index"], "error_code": E.NONE, "base_offset": -1,
                           "log_append_time_ms": -1, "log_start_offset": -1}
                 try:
-                    if refusal is not None:
-                        raise refusal
+                    if topic_refusal:
+                        raise topic_refusal
                     plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
                     name = plog.topic
                     appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
@@ -194,6 +199,17 @@ class DataHandlers:
                 raise CloseConnection(f"Produce with acks=0 failed: {'; '.join(failures)}")
             return None
         return {"responses": responses, "throttle_time_ms": 0}
+
+    def _write_refusal(self, request, name: str | None, topic_id) -> KafkaError | None:
+        """TOPIC_AUTHORIZATION_FAILED unless the caller may WRITE the topic (checked before its
+        existence, as Kafka does, so a refused caller learns nothing of it)."""
+        if name is None:
+            name = self.topic_ids.name_of(topic_id)
+            if name is None:
+                return None  # an unknown id: answered UNKNOWN_TOPIC_ID
+        if self.broker.guard.allows(request, acls.WRITE, acls.TOPIC, name):
+            return None
+        return _refused(E.TOPIC_AUTHORIZATION_FAILED, f"Not authorized to access topics: [{name}]")
 
     def _produce_log(self, name: str | None, topic_id, partition: int, version: int):
         """The log a Produce partition names (by id in v13); internal topics are refused."""
@@ -298,11 +314,12 @@ class DataHandlers:
         if context.error:
             return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
         wanted = context.partitions
+        denied = self._unauthorized(request, acls.READ, wanted) if self.broker.guard.enabled else ()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
         while True:
             answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version,
-                                                           body["isolation_level"] == 1)
+                                                           body["isolation_level"] == 1, denied)
             remaining = deadline - loop.time()
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
             if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
@@ -344,9 +361,18 @@ class DataHandlers:
         return [(t["topic_id"] if version >= 13 else t["topic"], p)
                 for t in body["forgotten_topics_data"] for p in t["partitions"]]
 
-    def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int, read_committed: bool):
-        """Read every wanted partition, in order. Returns (answers, bytes of records, whether
-        a partition failed, the logs read); each answer carries its topic's name and id."""
+    def _unauthorized(self, request, operation: int, wanted: list[FetchPartition]) -> set:
+        """The keys of the wanted partitions whose topic the caller may not `operation`."""
+        names = {w.key: w.topic if w.topic is not None else self.topic_ids.name_of(w.topic_id) for w in wanted}
+        allowed = self.broker.guard.allowed_names(request, operation, acls.TOPIC,
+                                                  {n for n in names.values() if n is not None})
+        return {key for key, name in names.items() if name is not None and name not in allowed}
+
+    def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int, read_committed: bool,
+                    denied=()):
+        """Read every wanted partition, in order, but those `denied` (TOPIC_AUTHORIZATION_FAILED).
+        Returns (answers, bytes of records, whether a partition failed, the logs read); each
+        answer carries its topic's name and id."""
         remaining = max_bytes
         total = 0
         failed = False
@@ -358,6 +384,10 @@ class DataHandlers:
                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
                     "preferred_read_replica": -1, "records": b""}
             answers.append(part)
+            if denied and want.key in denied:
+                part["error_code"] = E.TOPIC_AUTHORIZATION_FAILED
+                failed = True
+                continue
             try:
                 plog = (self.log_by_id(want.topic, want.topic_id, want.partition) if version >= 13
                         else self.log(want.topic, want.partition))
@@ -449,6 +479,7 @@ class DataHandlers:
         known = {ts for since, ts in _SPECIAL_TIMESTAMPS if version >= since}
         named = [(t["name"], p["partition_index"]) for t in request.body["topics"] for p in t["partitions"]]
         twice = {tp for tp in named if named.count(tp) > 1} if len(named) != len(set(named)) else set()
+        visible = self.broker.guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, {n for n, _ in named})
         topics = []
         for topic in request.body["topics"]:
             name = topic["name"]
@@ -458,7 +489,9 @@ class DataHandlers:
                         "timestamp": -1, "offset": -1, "leader_epoch": -1}
                 ts = p["timestamp"]
                 try:
-                    if (name, p["partition_index"]) in twice:
+                    if name not in visible:
+                        part["error_code"] = E.TOPIC_AUTHORIZATION_FAILED
+                    elif (name, p["partition_index"]) in twice:
                         part["error_code"] = E.INVALID_REQUEST
                     elif ts < 0 and ts not in known:
                         part["error_code"] = E.UNSUPPORTED_VERSION
@@ -488,11 +521,15 @@ class DataHandlers:
         """Where each asked epoch ended, from the partition's leader-epoch cache (KIP-101,
         used by consumers to validate their position after a leader change, KIP-320)."""
         topics = []
+        visible = self.broker.guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC,
+                                                  {t["topic"] for t in request.body["topics"]})
         for topic in request.body["topics"]:
             parts = []
             for p in topic["partitions"]:
                 part = {"error_code": E.NONE, "partition": p["partition"], "leader_epoch": -1, "end_offset": -1}
                 try:
+                    if topic["topic"] not in visible:
+                        raise _refused(E.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
                     plog = self.log(topic["topic"], p["partition"])
                     code = check_leader_epoch(p["current_leader_epoch"], plog.leader_epoch)
                     if code != E.NONE:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from .. import acls
 from .. import consumer_offsets as codec
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
@@ -102,7 +103,10 @@ class GroupHandlers:
         return await future
 
     async def join_group(self, request) -> dict:
-        answer = await self._join_group(request)
+        if not self.broker.guard.allows(request, acls.READ, acls.GROUP, request.body["group_id"]):
+            answer = join_error(E.GROUP_AUTHORIZATION_FAILED, request.body["member_id"])
+        else:
+            answer = await self._join_group(request)
         if answer["protocol_name"] is None and request.api_version < 7:  # nullable from v7 only
             answer = {**answer, "protocol_name": ""}
         return answer
@@ -113,6 +117,8 @@ class GroupHandlers:
         group_id = body["group_id"]
         member_id = body["member_id"]
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
+        if not self.broker.guard.allows(request, acls.READ, acls.GROUP, group_id):
+            return sync_answer(E.GROUP_AUTHORIZATION_FAILED)
         group = self.groups.get(group_id)
         if group is None or group.state == EMPTY:
             return sync_answer(E.UNKNOWN_MEMBER_ID)
@@ -162,6 +168,8 @@ class GroupHandlers:
     async def heartbeat(self, request) -> dict:
         body = request.body
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
+        if not self.broker.guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED}
         group = self.groups.get(body["group_id"])
         if group is None:
             return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
@@ -173,6 +181,8 @@ class GroupHandlers:
         batched = request.api_version >= 3
         leaving = ([(m["member_id"], m["group_instance_id"]) for m in body["members"]] if batched
                    else [(body["member_id"], None)])
+        if not self.broker.guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED, "members": []}
         group = self.groups.get(body["group_id"])
         if group is None or group.state == DEAD:
             code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
@@ -200,21 +210,27 @@ class GroupHandlers:
         version = request.api_version
         key_type = body["key_type"]
         if version < 4:
-            code, message = self._coordinator_for(key_type, body["key"], version)
+            code, message = self._coordinator_for(request, key_type, body["key"], version)
             node = self._coordinator_node(code)
             return {"throttle_time_ms": 0, "error_code": code, "error_message": message, **node}
         coordinators = []
         for key in body["coordinator_keys"]:
-            code, message = self._coordinator_for(key_type, key, version)
+            code, message = self._coordinator_for(request, key_type, key, version)
             coordinators.append({"key": key, "error_code": code, "error_message": message,
                                  **self._coordinator_node(code)})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
 
-    def _coordinator_for(self, key_type: int, key: str, version: int) -> tuple[int, str | None]:
+    def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None]:
         """(error, message) for one key. This broker coordinates every group and every
         transactional id (it leads every partition of both internal topics); share groups
-        are off, so a share key is an invalid request, as on a Kafka broker without them."""
+        are off, so a share key is an invalid request, as on a Kafka broker without them.
+        The caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
+            resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
+            if not self.broker.guard.allows(request, acls.DESCRIBE, resource, key):
+                if resource == acls.GROUP:
+                    return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
+                return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
             return E.NONE, "NONE" if version < 4 else None
         if key_type == COORDINATOR_SHARE and version >= 4:
@@ -236,6 +252,12 @@ class GroupHandlers:
         topics = named_topics(self.topic_ids, body["topics"], version >= 10)
         error = self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"],
                                                  version)
+        guard = self.broker.guard
+        readable = None  # None: no authorizer; else the topics the caller may READ
+        if guard.enabled:
+            if not guard.allows(request, acls.READ, acls.GROUP, group_id):
+                error = E.GROUP_AUTHORIZATION_FAILED
+            readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {t["name"] for t in topics if t["name"]})
 
         answers: dict[str, dict] = {}  # by topic: partitions refused up front first, as Kafka answers
         offsets: dict[tuple[str, int], CommittedOffset] = {}
@@ -244,8 +266,12 @@ class GroupHandlers:
             for p in t["partitions"]:
                 index = p["partition_index"]
                 metadata = p["committed_metadata"]
-                if t["name"] is None:
+                if error == E.GROUP_AUTHORIZATION_FAILED:
+                    code = error
+                elif t["name"] is None:
                     code = E.UNKNOWN_TOPIC_ID
+                elif readable is not None and t["name"] not in readable:
+                    code = E.TOPIC_AUTHORIZATION_FAILED
                 elif not self.coordinator.partition_exists(t["name"], index):
                     # (told so whatever the group's answer: Kafka filters unknown partitions first)
                     code = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -258,7 +284,7 @@ class GroupHandlers:
                     offsets[(t["name"], index)] = CommittedOffset(p["committed_offset"],
                                                                   p["committed_leader_epoch"], metadata or "")
                 answer = {"partition_index": index, "error_code": code}
-                if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION):
+                if code in (E.UNKNOWN_TOPIC_ID, E.UNKNOWN_TOPIC_OR_PARTITION, E.TOPIC_AUTHORIZATION_FAILED):
                     self._topic_answer(answers, t)["partitions"].append(answer)
                 else:
                     later.append((t, answer))
@@ -290,25 +316,37 @@ class GroupHandlers:
         version = request.api_version
         stable = body["require_stable"]
         if version < 8:
-            answer = self._fetch_group_offsets(body["group_id"], None, -1, body["topics"], stable, version)
+            answer = self._fetch_group_offsets(request, body["group_id"], None, -1, body["topics"], stable, version)
             return {"throttle_time_ms": 0, "topics": answer["topics"], "error_code": answer["error_code"]}
-        groups = [self._fetch_group_offsets(g["group_id"], g["member_id"], g["member_epoch"],
+        groups = [self._fetch_group_offsets(request, g["group_id"], g["member_id"], g["member_epoch"],
                                             named_topics(self.topic_ids, g["topics"], version >= 10)
                                             if g["topics"] is not None else None, stable, version)
                   for g in body["groups"]]
         return {"throttle_time_ms": 0, "groups": groups}
 
-    def _fetch_group_offsets(self, group_id: str, member_id: str | None, member_epoch: int,
+    def _fetch_group_offsets(self, request, group_id: str, member_id: str | None, member_epoch: int,
                              requested: list | None, require_stable: bool, version: int) -> dict:
         """One group's committed offsets: of the requested partitions (-1 where none), or of
-        every partition with a commit (`requested` None)."""
+        every partition with a commit (`requested` None). The caller must be allowed to DESCRIBE
+        the group; topics it may not DESCRIBE are refused when named and left out of "all"."""
+        guard = self.broker.guard
+        if not guard.allows(request, acls.DESCRIBE, acls.GROUP, group_id):
+            return {"group_id": group_id, "topics": [], "error_code": E.GROUP_AUTHORIZATION_FAILED}
         error = self.coordinator.validate_fetch(group_id, member_id, member_epoch)
         if error:
             return {"group_id": group_id, "topics": [], "error_code": error}
         table = self.coordinator.offset_table(group_id)
         pending = self.coordinator.has_pending_transactional_offsets
 
+        visible = None
+        if guard.enabled:
+            named = {t for t, _ in table} if requested is None else {t["name"] for t in requested if t.get("name")}
+            visible = guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, named)
+
         def answer(topic: str, index: int) -> dict:
+            if visible is not None and topic not in visible:
+                return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                        "metadata": "", "error_code": E.TOPIC_AUTHORIZATION_FAILED}
             if require_stable and pending(group_id, (topic, index)):
                 return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
                         "metadata": "", "error_code": E.UNSTABLE_OFFSET_COMMIT}
@@ -323,6 +361,8 @@ class GroupHandlers:
         if requested is None:  # v2+: every partition with a committed offset
             by_topic: dict[str, list] = {}
             for topic, index in sorted(table):
+                if visible is not None and topic not in visible:
+                    continue
                 by_topic.setdefault(topic, []).append(answer(topic, index))
             ids = topic_ids_by_name(self.topic_ids) if version >= 10 else {}
             topics = [{"name": t, "topic_id": ids.get(t), "partitions": ps}
@@ -347,8 +387,13 @@ class GroupHandlers:
         states = {x.lower() for x in body["states_filter"]} if request.api_version >= 4 else set()
         types = {x.lower() for x in body["types_filter"]} if request.api_version >= 5 else set()
         groups = []
+        guard = self.broker.guard
+        # cluster DESCRIBE lists every group; else only the groups the caller may DESCRIBE
+        filtered = guard.enabled and not guard.allows(request, acls.DESCRIBE, acls.CLUSTER, acls.CLUSTER_NAME)
         for gid, (protocol_type, state, group_type) in sorted(self.listed_groups().items()):
             if (states and state.lower() not in states) or (types and group_type not in types):
+                continue
+            if filtered and not guard.allowed_names(request, acls.DESCRIBE, acls.GROUP, (gid,)):
                 continue
             groups.append({"group_id": gid, "protocol_type": protocol_type, "group_state": state,
                            "group_type": group_type})
@@ -366,7 +411,15 @@ class GroupHandlers:
         version = request.api_version
         operations = GROUP_AUTHORIZED_OPERATIONS if body["include_authorized_operations"] else INT32_MIN
         described = []
+        guard = self.broker.guard
         for group_id in body["groups"]:
+            if not guard.allows(request, acls.DESCRIBE, acls.GROUP, group_id):
+                described.append({"error_code": E.GROUP_AUTHORIZATION_FAILED, "group_id": group_id,
+                                  "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
+                                  "authorized_operations": INT32_MIN})
+                continue
+            if guard.enabled and operations != INT32_MIN:
+                operations = guard.operations(request, acls.GROUP, group_id)
             group = self.coordinator.group(group_id) if self.consumer.get(group_id) is None else None
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
                 group = None
@@ -394,6 +447,9 @@ class GroupHandlers:
     async def delete_groups(self, request) -> dict:
         results = []
         for group_id in request.body["groups_names"]:
+            if not self.broker.guard.allows(request, acls.DELETE, acls.GROUP, group_id):
+                results.append({"group_id": group_id, "error_code": E.GROUP_AUTHORIZATION_FAILED})
+                continue
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
                 continue
@@ -420,6 +476,21 @@ class GroupHandlers:
     async def offset_delete(self, request) -> dict:
         body = request.body
         group_id = body["group_id"]
+        guard = self.broker.guard
+        if not guard.allows(request, acls.DELETE, acls.GROUP, group_id):
+            return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
+        if guard.enabled:  # topics the caller may not READ are refused before anything else
+            readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {t["name"] for t in body["topics"]})
+            body = {**body, "topics": [t for t in body["topics"] if t["name"] in readable]}
+            refused = [{"name": t["name"], "partitions": [
+                {"partition_index": p["partition_index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED}
+                for p in t["partitions"]]} for t in request.body["topics"] if t["name"] not in readable]
+            if refused:
+                answer = await self._offset_delete(group_id, body)
+                return {**answer, "topics": refused + answer["topics"]}
+        return await self._offset_delete(group_id, body)
+
+    async def _offset_delete(self, group_id: str, body: dict) -> dict:
         modern = self.consumer.get(group_id)
         if modern is not None:
             subscribed = modern.subscribed_topics()
@@ -458,14 +529,24 @@ class GroupHandlers:
 
     # ================================================================== KIP-848
     async def consumer_group_heartbeat(self, request) -> dict:
+        if not self.broker.guard.allows(request, acls.READ, acls.GROUP, request.body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED,
+                    "error_message": "Group authorization failed.", "member_id": None, "member_epoch": 0,
+                    "heartbeat_interval_ms": 0, "assignment": None}
         return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
                                        client_host(request))
 
     async def consumer_group_describe(self, request) -> dict:
         body = request.body
         include = body["include_authorized_operations"]
+        guard = self.broker.guard
         return {"throttle_time_ms": 0, "groups": [
-            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS)
+            self.consumer.describe(gid, include, guard.operations(request, acls.GROUP, gid) if guard.enabled
+                                   else GROUP_AUTHORIZED_OPERATIONS)
+            if guard.allows(request, acls.DESCRIBE, acls.GROUP, gid) else
+            {"error_code": E.GROUP_AUTHORIZATION_FAILED, "error_message": "Group authorization failed.",
+             "group_id": gid, "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
+             "members": [], "authorized_operations": INT32_MIN}
             for gid in body["group_ids"]]}
 
     # ================================================================== lifecycle

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .. import acls
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -30,6 +31,8 @@ class LogDirHandlers:
         """Topics null: every partition; otherwise the listed partitions that exist (unknown
         ones are left out, as Kafka leaves them out)."""
         wanted = request.body["topics"]
+        if not self.broker.guard.allows_cluster(request, acls.DESCRIBE):
+            return {"throttle_time_ms": 0, "error_code": E.CLUSTER_AUTHORIZATION_FAILED, "results": []}
         path = os.path.abspath(self.engine.data_dir)
         result = {"error_code": E.NONE, "log_dir": path, "topics": [],
                   "total_bytes": -1, "usable_bytes": -1, "is_cordoned": False}
@@ -81,6 +84,7 @@ class LogDirHandlers:
                 result = {"partition_index": p, "error_code": E.NONE, "error_message": None,
                           "active_producers": []}
                 try:
+                    self.broker.guard.check(request, acls.READ, acls.TOPIC, t["name"])
                     result["active_producers"] = self._active_producers(t["name"], p)
                 except KafkaError as exc:
                     result["error_code"] = exc.code

@@ -1,15 +1,17 @@
 """Handlers of the cluster's description: Metadata and DescribeTopicPartitions (KIP-966).
 
 One broker leads every partition, alone in its ISR; the leader epoch is the partition's
-(0, or ZooKeeper mode's). There are no ACLs: asked for authorized operations, the broker
-answers every operation Kafka grants a super user; not asked, INT32_MIN.
+(0, or ZooKeeper mode's). Without an authorizer, asked for authorized operations, the broker
+answers every operation Kafka grants a super user; not asked, INT32_MIN. With one, topics the
+caller may not DESCRIBE are left out of "all topics" and refused when named, and auto-creation
+needs CREATE on the cluster or the topic.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from .. import topic_names
+from .. import acls, topic_names
 from ..errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
@@ -18,10 +20,8 @@ from .topic_ids import ZERO
 
 # Kafka's AclOperation codes as a bitfield (bit n = code n), what Kafka 4.4 reports for a user
 # allowed everything: a topic READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
-# ALTER_CONFIGS; the cluster CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
-# ALTER_CONFIGS, IDEMPOTENT_WRITE.
+# ALTER_CONFIGS (the cluster's: the authorizer's Guard.operations).
 TOPIC_OPERATIONS = 3576
-CLUSTER_OPERATIONS = 8096
 # Kafka's max.request.partition.size.limit: the most partitions one DescribeTopicPartitions
 # answer holds.
 MAX_PARTITIONS_PER_RESPONSE = 2000
@@ -85,22 +85,53 @@ class MetadataHandlers:
                                                 wanted["topic_id"]))
                 else:
                     names.append(name)
+        guard = self.broker.guard
+        denied: list[str] = []
+        if guard.enabled:  # topics the caller may not DESCRIBE: hidden from "all", refused when named
+            visible = guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, names)
+            denied = [] if requested is None or (version == 0 and not requested) else \
+                [n for n in names if n not in visible]
+            names = [n for n in names if n in visible]
         created: set[str] = set()
         if requested and body["allow_auto_topic_creation"] and self.broker.config.get_bool("auto.create.topics.enable"):
+            creatable = self._creatable(request, names)
+            denied += [n for n in names if n not in creatable]
+            names = [n for n in names if n in creatable]
             created = {name for name in names if self._auto_create(name)}
         # Kafka (KRaft) answers the request that auto-creates a topic with
         # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
-        topics += [self._unknown(n) if n in created else self.topic_metadata(n, operations) for n in names]
+        topics += [self._unknown(n) if n in created else self.topic_metadata(n, self._operations(request, n, operations))
+                   for n in names]
+        topics += [self._unknown(n, E.TOPIC_AUTHORIZATION_FAILED) for n in denied]
+        cluster_operations = INT32_MIN
+        if body["include_cluster_authorized_operations"] and guard.allows(request, acls.DESCRIBE, acls.CLUSTER,
+                                                                          acls.CLUSTER_NAME):
+            cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
             "brokers": [self._broker_entry()],
             "cluster_id": self.engine.cluster_id,
             "controller_id": self.broker.node_id,
             "topics": topics,
-            "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
-                                              else INT32_MIN),
+            "cluster_authorized_operations": cluster_operations,
             "error_code": E.NONE,
         }
+
+    def _operations(self, request, name: str, asked: int) -> int:
+        """topic_authorized_operations: `asked` (everything, or INT32_MIN when not asked) without
+        an authorizer; what the caller may do on the topic with one."""
+        if asked == INT32_MIN or not self.broker.guard.enabled:
+            return asked
+        return self.broker.guard.operations(request, acls.TOPIC, name)
+
+    def _creatable(self, request, names: list[str]) -> set[str]:
+        """The names that exist or that the caller may auto-create (cluster or topic CREATE)."""
+        guard = self.broker.guard
+        missing = [n for n in names if not self.engine.store.exists(n)] if guard.enabled else []
+        if not missing or guard.allows(request, acls.CREATE, acls.CLUSTER, acls.CLUSTER_NAME):
+            return set(names)
+        allowed = guard.allowed_names(request, acls.CREATE, acls.TOPIC, missing)
+        return {n for n in names if n not in missing or n in allowed}
 
     def _auto_create(self, name: str) -> bool:
         """Create a topic a Metadata request names; True when this call created it."""
@@ -131,6 +162,7 @@ class MetadataHandlers:
             return {"throttle_time_ms": 0, "next_cursor": None,
                     "topics": [{**self._unknown(t["name"], E.INVALID_REQUEST), "topic_authorized_operations": INT32_MIN}
                                for t in body["topics"]]}
+        guard = self.broker.guard
         remaining = max(min(MAX_PARTITIONS_PER_RESPONSE, body["response_partition_limit"]), 1)
         topics = []
         next_cursor = None
@@ -138,6 +170,10 @@ class MetadataHandlers:
             if remaining == 0:
                 next_cursor = {"topic_name": name, "partition_index": 0}
                 break
+            if guard.enabled and not guard.allows(request, acls.DESCRIBE, acls.TOPIC, name):
+                if not fetch_all:  # hidden from a listing, refused when named
+                    topics.append(self._unknown(name, E.TOPIC_AUTHORIZATION_FAILED))
+                continue
             try:
                 meta = self.engine.topic(name)
             except UnknownTopicOrPartitionError:
@@ -153,7 +189,7 @@ class MetadataHandlers:
                            "is_internal": topic_names.is_internal(name),
                            "partitions": [{**self._partition(name, p), "eligible_leader_replicas": [],
                                            "last_known_elr": []} for p in shown],
-                           "topic_authorized_operations": TOPIC_OPERATIONS})
+                           "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:
                 next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}
                 break

@@ -36,7 +36,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from .. import records, topic_names, txn_index
+from .. import acls, records, topic_names, txn_index
 from .. import transaction_log as tlog
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..offsets import CommittedOffset
@@ -89,10 +89,20 @@ class Txn:
                    value.last_update_ms)
 
 
+class _Answered(Exception):
+    """Every partition's code is set already."""
+
+
 class TxnError(Exception):
     def __init__(self, code: int):
         super().__init__(E.error_name(code))
         self.code = code
+
+
+def _require(guard, request, operation: int, resource_type: int, name: str, code: int) -> None:
+    """TxnError(code) unless the caller may `operation` the resource."""
+    if not guard.allows(request, operation, resource_type, name):
+        raise TxnError(code)
 
 
 class TransactionHandlers:
@@ -314,11 +324,19 @@ class TransactionHandlers:
         body = request.body
         tid = body["transactional_id"]
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "producer_id": -1, "producer_epoch": -1}
+        guard = self.broker.guard
         if tid is None:  # an idempotent producer: a new id each time (KIP-360 included)
+            # cluster IDEMPOTENT_WRITE, or WRITE on some topic, as Kafka asks
+            if not (guard.allows_cluster(request, acls.IDEMPOTENT_WRITE)
+                    or guard.allows_any(request, acls.WRITE, acls.TOPIC)):
+                answer["error_code"] = E.CLUSTER_AUTHORIZATION_FAILED
+                return answer
             answer["producer_id"], answer["producer_epoch"] = self.producers.ids.allocate(), 0
             return answer
         timeout = body["transaction_timeout_ms"]
-        if not tid:
+        if not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, tid):
+            answer["error_code"] = E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif not tid:
             answer["error_code"] = E.INVALID_REQUEST
         elif timeout <= 0 or timeout > self.max_timeout_ms:
             answer["error_code"] = E.INVALID_TRANSACTION_TIMEOUT
@@ -383,7 +401,16 @@ class TransactionHandlers:
         wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
         codes = {tp: E.NONE for tp in wanted}
         unknown = [tp for tp in wanted if not self._partition_exists(*tp)]
+        guard = self.broker.guard
         try:
+            _require(guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, tid, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            if guard.enabled:  # a topic the caller may not WRITE fails the whole call
+                writable = guard.allowed_names(request, acls.WRITE, acls.TOPIC, {t for t, _ in wanted})
+                if any(t not in writable for t, _ in wanted):
+                    unknown = []
+                    for tp in wanted:
+                        codes[tp] = E.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable else E.OPERATION_NOT_ATTEMPTED
+                    raise _Answered()
             txn = self._current(request, tid, pid, epoch)
             if unknown:
                 for tp in wanted:
@@ -394,6 +421,8 @@ class TransactionHandlers:
                         codes[tp] = E.TRANSACTION_ABORTABLE
             elif not all(tp in txn.partitions for tp in wanted) or txn.state != tlog.ONGOING:
                 self._begin(txn, wanted)
+        except _Answered:
+            pass
         except TxnError as exc:
             codes = {tp: exc.code for tp in wanted}
         except (KafkaError, OSError) as exc:
@@ -408,7 +437,11 @@ class TransactionHandlers:
     async def add_offsets_to_txn(self, request) -> dict:
         body = request.body
         code = E.NONE
+        guard = self.broker.guard
         try:
+            _require(guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
+                     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            _require(guard, request, acls.READ, acls.GROUP, body["group_id"], E.GROUP_AUTHORIZATION_FAILED)
             txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             offsets = self.broker.groups.coordinator.offsets
             tp = (topic_names.GROUP_METADATA_TOPIC, offsets.partition_for(body["group_id"]))
@@ -426,7 +459,14 @@ class TransactionHandlers:
         body = request.body
         group = body["group_id"]
         code = E.NONE
+        guard = self.broker.guard
+        readable = None  # None: no authorizer
         try:
+            _require(guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
+                     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            _require(guard, request, acls.READ, acls.GROUP, group, E.GROUP_AUTHORIZATION_FAILED)
+            if guard.enabled:
+                readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
             txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
             if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
@@ -454,7 +494,9 @@ class TransactionHandlers:
                 index = p["partition_index"]
                 pcode = code
                 if pcode == E.NONE:
-                    if name is None:
+                    if readable is not None and name is not None and name not in readable:
+                        pcode = E.TOPIC_AUTHORIZATION_FAILED
+                    elif name is None:
                         pcode = E.UNKNOWN_TOPIC_ID
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -468,6 +510,11 @@ class TransactionHandlers:
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
 
+    def _txn_offset_topics(self, request) -> set:
+        names = (t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])
+                 for t in request.body["topics"])
+        return {n for n in names if n is not None}
+
     # ================================================================== EndTxn
     async def end_txn(self, request) -> dict:
         body = request.body
@@ -476,6 +523,8 @@ class TransactionHandlers:
         tv2 = request.api_version >= 5  # transaction version 2 (KIP-890): every end bumps the epoch
         done = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         try:
+            _require(self.broker.guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
+                     E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             txn = self.txns.get(body["transactional_id"])
             if (tv2 and txn is not None and txn.state == done and txn.producer_id == body["producer_id"]
                     and body["producer_epoch"] == txn.last_producer_epoch):
@@ -496,6 +545,11 @@ class TransactionHandlers:
 
     # ================================================================== WriteTxnMarkers
     async def write_txn_markers(self, request) -> dict:
+        if not self.broker.guard.allows_cluster(request, acls.CLUSTER_ACTION):  # brokers only
+            return {"markers": [{"producer_id": m["producer_id"], "topics": [
+                {"name": t["name"], "partitions": [{"partition_index": p, "error_code": E.CLUSTER_AUTHORIZATION_FAILED}
+                                                   for p in t["partition_indexes"]]} for t in m["topics"]]}
+                for m in request.body["markers"]]}
         results = []
         for marker in request.body["markers"]:
             topics = []
@@ -522,8 +576,15 @@ class TransactionHandlers:
     # ================================================================== Describe / List
     async def describe_transactions(self, request) -> dict:
         states = []
+        guard = self.broker.guard
         for tid in request.body["transactional_ids"]:
             txn = self.txns.get(tid)
+            if not guard.allows(request, acls.DESCRIBE, acls.TRANSACTIONAL_ID, tid):
+                states.append({"error_code": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional_id": tid,
+                               "transaction_state": "", "transaction_timeout_ms": 0,
+                               "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
+                               "topics": []})
+                continue
             if txn is None or txn.state == tlog.DEAD:
                 states.append({"error_code": E.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": tid,
                                "transaction_state": "", "transaction_timeout_ms": 0,
@@ -555,7 +616,10 @@ class TransactionHandlers:
                         "unknown_state_filters": unknown, "transaction_states": []}
         now = now_ms()
         listed = []
+        visible = self.broker.guard.allowed_names(request, acls.DESCRIBE, acls.TRANSACTIONAL_ID, self.txns)
         for tid, txn in sorted(self.txns.items()):
+            if tid not in visible:
+                continue
             name = tlog.STATE_NAMES[txn.state]
             if txn.state == tlog.DEAD or (states and name not in states) or (pids and txn.producer_id not in pids):
                 continue
