@@ -98,9 +98,9 @@ def jaas_scram(user: str, password: str) -> str:
     return f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";'
 
 
-def secure_listener_settings(certs: Certs, sasl_ssl: str, ssl: str) -> dict[str, str]:
-    """The server-side keys of a SASL_SSL listener (SCRAM-SHA-256/512 and PLAIN) at `sasl_ssl`
-    and an SSL listener requiring client certificates at `ssl` ("host:port"), PEM stores."""
+def secure_listener_settings(certs: Certs) -> dict[str, str]:
+    """The server-side keys of a listener SASL_SSL (SCRAM-SHA-256/512 and PLAIN) and a listener
+    SSL requiring client certificates, PEM stores."""
     return {
         "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN",
         "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas_plain(PLAIN_USERS),
