@@ -329,6 +329,7 @@ def test_startup_refusals(tmp_path, tls_certs):
         ({**sasl, "sasl.enabled.mechanisms": "PLAIN"},
          "Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration"),
         ({"listeners": f"SECURE://127.0.0.1:{port}"}, "No security protocol defined for listener SECURE"),
+        ({**pem, "ssl.principal.mapping.rules": "RULE:^CN=(.*?),.*$/$1/"}, "ssl.principal.mapping.rules"),
     ]
     for overrides, expected in cases:
         assert expected in _start_refused(tmp_path, overrides)

@@ -91,9 +91,6 @@ KNOWN: dict[str, str | None] = {
     "ssl.truststore.certificates": None,
     "ssl.endpoint.identification.algorithm": "https",
     "ssl.principal.mapping.rules": "DEFAULT",
-    "authorizer.class.name": "",
-    "super.users": None,
-    "allow.everyone.if.no.acl.found": "false",
 }
 
 # Kafka's listener.security.protocol.map when unset: every security protocol's name is a

@@ -50,6 +50,11 @@ def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
         raise ConfigError(f"Invalid value {auth} for configuration ssl.client.auth: "
                           f"String must be one of: required, requested, none")
     context.verify_mode = _CLIENT_AUTH[auth]
+    rules = (get("ssl.principal.mapping.rules") or "DEFAULT").strip()
+    if rules != "DEFAULT":
+        # Ignoring them would give certificates other principals than Kafka gives them.
+        raise ConfigError(f"ssl.principal.mapping.rules={rules} of listener {listener.name} is not supported "
+                          f"by pk-server-start: only DEFAULT (the certificate's distinguished name)")
     return context
 
 
