@@ -32,6 +32,8 @@ _SIZE = struct.Struct(">i")
 # How long a TLS client may take over its handshake (Kafka has no such bound; a stalled
 # handshake would otherwise hold a connection forever).
 TLS_HANDSHAKE_TIMEOUT = 30.0
+# Kafka's sasl.server.max.receive.size: the largest bare SASL token accepted.
+SASL_MAX_RECEIVE_SIZE = 524288
 
 
 @dataclass
@@ -127,18 +129,22 @@ class Server:
                 except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
                     return  # the client went away
                 try:
-                    size = kp.read_frame_size(prefix, self.max_request_size)
-                    frame = await reader.readexactly(size)
                     if auth is not None and auth.raw_tokens:
-                        # After a v0 SaslHandshake: a bare SASL token, answered bare.
+                        # After a v0 SaslHandshake: a bare SASL token (no Kafka header), answered bare.
+                        size = _SIZE.unpack(prefix)[0]
+                        if not 0 <= size <= SASL_MAX_RECEIVE_SIZE:
+                            log.warning("Closing connection from %s: invalid SASL token size %d", peer, size)
+                            return
                         try:
-                            reply = auth.raw_token(bytes(frame))
+                            reply = auth.raw_token(await reader.readexactly(size))
                         except AuthenticationFailed as exc:
                             log.info("Failed authentication with %s (%s)", peer, exc)
                             return
                         writer.write(_SIZE.pack(len(reply)) + reply)
                         await writer.drain()
                         continue
+                    size = kp.read_frame_size(prefix, self.max_request_size)
+                    frame = await reader.readexactly(size)
                     request = kp.parse_request(frame)
                 except asyncio.IncompleteReadError:
                     log.warning("Closing connection from %s: truncated request frame", peer)
@@ -156,7 +162,12 @@ class Server:
                     continue
                 if auth is not None:
                     if auth.needs(request.api_key):
-                        body, close = auth.handle(request)
+                        try:
+                            body, close = auth.handle(request)
+                        except Exception:  # an authenticator bug closes this connection only
+                            log.exception("Error authenticating %s from %s; closing the connection",
+                                          request.name, peer)
+                            return
                         if body is not PASS:
                             if body is not None:
                                 writer.write(request.response(body))

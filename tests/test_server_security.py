@@ -262,16 +262,26 @@ def test_reauthentication_and_expired_sessions(secure):
         assert client.closed_by_peer()
 
 
+def _bare_token(client: ProtocolClient, token: bytes) -> bytes:
+    """Send a SASL token without a Kafka header (after a v0 handshake); the bare answer."""
+    client.sock.sendall(struct.pack(">i", len(token)) + token)
+    return client.recv_exactly(struct.unpack(">i", client.recv_exactly(4))[0])
+
+
 def test_handshake_v0_then_bare_tokens(secure):
     with _connect(secure, "SASL_PLAINTEXT") as client:
         assert client.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
-        token = b"\0alice\0alice-secret"
-        client.sock.sendall(struct.pack(">i", len(token)) + token)
-        assert client.recv_exactly(4) == b"\0\0\0\0"  # PLAIN's empty challenge, bare
+        assert _bare_token(client, b"\0alice\0alice-secret") == b""  # PLAIN's empty answer, bare
         assert client.call(3, 12, METADATA_ALL)["brokers"][0]["port"] == secure.ports["SASL_PLAINTEXT"]
+    with _connect(secure, "SASL_PLAINTEXT") as client:  # SCRAM, bare: two round trips
+        assert client.call(17, 0, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+        scram = scramp.ScramClient(["SCRAM-SHA-256"], SCRAM_USER, SCRAM_PASSWORD)
+        scram.set_server_first(_bare_token(client, scram.get_client_first().encode()).decode())
+        scram.set_server_final(_bare_token(client, scram.get_client_final().encode()).decode())
+        assert client.call(3, 12, METADATA_ALL)["brokers"]
     with _connect(secure, "SASL_PLAINTEXT") as client:
         assert client.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
-        token = b"\0alice\0wrong"
+        token = b"\0a\0b"  # 4 bytes: wrong, and shorter than any Kafka header
         client.sock.sendall(struct.pack(">i", len(token)) + token)
         assert client.closed_by_peer()  # no headers, so no error answer: Kafka closes
 

@@ -182,7 +182,7 @@ class _Scram:
                 return self.server.get_server_first().encode()
             self.server.set_client_final(text)
             final = self.server.get_server_final().encode()
-        except (scramp.ScramException, UnicodeDecodeError, ValueError) as exc:
+        except Exception as exc:  # scramp's refusals, and whatever a garbled message makes it raise
             raise _InvalidCredentials(str(exc)) from None
         self.authorization_id = self._user
         self.complete = True
