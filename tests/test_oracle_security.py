@@ -31,10 +31,12 @@ def secure_pk(tmp_path_factory, tls_certs):
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL",
         **S.secure_listener_settings(tls_certs),
     })
-    broker.start()
     broker.sasl_ssl, broker.ssl, broker.certs = f"127.0.0.1:{sasl_port}", f"127.0.0.1:{ssl_port}", tls_certs
-    yield broker
-    broker.stop()
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def _add_scram_user(kafka_tools, bootstrap: str, user: str, password: str) -> list:

@@ -43,11 +43,13 @@ def secure(tmp_path_factory, tls_certs):
         "listener.name.sasl_plaintext.connections.max.reauth.ms": str(REAUTH_MS),
     })
     broker.start()
-    broker.ports = {"PLAINTEXT": broker.port, **ports}
-    broker.certs = tls_certs
-    _create_scram_user(broker.bootstrap, SCRAM_USER, SCRAM_PASSWORD)
-    yield broker
-    broker.stop()
+    try:
+        broker.ports = {"PLAINTEXT": broker.port, **ports}
+        broker.certs = tls_certs
+        _create_scram_user(broker.bootstrap, SCRAM_USER, SCRAM_PASSWORD)
+        yield broker
+    finally:
+        broker.stop()
 
 
 def _create_scram_user(bootstrap: str, user: str, password: str) -> None:
