@@ -177,6 +177,11 @@ def test_a_credential_added_offline_logs_in_at_once(secure):
         assert client.call(3, 12, METADATA_ALL)["brokers"][0]["port"] == secure.ports["SASL_SSL"]
     with pytest.raises(ValueError, match="Too few iterations"):
         add_credential(secure.data_dir, "carol", "SCRAM-SHA-512", "x", iterations=100)
+    secure.stop()  # credentials are durable: after a restart both users still log in
+    secure.start()
+    for user, password in (("carol", "carol-secret"), (SCRAM_USER, SCRAM_PASSWORD)):
+        with _connect(secure, "SASL_SSL") as client:
+            assert _login_scram(client, "SCRAM-SHA-512", user, password)["error_code"] == 0
 
 
 # ---------------------------------------------------------------------- Kafka's refusals
