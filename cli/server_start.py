@@ -119,6 +119,7 @@ def _run(config, log) -> int:
     from pk.engine.errors import KafkaError
     from pk.engine.server import Server
 
+    endpoints = _endpoints(config)  # a ConfigError (start reports it) before anything starts
     data_dir = os.path.abspath(config.data_dir)
     zk = None
     if config.get("zookeeper.connect"):
@@ -146,7 +147,7 @@ def _run(config, log) -> int:
 
     async def main() -> None:
         broker = Broker(engine, config)
-        server = Server(broker, host, port, config.get_int("socket.request.max.bytes"))
+        server = Server(broker, endpoints, config.get_int("socket.request.max.bytes"))
         await server.start()
         if zk is not None:
             broker.zookeeper = zk
@@ -159,6 +160,11 @@ def _run(config, log) -> int:
                 await server.stop()
                 raise SystemExit(1)
         _write_pid(data_dir)
+        for endpoint in endpoints:
+            listener = endpoint.listener
+            log.info("[KafkaServer id=%d] listener %s (%s) on %s:%d, advertising %s:%d", config.node_id,
+                     listener.name, listener.security_protocol, listener.host, endpoint.port,
+                     listener.advertised_host, listener.advertised_port)
         log.info("[KafkaServer id=%d] started, listening on %s:%d, advertising %s:%d, data in %s",
                  config.node_id, host, server.port, broker.host, broker.port, data_dir)
         try:
@@ -176,6 +182,18 @@ def _run(config, log) -> int:
         _remove_pid(data_dir)
         os.close(lock_fd)
     return 0
+
+
+def _endpoints(config) -> list:
+    """The server's endpoints: each listener with its TLS context and SASL settings, checked
+    now so that a listener that cannot be served stops the broker with one line."""
+    from pk.engine.broker.sasl import sasl_settings
+    from pk.engine.broker.tls import server_context
+    from pk.engine.server import Endpoint
+
+    return [Endpoint(listener, server_context(config, listener) if listener.tls else None,
+                     sasl_settings(config, listener) if listener.sasl else None)
+            for listener in config.listeners]
 
 
 def _pid_path(data_dir: str) -> str:

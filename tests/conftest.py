@@ -494,18 +494,6 @@ def kafka(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def kafka_secure(tmp_path_factory):
-    """A real Apache Kafka 4.x broker with Kafka's ACL authorizer (StandardAuthorizer); ANONYMOUS
-    (every PLAINTEXT client) and User:admin are super users. Tests use unique resource names."""
-    broker = kafka_oracle.KafkaBroker(_dist("4"), str(tmp_path_factory.mktemp("kafka4-secure")), overrides={
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:ANONYMOUS;User:admin"})
-    broker.start()
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture(scope="session")
 def kafka28_tools():
     """Kafka 2.8.2's tools (the ZooKeeper era)."""
     tools = kafka_oracle.KafkaTools(_dist("2.8"))
@@ -519,6 +507,42 @@ def kafka28(tmp_path_factory, zookeeper):
     /kafka28; `kafka28.zookeeper` is the connect string its tools take."""
     broker = kafka_oracle.KafkaBroker(_dist("2.8"), str(tmp_path_factory.mktemp("kafka28")),
                                       zookeeper=f"{zookeeper}/kafka28")
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+# --------------------------------------------------------------------------- listener security
+import security_setup  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory) -> "security_setup.Certs":
+    """A CA, a server certificate for 127.0.0.1/localhost and a client certificate, made with openssl."""
+    return security_setup.make_certs(str(tmp_path_factory.mktemp("certs")))
+
+
+@pytest.fixture(scope="session")
+def kafka_secure(tmp_path_factory, tls_certs):
+    """A real Kafka 4.x broker with an authorizer and secured listeners: PLAINTEXT (`.bootstrap`,
+    ANONYMOUS is a super user: admin and ACL commands go there), SASL_SSL (`.sasl_ssl`:
+    SCRAM-SHA-256/512 and PLAIN, users security_setup.PLAIN_USERS) and SSL (`.ssl`, client
+    certificates required); `.certs` are the test certificates."""
+    dist = _dist("4")
+    broker = kafka_oracle.KafkaBroker(dist, str(tmp_path_factory.mktemp("kafka4-secure")))
+    sasl_port, ssl_port, controller = (kafka_oracle.free_port() for _ in range(3))
+    plain = broker.bootstrap
+    broker.overrides = {
+        "listeners": f"PLAINTEXT://{plain},SASL_SSL://127.0.0.1:{sasl_port},SSL://127.0.0.1:{ssl_port},"
+                     f"CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://{plain},SASL_SSL://127.0.0.1:{sasl_port},SSL://127.0.0.1:{ssl_port}",
+        "controller.quorum.voters": f"0@127.0.0.1:{controller}",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS;User:admin",
+        **security_setup.secure_listener_settings(tls_certs),
+    }
+    broker.sasl_ssl, broker.ssl, broker.certs = f"127.0.0.1:{sasl_port}", f"127.0.0.1:{ssl_port}", tls_certs
     broker.start()
     yield broker
     broker.stop()

@@ -417,7 +417,7 @@ def test_frame_round_trip_every_request_and_response(key, version):
 # The first flexible version of each API (Kafka's "flexibleVersions"; OffsetDelete has none).
 FIRST_FLEXIBLE = {0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 18: 3,
                   19: 5, 20: 4, 21: 2, 22: 2, 23: 4, 24: 3, 25: 3, 26: 3, 27: 1, 28: 3, 29: 2, 30: 2, 31: 2, 32: 4, 33: 2, 35: 2,
-                  37: 2, 42: 2, 44: 1, 60: 0, 61: 0, 65: 0, 66: 0, 68: 0, 69: 0, 75: 0}
+                  36: 2, 37: 2, 42: 2, 44: 1, 50: 0, 51: 0, 60: 0, 61: 0, 65: 0, 66: 0, 68: 0, 69: 0, 75: 0}
 
 
 def test_flexible_versions_are_kafkas():
@@ -430,9 +430,10 @@ def test_flexible_versions_are_kafkas():
 # (read from the oracle broker; tests/test_oracle_server.py compares the live answers).
 KAFKA_44_RANGES = {
     0: (0, 13), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 10), 9: (1, 10), 10: (0, 6), 11: (0, 9),
-    12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 5), 19: (2, 7), 20: (1, 6),
+    12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 5), 19: (2, 7), 20: (1, 6),
     21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6),
-    29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 33: (0, 2), 35: (1, 5), 37: (0, 3), 42: (0, 3), 44: (0, 1), 47: (0, 0), 60: (0, 2),
+    29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 33: (0, 2), 35: (1, 5), 36: (0, 2), 37: (0, 3), 42: (0, 3), 44: (0, 1), 47: (0, 0),
+    50: (0, 0), 51: (0, 0), 60: (0, 2),
     61: (0, 0), 65: (0, 0), 66: (0, 2), 68: (0, 1), 69: (0, 1), 75: (0, 0)}
 
 
@@ -456,8 +457,8 @@ def _header(key, version, corr, client_id=b"\x00\x02id"):
 
 def test_unknown_api_key():
     with pytest.raises(kp.UnknownApiKey) as ei:
-        kp.parse_request(_header(17, 1, 42))  # SaslHandshake: not served
-    assert (ei.value.api_key, ei.value.api_version, ei.value.correlation_id) == (17, 1, 42)
+        kp.parse_request(_header(58, 1, 42))  # Envelope: controllers only, never served
+    assert (ei.value.api_key, ei.value.api_version, ei.value.correlation_id) == (58, 1, 42)
     with pytest.raises(kp.UnknownApiKey):
         kp.parse_request(_header(-5, 0, 1))
     assert not issubclass(kp.UnknownApiKey, kp.MalformedFrame)
@@ -592,7 +593,7 @@ def test_encode_response_errors():
     with pytest.raises(kp.UnsupportedVersion):
         kp.encode_response(3, 14, 1, {})
     with pytest.raises(kp.UnknownApiKey):
-        kp.encode_response(17, 0, 1, {})
+        kp.encode_response(58, 0, 1, {})  # Envelope: controllers only, never served
     # fields of other versions are ignored (handlers may always fill them)
     v4 = kp.encode_response(0, 4, 1, {"responses": [{"name": "t", "partition_responses": [
         {"index": 0, "base_offset": 5, "log_start_offset": 0}]}]})

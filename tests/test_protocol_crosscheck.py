@@ -37,7 +37,7 @@ from test_protocol import plain, random_body, with_defaults  # noqa: E402
 
 def _kafka_python_classes():
     found = {}
-    for mod in ("admin", "consumer", "metadata", "producer"):
+    for mod in ("admin", "consumer", "metadata", "producer", "sasl"):
         m = importlib.import_module("kafka.protocol." + mod)
         for obj in vars(m).values():
             if (inspect.isclass(obj) and issubclass(obj, ApiMessage) and obj is not ApiMessage

@@ -15,6 +15,8 @@ with acks=0), registered by a handler module:
 - transactions.py: the transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)
 - authorizer.py: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) and `guard`, the checks
   every handler makes before acting
+- sasl.py: SaslHandshake/SaslAuthenticate outside an authentication (the server runs each SASL
+  connection's authentication); scram.py: Describe/AlterUserScramCredentials
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -29,6 +31,7 @@ from typing import Awaitable, Callable
 
 from ..engine import Engine
 from ..protocol import SUPPORTED_VERSIONS, Request
+from ..scram_credentials import ScramCredentials
 from .config import BrokerConfig
 
 log = logging.getLogger("pk.broker")
@@ -41,13 +44,17 @@ class Broker:
         self.engine = engine
         self.config = config
         self.node_id = config.node_id
-        self.host, self.port = config.advertised
+        self.host, self.port = config.advertised  # the first listener's
+        # Each listener's advertised (host, port): clients are told the endpoints of the
+        # listener they came in on.
+        self.endpoints = {l.name: (l.advertised_host, l.advertised_port) for l in config.listeners}
+        self.scram_credentials = ScramCredentials(engine.data_dir)
         self.handlers: dict[int, Handler] = {}
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
-        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, transactions  # each registers its handlers
+        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -59,6 +66,12 @@ class Broker:
         self.log_upkeep = log_upkeep.LogUpkeep(self)
         self.transactions = transactions.TransactionHandlers(self)  # recovers __transaction_state
         self.acls = authorizer.AclHandlers(self)
+        self.sasl = sasl.SaslHandlers(self)
+        self.scram = scram.ScramHandlers(self)
+
+    def endpoint(self, request: Request) -> tuple[str, int]:
+        """(host, port) advertised for the listener `request` came in on."""
+        return self.endpoints.get(request.listener_name, (self.host, self.port))
 
     # ------------------------------------------------------------------ registry
     def register(self, api_key: int, handler: Handler) -> None:

@@ -452,8 +452,9 @@ class AdminHandlers:
                                        "an endpoint of type CONTROLLER")
             return answer
         answer["controller_id"] = self.broker.node_id
-        answer["brokers"] = [{"broker_id": self.broker.node_id, "host": self.broker.host,
-                              "port": self.broker.port, "rack": None, "is_fenced": False}]
+        host, port = self.broker.endpoint(request)  # of the listener the request came in on
+        answer["brokers"] = [{"broker_id": self.broker.node_id, "host": host, "port": port, "rack": None,
+                              "is_fenced": False}]
         guard = self.broker.guard
         if body["include_cluster_authorized_operations"]:
             if not guard.enabled:

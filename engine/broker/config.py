@@ -71,7 +71,56 @@ KNOWN: dict[str, str | None] = {
     "authorizer.class.name": "",
     "super.users": None,
     "allow.everyone.if.no.acl.found": "false",
+    # Listener security (engine/broker/tls.py, sasl.py); each ssl.* and sasl.* key may also be
+    # given per listener as listener.name.<lower-case listener name>.<key>.
+    "security.inter.broker.protocol": "PLAINTEXT",
+    "sasl.mechanism.inter.broker.protocol": "GSSAPI",
+    "sasl.enabled.mechanisms": "GSSAPI",
+    "sasl.jaas.config": None,
+    "connections.max.reauth.ms": "0",
+    "ssl.protocol": "TLSv1.3",
+    "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
+    "ssl.cipher.suites": None,
+    "ssl.client.auth": "none",
+    "ssl.keystore.type": "JKS",
+    "ssl.keystore.location": None,
+    "ssl.keystore.password": None,
+    "ssl.key.password": None,
+    "ssl.keystore.key": None,
+    "ssl.keystore.certificate.chain": None,
+    "ssl.truststore.type": "JKS",
+    "ssl.truststore.location": None,
+    "ssl.truststore.password": None,
+    "ssl.truststore.certificates": None,
+    "ssl.endpoint.identification.algorithm": "https",
+    "ssl.principal.mapping.rules": "DEFAULT",
 }
+
+# Kafka's listener.security.protocol.map when unset: every security protocol's name is a
+# listener name of that protocol.
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Listener names pk served as PLAINTEXT before it knew the map; still so when no map is given.
+PLAINTEXT_ALIASES = ("BROKER", "CLIENT", "INTERNAL", "EXTERNAL")
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One `listeners` entry the broker serves: where it binds, what it advertises, how it
+    authenticates (security_protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)."""
+    name: str
+    security_protocol: str
+    host: str
+    port: int
+    advertised_host: str
+    advertised_port: int
+
+    @property
+    def tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def sasl(self) -> bool:
+        return self.security_protocol.startswith("SASL_")
 
 _LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>\d+)$")
 
@@ -116,19 +165,63 @@ class BrokerConfig:
 
     @property
     def listener(self) -> tuple[str, int]:
-        """(host, port) of the first PLAINTEXT listener; loopback unless told otherwise."""
-        return self._first_listener(self.get("listeners"))
+        """(host, port) of the first listener served; loopback unless told otherwise."""
+        first = self.listeners[0]
+        return first.host, first.port
 
     @property
     def advertised(self) -> tuple[str, int]:
-        """(host, port) clients are told to connect to (advertised.listeners, else listeners)."""
-        host, port = self._first_listener(self.get("advertised.listeners") or self.get("listeners"))
-        if host in ("", "0.0.0.0", "::", "[::]"):
-            host = "127.0.0.1"  # never advertise a wildcard: clients must reach it
-        return host, port
+        """(host, port) clients of the first listener are told to connect to."""
+        first = self.listeners[0]
+        return first.advertised_host, first.advertised_port
+
+    def protocol_map(self) -> dict[str, str]:
+        """listener.security.protocol.map: listener name -> security protocol."""
+        text = self.get("listener.security.protocol.map")
+        if not text:
+            return {p: p for p in SECURITY_PROTOCOLS}
+        mapping = {}
+        for item in text.split(","):
+            name, sep, protocol = item.strip().partition(":")
+            if not sep or protocol.strip().upper() not in SECURITY_PROTOCOLS:
+                raise ConfigError(f"Invalid value {text} for configuration listener.security.protocol.map: "
+                                  f"Map entry '{item.strip()}' is invalid. The format must be listener:protocol "
+                                  f"and the protocol one of {', '.join(SECURITY_PROTOCOLS)}")
+            mapping[name.strip().upper()] = protocol.strip().upper()
+        return mapping
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Every client listener of `listeners`, in order (controller listeners are not served),
+        with its advertised endpoint (`advertised.listeners` by listener name, else its own)."""
+        text = self.get("listeners")
+        controllers = {n.strip().upper() for n in (self.get("controller.listener.names") or "CONTROLLER").split(",")}
+        mapping = self.protocol_map()
+        advertised = {name: (host, port) for name, host, port in self._endpoints(self.get("advertised.listeners"))}
+        served = []
+        for name, host, port in self._endpoints(text):
+            if name in controllers:
+                continue
+            protocol = mapping.get(name)
+            if protocol is None and not self.get("listener.security.protocol.map") and name in PLAINTEXT_ALIASES:
+                protocol = "PLAINTEXT"
+            if protocol is None:
+                raise ConfigError(f"No security protocol defined for listener {name}")
+            ad_host, ad_port = advertised.get(name, (host, port))
+            if ad_host in ("", "0.0.0.0", "::"):
+                ad_host = "127.0.0.1"  # never advertise a wildcard: clients must reach it
+            served.append(Listener(name, protocol, host, port, ad_host, ad_port))
+        if not served:
+            raise ConfigError(f"No listener to serve in listeners={text}")
+        names = [listener.name for listener in served]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"Each listener must have a different name, listeners: {text}")
+        return served
 
     @staticmethod
-    def _first_listener(text: str | None) -> tuple[str, int]:
+    def _endpoints(text: str | None) -> list[tuple[str, str, int]]:
+        """(NAME, host, port) of each entry of a listeners-style list; a name-less entry is PLAINTEXT."""
+        found = []
         for item in (text or "").split(","):
             item = item.strip()
             if not item:
@@ -136,10 +229,13 @@ class BrokerConfig:
             m = _LISTENER.match(item)
             if not m:
                 raise ConfigError(f"Error creating broker listeners from '{text}': Unable to parse {item} to a broker endpoint")
-            if m.group("name") and m.group("name").upper() not in ("PLAINTEXT", "BROKER", "CLIENT", "INTERNAL", "EXTERNAL"):
-                continue  # CONTROLLER:// and SSL/SASL listeners are not served
-            return m.group("host").strip("[]"), int(m.group("port"))
-        raise ConfigError(f"No PLAINTEXT listener in listeners={text}")
+            found.append(((m.group("name") or "PLAINTEXT").upper(), m.group("host").strip("[]"), int(m.group("port"))))
+        return found
+
+    def listener_get(self, listener: str, key: str) -> str | None:
+        """A listener's own value of `key` (listener.name.<listener>.<key>), else the broker's."""
+        value = self.values.get(f"listener.name.{listener.lower()}.{key}")
+        return value if value is not None else self.get(key)
 
     def engine_settings(self) -> dict[str, str]:
         """The broker settings the engine applies to topics and groups."""

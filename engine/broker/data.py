@@ -336,8 +336,9 @@ class DataHandlers:
         response = {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": session_id,
                     "responses": _by_topic(answers)}
         if any("current_leader" in a for a in answers):
-            response["node_endpoints"] = [{"node_id": self.broker.node_id, "host": self.broker.host,
-                                           "port": self.broker.port, "rack": None}]
+            host, port = self.broker.endpoint(request)
+            response["node_endpoints"] = [{"node_id": self.broker.node_id, "host": host, "port": port,
+                                           "rack": None}]
         return response
 
     def _fetch_partitions(self, body: dict, version: int) -> list[FetchPartition]:

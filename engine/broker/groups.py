@@ -211,13 +211,13 @@ class GroupHandlers:
         key_type = body["key_type"]
         if version < 4:
             code, message = self._coordinator_for(request, key_type, body["key"], version)
-            node = self._coordinator_node(code)
+            node = self._coordinator_node(code, request)
             return {"throttle_time_ms": 0, "error_code": code, "error_message": message, **node}
         coordinators = []
         for key in body["coordinator_keys"]:
             code, message = self._coordinator_for(request, key_type, key, version)
             coordinators.append({"key": key, "error_code": code, "error_message": message,
-                                 **self._coordinator_node(code)})
+                                 **self._coordinator_node(code, request)})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
 
     def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None]:
@@ -237,10 +237,11 @@ class GroupHandlers:
             return E.INVALID_REQUEST, ""
         return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE
 
-    def _coordinator_node(self, code: int) -> dict:
+    def _coordinator_node(self, code: int, request) -> dict:
         if code != E.NONE:
             return {"node_id": -1, "host": "", "port": -1}
-        return {"node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port}
+        host, port = self.broker.endpoint(request)  # of the listener the request came in on
+        return {"node_id": self.broker.node_id, "host": host, "port": port}
 
     # ================================================================== offsets
     async def offset_commit(self, request) -> dict:

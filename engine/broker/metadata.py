@@ -35,9 +35,9 @@ class MetadataHandlers:
         broker.register(ApiKey.METADATA, self.metadata)
         broker.register(ApiKey.DESCRIBE_TOPIC_PARTITIONS, self.describe_topic_partitions)
 
-    def _broker_entry(self) -> dict:
-        return {"node_id": self.broker.node_id, "host": self.broker.host, "port": self.broker.port,
-                "rack": None}
+    def _broker_entry(self, request) -> dict:
+        host, port = self.broker.endpoint(request)  # of the listener the request came in on
+        return {"node_id": self.broker.node_id, "host": host, "port": port, "rack": None}
 
     def _partition(self, topic: str, partition: int) -> dict:
         node = self.broker.node_id
@@ -109,7 +109,7 @@ class MetadataHandlers:
             cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
-            "brokers": [self._broker_entry()],
+            "brokers": [self._broker_entry(request)],
             "cluster_id": self.engine.cluster_id,
             "controller_id": self.broker.node_id,
             "topics": topics,

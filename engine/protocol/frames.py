@@ -38,6 +38,9 @@ _UNSUPPORTED_VERSION = 35
 # in the frame (a null compact array, then the other fields shifted): Kafka, which never
 # checks for bytes after a body, reads it, and so does pk, ignoring what follows the body.
 _METADATA = int(ApiKey.METADATA)
+# librdkafka's AlterUserScramCredentials ends with one byte more than the body (an extra empty
+# tagged-field count); Kafka reads past it, and so does pk.
+_TRAILING_BYTE_ALLOWED = {_METADATA, int(ApiKey.ALTER_USER_SCRAM_CREDENTIALS)}
 
 
 class Request:
@@ -144,7 +147,7 @@ def parse_request(frame) -> Request:
         if flexible:
             pos = skip_tagged_fields(mv, pos)
         body, pos = schema.reader(api_version, flexible)(mv, pos)
-        if pos != len(mv) and not (api_key == _METADATA and flexible):
+        if pos != len(mv) and not (api_key in _TRAILING_BYTE_ALLOWED and flexible):
             raise DecodeError(f"{len(mv) - pos} trailing bytes after the body")
     except DecodeError as e:
         raise MalformedFrame(f"{schema.name} v{api_version}: {e}", api_key=api_key,
