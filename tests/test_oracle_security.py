@@ -136,3 +136,77 @@ def test_pk_tools_against_secured_kafka_and_pk(kafka_tools, kafka_secure, secure
              for e, b in zip(errors, (kafka_secure, secure_pk))]
     assert texts[0] == texts[1]
     assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in errors[0].stderr
+
+
+# ---------------------------------------------------------------------- authentication + ACLs
+
+@pytest.fixture(scope="module")
+def secure_pk_acl(tmp_path_factory, tls_certs):
+    """pk-server-start configured as `kafka_secure` is: the same listeners, and the authorizer
+    with ANONYMOUS (the PLAINTEXT admin listener) and User:admin as super users."""
+    data_dir = str(tmp_path_factory.mktemp("oracle-secure-acl-pk") / "data")
+    os.makedirs(data_dir)
+    sasl_port = free_port()
+    broker = BrokerProcess(data_dir)
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_SSL://127.0.0.1:{sasl_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS;User:admin",
+        **S.secure_listener_settings(tls_certs),
+    })
+    broker.sasl_ssl, broker.certs = f"127.0.0.1:{sasl_port}", tls_certs
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_sasl_principals_meet_acls_as_on_kafka(kafka_tools, kafka_secure, secure_pk_acl, tmp_path):
+    """A SCRAM user over SASL_SSL, allowed to write one topic and nothing else: Kafka's own
+    console producer and consumer and kafka-configs, run as that user, get the same answers
+    from pk as from Kafka (allowed writes land; denied topic, group and cluster are refused)."""
+    tag = uuid.uuid4().hex[:6]
+    user, allowed, denied, group = f"acl{tag}", f"acl-ok-{tag}", f"acl-no-{tag}", f"acl-g-{tag}"
+    config = S.write_properties(str(tmp_path / "user.properties"),
+                                S.client_config(kafka_secure.certs, "SASL_SSL", "SCRAM-SHA-512", user, "pw-" + tag))
+    results = []
+    for broker in (kafka_secure, secure_pk_acl):
+        assert [r.returncode for r in _add_scram_user(kafka_tools, broker.bootstrap, user, "pw-" + tag)] == [0, 0]
+        for topic in (allowed, denied):
+            made = kafka_tools("kafka-topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic)
+            assert made.returncode == 0, made.err
+        granted = kafka_tools.run_class(ACL_COMMAND, "--bootstrap-server", broker.bootstrap, "--add",
+                                        "--allow-principal", f"User:{user}", "--producer", "--topic", allowed)
+        assert granted.returncode == 0, granted.err
+        ok = kafka_tools("kafka-console-producer", "--bootstrap-server", broker.sasl_ssl, "--topic", allowed,
+                         "--command-config", config, input="one\ntwo\n")
+        refused = kafka_tools("kafka-console-producer", "--bootstrap-server", broker.sasl_ssl, "--topic", denied,
+                              "--command-config", config, input="three\n")
+        no_group = kafka_tools("kafka-console-consumer", "--bootstrap-server", broker.sasl_ssl, "--topic", allowed,
+                               "--group", group, "--from-beginning", "--max-messages", "1", "--timeout-ms", "20000",
+                               "--command-config", config)
+        no_cluster = kafka_tools("kafka-configs", "--bootstrap-server", broker.sasl_ssl, "--command-config", config,
+                                 "--alter", "--entity-type", "users", "--entity-name", user, "--add-config",
+                                 "SCRAM-SHA-256=[password=x]")
+        stored = kafka_tools("kafka-get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions",
+                             f"{allowed}:0,{denied}:0")
+        results.append([(r.returncode, _authz_lines(r.out + r.err, broker.sasl_ssl))
+                        for r in (ok, refused, no_group, no_cluster)] + [stored.out])
+    assert results[0] == results[1]
+    ok, refused, no_group, no_cluster, stored = results[0]
+    assert ok[0] == 0 and stored == f"{denied}:0:0\n{allowed}:0:2\n"
+    assert any("TopicAuthorizationException" in line for line in refused[1])
+    assert any("GroupAuthorizationException" in line for line in no_group[1])
+    assert no_cluster[0] != 0
+
+
+def _authz_lines(text: str, bootstrap: str) -> list[str]:
+    """The lines naming an authorization error, without the parts that differ between runs."""
+    lines = [re.sub(r"^\[[^\]]*\] ", "", line.replace(bootstrap, "B")) for line in text.splitlines()
+             if "Authorization" in line or "authorization" in line or "Not authorized" in line]
+    # Kafka forwards AlterUserScramCredentials to its controller, whose refusal names the
+    # forwarded request's internals ("Request Request(processor=2, connectionId=…"): keep the class
+    lines = [re.sub(r"(ClusterAuthorizationException):.*", r"\1", line) for line in lines]
+    return sorted({re.sub(r"\(.*?\)$", "", line).strip() for line in lines})

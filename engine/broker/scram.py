@@ -8,6 +8,7 @@ alteration is applied atomically; results are listed in the order of Kafka's has
 
 from __future__ import annotations
 
+from .. import acls
 from ..javacompat import hashmap_order
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -15,6 +16,7 @@ from ..scram_credentials import (
     MAX_ITERATIONS, MECHANISM_TYPES, MECHANISMS, MIN_ITERATIONS, Credential, ScramCredentials,
 )
 
+_CLUSTER_DENIED = "Cluster authorization failed."
 _TWICE = "A user credential cannot be altered twice in the same request"
 
 
@@ -27,6 +29,9 @@ class ScramHandlers:
 
     # ------------------------------------------------------------------ DescribeUserScramCredentials
     async def describe(self, request) -> dict:
+        if not self.broker.guard.allows_cluster(request, acls.DESCRIBE):
+            return {"throttle_time_ms": 0, "error_code": E.CLUSTER_AUTHORIZATION_FAILED,
+                    "error_message": _CLUSTER_DENIED, "results": []}
         stored = self.credentials.users()
         wanted = request.body["users"]
         duplicated: dict[str, bool] = {}
@@ -53,6 +58,12 @@ class ScramHandlers:
 
     # ------------------------------------------------------------------ AlterUserScramCredentials
     async def alter(self, request) -> dict:
+        if not self.broker.guard.allows_cluster(request, acls.ALTER):
+            # Kafka answers every named user with the error
+            names = [u["name"] for u in (*request.body["upsertions"], *request.body["deletions"])]
+            return {"throttle_time_ms": 0, "results": [
+                {"user": name, "error_code": E.CLUSTER_AUTHORIZATION_FAILED, "error_message": _CLUSTER_DENIED}
+                for name in names]}
         stored = self.credentials.users()
         deletions: dict[str, dict] = {}
         upsertions: dict[str, dict] = {}
