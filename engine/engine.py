@@ -17,13 +17,11 @@ import shutil
 import time
 import uuid
 
-from . import checkpoint, topic_config, topic_names
+from . import checkpoint, topic_config, topic_names, validation
 from .errors import (
     DataDirError,
     InvalidConfigurationError,
-    InvalidPartitionsError,
     InvalidReplicaAssignmentError,
-    InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
     PolicyViolationError,
@@ -151,6 +149,15 @@ class Engine:
                     create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
             self.store.put(meta)
 
+    def ensure_offsets_topic(self) -> None:
+        """Create `__consumer_offsets` if it is missing: a client may delete it (Kafka 4.4 allows
+        that), and Kafka's group coordinator creates it again when a group needs it."""
+        if self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+            return
+        with locked(self.admin_lock_path):
+            if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+                self._create_offsets_topic()
+
     def _create_offsets_topic(self) -> None:
         count = int(self.broker_config["offsets.topic.num.partitions"])
         self._create_locked(TopicMetadata(
@@ -187,7 +194,7 @@ class Engine:
         (validate_only: check everything, create nothing)."""
         configs = dict(configs or {})
         with locked(self.admin_lock_path):
-            topic_names.validate(name)
+            validation.validate_topic_name(name)
             existing = self.store.names()
             if name in existing:
                 raise TopicExistsError(f"Topic '{name}' already exists.")
@@ -198,7 +205,7 @@ class Engine:
                 for other in existing:
                     if topic_names.unify_collision_chars(other) == unified:
                         raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
-            topic_config.validate(configs)
+            validation.validate_topic_configs(configs)
             if assignment:
                 _check_request_size(len(assignment), "partitions")
                 assignment = self._check_manual_assignment(assignment)
@@ -213,22 +220,15 @@ class Engine:
             return meta
 
     def _place(self, name: str, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
-        if replication_factor < -1 or replication_factor == 0:
-            raise InvalidReplicationFactorError(
-                "Replication factor must be larger than 0, or -1 to use the default value.")
-        if num_partitions < -1 or num_partitions == 0:
-            raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
+        validation.validate_replication_factor(replication_factor)
+        validation.validate_partition_count(num_partitions)
         if num_partitions == -1:
             num_partitions = int(self.broker_config["num.partitions"])
         _check_request_size(num_partitions, "partitions")
         if replication_factor == -1:
             replication_factor = int(self.broker_config["default.replication.factor"])
         brokers = self.live_brokers
-        if replication_factor > len(brokers):
-            raise InvalidReplicationFactorError(
-                f"Unable to replicate the partition {replication_factor} time(s): The target "
-                f"replication factor of {replication_factor} cannot be reached because only "
-                f"{len(brokers)} broker(s) are registered or some brokers have all their log directories cordoned.")
+        validation.validate_replicas_available(replication_factor, len(brokers))
         return {p: brokers[:replication_factor] for p in range(num_partitions)}
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],
@@ -288,7 +288,8 @@ class Engine:
                 self._logs.pop((name, p), None)
                 self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
-            if name != topic_names.GROUP_METADATA_TOPIC:
+            # (an internal topic has no committed offsets; without __consumer_offsets no topic has)
+            if not topic_names.is_internal(name) and self.store.exists(topic_names.GROUP_METADATA_TOPIC):
                 self._forget_committed_offsets(name)
 
     def _forget_committed_offsets(self, topic: str) -> None:
@@ -305,11 +306,7 @@ class Engine:
         with locked(self.admin_lock_path):
             meta = self.store.get(name)
             current = meta.partitions
-            if total == current:
-                raise InvalidPartitionsError(f"Topic already has {current} partition(s).")
-            if total < current:
-                raise InvalidPartitionsError(
-                    f"The topic {name} currently has {current} partition(s); {total} would not be an increase.")
+            validation.validate_partition_increase(name, current, total)
             additional = total - current
             _check_request_size(additional, "additional partitions")
             if assignment is not None:

@@ -24,6 +24,7 @@ from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..protocol.messages import INT32_MIN
 from . import config_docs
+from .groups import INVALID_REQUEST_MESSAGE
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
@@ -200,6 +201,8 @@ class AdminHandlers:
                     assignment = [list(a["broker_ids"]) for a in t["assignments"]]
                 self.engine.create_partitions(t["name"], t["count"], assignment,
                                               validate_only=body["validate_only"])
+            except UnknownTopicOrPartitionError:
+                result["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION  # (Kafka answers no message)
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
@@ -229,7 +232,7 @@ class AdminHandlers:
                 elif res["resource_type"] == BROKER_LOGGER:
                     entries = self._logger_config_entries(res["resource_name"])
                 else:
-                    raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
+                    raise InvalidRequestError(INVALID_REQUEST_MESSAGE)  # Kafka's text for an unknown type
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
                 if body["include_documentation"]:
                     for e in result["configs"]:
@@ -447,6 +450,8 @@ class AdminHandlers:
 
     def _existing_topic(self, name: str):
         """The topic's metadata; the controller's error when it does not exist."""
+        if not name:  # (an empty name would mean "every topic's default": Kafka has none)
+            raise InvalidRequestError("Default topic resources are not allowed.")
         try:
             return self.engine.topic(name)
         except UnknownTopicOrPartitionError:

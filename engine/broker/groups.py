@@ -18,6 +18,7 @@ import asyncio
 import logging
 
 from .. import consumer_offsets as codec
+from .. import validation
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
@@ -79,7 +80,7 @@ class GroupHandlers:
         protocol_type = body["protocol_type"]
         protocols = [(p["name"], bytes(p["metadata"])) for p in body["protocols"]]
 
-        if not group_id:
+        if not validation.is_group_id(group_id):
             return join_error(E.INVALID_GROUP_ID, member_id)
         if not self.coordinator.min_session_timeout_ms <= session_timeout <= self.coordinator.max_session_timeout_ms:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
@@ -113,6 +114,10 @@ class GroupHandlers:
         group_id = body["group_id"]
         member_id = body["member_id"]
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
+        if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
+            return sync_answer(E.INCONSISTENT_GROUP_PROTOCOL)  # v5 makes both mandatory
+        if not validation.is_group_id(group_id):
+            return sync_answer(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
         if group is None or group.state == EMPTY:
             return sync_answer(E.UNKNOWN_MEMBER_ID)
@@ -162,6 +167,8 @@ class GroupHandlers:
     async def heartbeat(self, request) -> dict:
         body = request.body
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
+        if not validation.is_group_id(body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID}
         group = self.groups.get(body["group_id"])
         if group is None:
             return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
@@ -173,6 +180,8 @@ class GroupHandlers:
         batched = request.api_version >= 3
         leaving = ([(m["member_id"], m["group_instance_id"]) for m in body["members"]] if batched
                    else [(body["member_id"], None)])
+        if not validation.is_group_id(body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID, "members": []}
         group = self.groups.get(body["group_id"])
         if group is None or group.state == DEAD:
             code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
@@ -215,6 +224,14 @@ class GroupHandlers:
         transactional id (it leads every partition of both internal topics); share groups
         are off, so a share key is an invalid request, as on a Kafka broker without them."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
+            try:  # Kafka creates the coordinator's internal topic here when it is missing
+                if key_type == COORDINATOR_GROUP:
+                    self.broker.engine.ensure_offsets_topic()
+                else:
+                    self.broker.transactions.ensure_state_topic()
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot create the coordinator's internal topic: %s", exc)
+                return E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else ""
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
             return E.NONE, "NONE" if version < 4 else None
         if key_type == COORDINATOR_SHARE and version >= 4:
@@ -420,6 +437,8 @@ class GroupHandlers:
     async def offset_delete(self, request) -> dict:
         body = request.body
         group_id = body["group_id"]
+        if not validation.is_group_id(group_id):
+            return {"error_code": E.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
         modern = self.consumer.get(group_id)
         if modern is not None:
             subscribed = modern.subscribed_topics()
@@ -465,7 +484,8 @@ class GroupHandlers:
         body = request.body
         include = body["include_authorized_operations"]
         return {"throttle_time_ms": 0, "groups": [
-            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS)
+            self.consumer.describe(gid, include, GROUP_AUTHORIZED_OPERATIONS) if validation.is_group_id(gid)
+            else {**self.consumer.describe(gid, False, 0), "error_code": E.INVALID_GROUP_ID, "error_message": None}
             for gid in body["group_ids"]]}
 
     # ================================================================== lifecycle

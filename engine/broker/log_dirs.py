@@ -93,7 +93,7 @@ class LogDirHandlers:
         try:
             plog = self.broker.data.log(topic, partition)
         except UnknownTopicOrPartitionError:
-            raise UnknownTopicOrPartitionError("This server does not host this topic-partition.") from None
+            raise UnknownTopicOrPartitionError() from None  # (Kafka answers no message)
         state = self.broker.data.producers.partition(plog)
         producers = []
         for pid, entry in sorted(state.entries.items()):
