@@ -29,7 +29,7 @@ from .errors import (
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, inside, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -266,7 +266,7 @@ class Engine:
         self.store.put(meta)
 
     def _reset_partition_dir(self, topic: str, partition: int) -> None:
-        path = os.path.join(self.data_dir, partition_dir_name(topic, partition))
+        path = inside(self.data_dir, partition_dir_name(topic, partition))
         if os.path.exists(path):
             self._discard_dir(topic, partition)
 
@@ -274,8 +274,8 @@ class Engine:
         """Rename a partition directory to Kafka's `<topic>-<p>.<uuid>-delete`, then remove it,
         so a half-finished removal never looks like a live partition."""
         suffix = f"-{partition}.{uuid.uuid4().hex}-delete"
-        doomed = os.path.join(self.data_dir, topic[:255 - len(suffix)] + suffix)
-        os.rename(os.path.join(self.data_dir, partition_dir_name(topic, partition)), doomed)
+        doomed = inside(self.data_dir, topic[:255 - len(suffix)] + suffix)
+        os.rename(inside(self.data_dir, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def delete_topic(self, name: str) -> None:
@@ -283,6 +283,8 @@ class Engine:
             raise TopicDeletionDisabledError("Topic deletion is disabled.")
         with locked(self.admin_lock_path):
             meta = self.store.get(name)
+            for p in range(meta.partitions):  # refuse before anything is removed
+                inside(self.data_dir, partition_dir_name(name, p))
             self.store.remove(name)  # from here on the topic does not exist for anyone
             for p in range(meta.partitions):
                 self._logs.pop((name, p), None)

@@ -85,5 +85,10 @@ class KafkaStorageError(KafkaError):
         return cls(f"Disk error when trying to access log file on the disk: {detail}")
 
 
+class PathOutsideDataDirError(KafkaStorageError):
+    """A path the engine was about to create or remove resolves outside its directory (a
+    symlink planted in the data dir, or a name that slipped past validation)."""
+
+
 class DataDirError(KafkaError):
     """The data directory cannot be used (unwritable, not a directory, corrupt metadata)."""

@@ -6,6 +6,25 @@ import contextlib
 import fcntl
 import os
 
+from .errors import PathOutsideDataDirError
+
+
+def inside(root: str, *parts: str) -> str:
+    """`root` joined with `parts`, refused unless it resolves inside `root`.
+
+    The second line of defence behind name validation: every path the engine creates or
+    removes (partition directories and their delete markers, topic metadata, group files,
+    checkpoints) goes through here, so neither a `..`/absolute part nor a symlink (a topic
+    directory pointing elsewhere) makes it write or delete outside the data directory. Costs a
+    realpath, so it guards creation and removal, not the per-record read and append paths.
+    """
+    path = os.path.join(root, *parts)
+    base = os.path.realpath(root)
+    resolved = os.path.realpath(path)
+    if resolved != base and not resolved.startswith(base.rstrip(os.sep) + os.sep):
+        raise PathOutsideDataDirError(f"Refusing to use {path}: it resolves to {resolved}, outside {base}")
+    return path
+
 
 def fsync_dir(path: str) -> None:
     """Make a rename or unlink inside `path` durable."""

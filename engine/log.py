@@ -28,7 +28,7 @@ from .errors import (
     RecordTooLargeError,
     UnknownTopicOrPartitionError,
 )
-from .fileutil import atomic_write
+from .fileutil import atomic_write, inside
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
@@ -99,7 +99,7 @@ def read_partition_topic_id(directory: str) -> str | None:
 
 def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: str) -> str:
     """Lay out an empty partition as Kafka does: first segment at offset 0, topic id file."""
-    directory = os.path.join(data_dir, partition_dir_name(topic, partition))
+    directory = inside(data_dir, partition_dir_name(topic, partition))
     os.makedirs(directory, exist_ok=True)
     LogSegment.create(directory, 0).close()
     with open(os.path.join(directory, LOCK_FILE), "ab"):
@@ -136,7 +136,7 @@ class PartitionLog:
         self.partition = partition
         self.topic_id = topic_id
         self.config = config
-        self.dir = os.path.join(data_dir, partition_dir_name(topic, partition))
+        self.dir = inside(data_dir, partition_dir_name(topic, partition))  # once per partition and process
         self._segments: dict[int, LogSegment] = {}
         self._bases: list[int] = []
         self._log_start_offset = 0

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from . import topic_names
 from .errors import DataDirError, UnknownTopicOrPartitionError
-from .fileutil import atomic_write, fsync_dir
+from .fileutil import atomic_write, fsync_dir, inside
 
 
 def new_kafka_uuid() -> str:
@@ -116,10 +116,10 @@ class TopicStore:
             return -1
 
     def put(self, meta: TopicMetadata) -> None:
-        atomic_write(self._path(meta.name), meta.to_json())
+        atomic_write(inside(self.directory, os.path.basename(self._path(meta.name))), meta.to_json())
 
     def remove(self, name: str) -> None:
-        os.unlink(self._path(name))
+        os.unlink(inside(self.directory, os.path.basename(self._path(name))))
         fsync_dir(self.directory)
 
 
