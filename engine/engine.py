@@ -24,6 +24,7 @@ from .errors import (
     InvalidReplicaAssignmentError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaStorageError,
     PolicyViolationError,
     TopicDeletionDisabledError,
     TopicExistsError,
@@ -260,10 +261,32 @@ class Engine:
         # Partition directories first, metadata last: the topic exists only once it is
         # complete. A crash in between leaves orphan directories that the next create of
         # the same name overwrites (they carry the old topic id, so nothing reads them).
-        for p in range(meta.partitions):
-            self._reset_partition_dir(meta.name, p)
-            create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
-        self.store.put(meta)
+        self._add_partition_dirs(meta, range(meta.partitions))
+        self.store.put_or_undo(meta, lambda: self._remove_partition_dirs(meta.name, range(meta.partitions)))
+
+    def _add_partition_dirs(self, meta: TopicMetadata, partitions) -> None:
+        """Lay out new, empty partition directories; when the file system refuses one (a full
+        disk, a read-only mount), remove those made so far and raise KafkaStorageError, so a
+        topic is never left half created."""
+        made = []
+        try:
+            for p in partitions:
+                self._reset_partition_dir(meta.name, p)
+                made.append(p)
+                create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
+        except OSError as exc:
+            self._remove_partition_dirs(meta.name, made)
+            if not exc.filename:  # (a refused write names no file: name the directory)
+                exc = OSError(exc.errno, exc.strerror, os.path.join(self.data_dir, partition_dir_name(meta.name, made[-1])))
+            raise KafkaStorageError.from_os_error(exc) from None
+
+    def _remove_partition_dirs(self, topic: str, partitions) -> None:
+        for p in partitions:
+            self._logs.pop((topic, p), None)
+            try:
+                self._reset_partition_dir(topic, p)
+            except OSError:
+                pass  # best effort: an orphan directory is overwritten by the next create
 
     def _reset_partition_dir(self, topic: str, partition: int) -> None:
         path = inside(self.data_dir, partition_dir_name(topic, partition))
@@ -322,11 +345,9 @@ class Engine:
                 new = {p: list(meta.assignment[0]) for p in range(current, total)}
             if validate_only:
                 return meta
-            for p in new:
-                self._reset_partition_dir(name, p)
-                create_partition_dir(self.data_dir, name, p, meta.topic_id)
+            self._add_partition_dirs(meta, list(new))
             meta.assignment.update(new)
-            self.store.put(meta)
+            self.store.put_or_undo(meta, lambda: self._remove_partition_dirs(name, list(new)))
             return meta
 
     def alter_topic_configs(self, name: str, set_configs: dict[str, str] | None = None,

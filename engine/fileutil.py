@@ -43,12 +43,17 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     directory = os.path.dirname(path) or "."
     # A short temp name: `path` itself may already be near the 255-byte name limit.
     tmp = os.path.join(directory, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk must not also keep the partial temp file
+            os.unlink(tmp)
+        raise
     if durable:
         fsync_dir(directory)
 

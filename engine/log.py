@@ -10,6 +10,7 @@ written elsewhere is simply not visible yet.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import os
@@ -144,6 +145,7 @@ class PartitionLog:
         self._generation = -1  # cleaner generation the cached segments belong to
         self._seen_counters: tuple | None = None  # lock-file counters the cached listing matches
         self._lock_fd: int | None = None
+        self._lock_refusal: OSError | None = None  # why the lock file could only be opened to read
         self._lock_ino = -1
         self._holding_lock = False
         self._wrote = False
@@ -183,10 +185,21 @@ class PartitionLog:
                 return self._lock_fd
             os.close(self._lock_fd)
             self._lock_fd = None
+        self._lock_refusal = None
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except FileNotFoundError:
             raise self._gone() from None
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only data dir can still be read (the counters need no write); a writer
+            # is refused with this error when it takes the lock.
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise self._gone() from None
+            self._lock_refusal = exc
         if read_partition_topic_id(self.dir) != self.topic_id:
             os.close(fd)
             raise self._gone()
@@ -256,6 +269,8 @@ class PartitionLog:
                 self._bump(cleaned=True)
             return
         fd = self._lock_handle()
+        if self._lock_refusal is not None:
+            raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             if cleaner.complete_swaps(self.dir):
@@ -333,6 +348,8 @@ class PartitionLog:
             yield
             return
         fd = self._lock_handle()
+        if self._lock_refusal is not None:
+            raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
         self._holding_lock = True
         try:

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from . import topic_names
-from .errors import DataDirError, UnknownTopicOrPartitionError
+from .errors import DataDirError, KafkaStorageError, UnknownTopicOrPartitionError
 from .fileutil import atomic_write, fsync_dir, inside
 
 
@@ -117,6 +117,16 @@ class TopicStore:
 
     def put(self, meta: TopicMetadata) -> None:
         atomic_write(inside(self.directory, os.path.basename(self._path(meta.name))), meta.to_json())
+
+    def put_or_undo(self, meta: TopicMetadata, undo) -> None:
+        """put(), or, when the file system refuses it, undo() and KafkaStorageError."""
+        try:
+            self.put(meta)
+        except OSError as exc:
+            undo()
+            if not exc.filename:
+                exc = OSError(exc.errno, exc.strerror, self._path(meta.name))
+            raise KafkaStorageError.from_os_error(exc) from None
 
     def remove(self, name: str) -> None:
         os.unlink(inside(self.directory, os.path.basename(self._path(name))))
