@@ -22,6 +22,16 @@ class CorruptRecordError(KafkaError):
     code = 2  # CORRUPT_MESSAGE
 
 
+class CorruptBatchError(CorruptRecordError):
+    """A stored batch that fails its checks, in the words of Kafka's consumer
+    (CompletedFetch.maybeEnsureValid): its partition, its base offset and the cause."""
+
+    def __init__(self, topic: str, partition: int, base_offset: int, cause: str):
+        super().__init__(f"Record batch for partition {topic}-{partition} at offset {base_offset} "
+                         f"is invalid, cause: {cause}")
+        self.topic, self.partition, self.base_offset = topic, partition, base_offset
+
+
 class OffsetOutOfRangeError(KafkaError):
     code = 1
 

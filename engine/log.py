@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Sequence
 
 from . import checkpoint, cleaner, leader_epochs, records, topic_names, txn_index
 from .errors import (
+    CorruptBatchError,
     CorruptRecordError,
     KafkaStorageError,
     InvalidRecordError,
@@ -833,7 +834,7 @@ class PartitionLog:
             pos, header = seg.find_position(offset, size)
             if header is None:
                 continue
-            return self._read_from(seg, pos, size, max_bytes, end), start, end
+            return self._read_from(seg, pos, size, max_bytes, end, base == self._bases[-1]), start, end
         return b"", start, end
 
     def each_record(self, position: int, handle: Callable[[records.Record], None]) -> int:
@@ -853,7 +854,7 @@ class PartitionLog:
                             handle(rec)
                 position = header.next_offset
 
-    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int) -> bytes:
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool) -> bytes:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
@@ -875,10 +876,13 @@ class PartitionLog:
                 break  # appended after the end was taken
             try:
                 records.check_batch(data, bpos)
-            except CorruptRecordError:
-                if pos + bpos + header.size >= size:
+            except CorruptRecordError as exc:
+                if active and pos + bpos + header.size >= size:
                     break  # a torn tail being cut by its writer: not visible yet
-                raise
+                if out_end:
+                    break  # the valid batches before it are read; the next read reports it
+                raise CorruptBatchError(self.topic, self.partition, header.base_offset,
+                                        getattr(exc, "cause", str(exc))) from None
             out_end = bpos + header.size
         return data[:out_end]
 
