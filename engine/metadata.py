@@ -14,7 +14,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
-from . import topic_names
+from . import validation
 from .errors import DataDirError, KafkaStorageError, UnknownTopicOrPartitionError
 from .fileutil import atomic_write, fsync_dir, inside
 
@@ -83,7 +83,7 @@ class TopicStore:
         """The topic's metadata file. A name that is not a legal topic name names no stored
         topic (and never a path: `../x` must not reach another topic's file or leave the
         data dir)."""
-        if topic_names.invalid_reason(name) is not None:
+        if validation.topic_name_problem(name) is not None:
             raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {name}")
         return os.path.join(self.directory, name + ".json")
 
@@ -95,7 +95,7 @@ class TopicStore:
         return sorted(e[:-5] for e in entries if e.endswith(".json"))
 
     def exists(self, name: str) -> bool:
-        return topic_names.invalid_reason(name) is None and os.path.exists(self._path(name))
+        return validation.topic_name_problem(name) is None and os.path.exists(self._path(name))
 
     def get(self, name: str) -> TopicMetadata:
         try:
@@ -141,7 +141,6 @@ def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
     `__cluster_metadata` log and directories being deleted (`.<uuid>-delete`), moved
     (`-future`) or stray are not topics."""
     from .log import read_partition_topic_id
-    from .topic_names import invalid_reason
 
     found: dict[str, TopicMetadata] = {}
     try:
@@ -156,7 +155,7 @@ def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
         topic_id = read_partition_topic_id(directory) if os.path.isdir(directory) else None
         if topic_id is None:
             continue
-        if invalid_reason(name) is not None:
+        if validation.topic_name_problem(name) is not None:
             continue
         meta = found.setdefault(name, TopicMetadata(name=name, topic_id=topic_id, assignment={}))
         if meta.topic_id == topic_id:
