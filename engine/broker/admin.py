@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from .. import topic_config
+from .. import topic_config, validation
 from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
@@ -220,6 +220,7 @@ class AdminHandlers:
             keys = res["configuration_keys"]
             try:
                 if res["resource_type"] == TOPIC:
+                    validation.validate_topic_name(res["resource_name"])  # INVALID_TOPIC_EXCEPTION
                     try:
                         overrides = self.engine.topic(res["resource_name"]).configs
                     except UnknownTopicOrPartitionError:
@@ -289,6 +290,8 @@ class AdminHandlers:
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
         from .config import KNOWN
 
+        if name and not name.lstrip("-").isdigit():
+            raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
@@ -452,6 +455,7 @@ class AdminHandlers:
         """The topic's metadata; the controller's error when it does not exist."""
         if not name:  # (an empty name would mean "every topic's default": Kafka has none)
             raise InvalidRequestError("Default topic resources are not allowed.")
+        validation.validate_topic_name(name)  # INVALID_TOPIC_EXCEPTION
         try:
             return self.engine.topic(name)
         except UnknownTopicOrPartitionError:

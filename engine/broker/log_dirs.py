@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .. import validation
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -81,6 +82,7 @@ class LogDirHandlers:
                 result = {"partition_index": p, "error_code": E.NONE, "error_message": None,
                           "active_producers": []}
                 try:
+                    validation.validate_topic_name(t["name"])  # INVALID_TOPIC_EXCEPTION
                     result["active_producers"] = self._active_producers(t["name"], p)
                 except KafkaError as exc:
                     result["error_code"] = exc.code
