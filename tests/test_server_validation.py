@@ -331,7 +331,7 @@ def test_bad_names_and_numbers_get_kafkas_answers(pk_broker):
 def test_deleted_internal_topics_come_back_and_group_commits_work_again(pk_broker):
     """Kafka 4.4 lets a client delete __consumer_offsets and __transaction_state; its
     coordinators create them again (FindCoordinator), after which commits work."""
-    client = ProtocolClient(pk_broker.port)
+    client = prepare(pk_broker.port)  # both internal topics exist (the test may run first)
     client.call(19, 7, ct("vt-internal"))
     commit = {"group_id": "g-int", "generation_id_or_member_epoch": -1, "member_id": "",
               "topics": [{"name": "vt-internal", "partitions": [{"partition_index": 0, "committed_offset": 7}]}]}
