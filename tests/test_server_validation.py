@@ -358,3 +358,26 @@ def test_deleted_internal_topics_come_back_and_group_commits_work_again(pk_broke
     assert [(p["partition_index"], p["committed_offset"]) for p in offsets] == [(0, 9)]
     client.close()
     assert "Traceback" not in pk_broker.log()
+
+
+def test_a_broker_started_without_consumer_offsets_creates_it_for_the_first_group(tmp_path):
+    from pk.engine.engine import Engine
+
+    data = str(tmp_path / "data")
+    engine = Engine(data)
+    engine.create_topic("vt-b", 1)
+    engine.delete_topic("__consumer_offsets")
+    engine.close()
+    broker = BrokerProcess(data).start()
+    try:
+        with ProtocolClient(broker.port) as client:
+            found = client.call(10, 4, {"coordinator_keys": ["g-start"], "key_type": 0})["coordinators"][0]
+            assert found["error_code"] == 0
+            commit = {"group_id": "g-start", "generation_id_or_member_epoch": -1, "member_id": "",
+                      "topics": [{"name": "vt-b", "partitions": [{"partition_index": 0, "committed_offset": 3}]}]}
+            assert errors(client.call(8, 9, commit)) == []
+            fetched = client.call(9, 9, {"groups": [{"group_id": "g-start", "topics": None}]})
+            assert [p["committed_offset"] for p in fetched["groups"][0]["topics"][0]["partitions"]] == [3]
+        assert "Traceback" not in broker.log()
+    finally:
+        broker.stop()
