@@ -462,6 +462,8 @@ class DataHandlers:
                         part["error_code"] = E.INVALID_REQUEST
                     elif ts < 0 and ts not in known:
                         part["error_code"] = E.UNSUPPORTED_VERSION
+                    elif request.body["isolation_level"] not in (0, 1):
+                        part["error_code"] = E.UNKNOWN_SERVER_ERROR  # Kafka's IsolationLevel.forId throws
                     else:
                         self._list_offset(name, p, part, request.body["isolation_level"] == 1)
                 except KafkaError as exc:
