@@ -396,7 +396,12 @@ class DataHandlers:
                     continue
                 # A Kafka broker serves the stored bytes as they are: the consumer finds the bad
                 # CRC and names the batch (the records before it were served by earlier fetches).
-                data, start, end = plog.read_unchecked(want.fetch_offset), plog.log_start_offset, plog.log_end_offset
+                try:
+                    data, start, end = plog.read_unchecked(want.fetch_offset), plog.log_start_offset, plog.log_end_offset
+                except KafkaError as exc:
+                    part["error_code"] = exc.code
+                    failed = True
+                    continue
             except KafkaError as exc:
                 part["error_code"] = exc.code
                 failed = True
