@@ -111,6 +111,8 @@ def cli(data_dir, bootstrap_server, x, **opts):
         # A consumer that cannot even start (unreachable cluster, refused configuration) is
         # one line, exit 1.
         consumer = backend.consumer(plan.config)
+        if not plan.group_passed and hasattr(consumer, "private_group_if_unwritable"):
+            consumer.private_group_if_unwritable = True  # its generated group: memory will do
         note = cmd.protocol_note(options, plan)
         if note is not None:
             sys.stderr.write(note + "\n")

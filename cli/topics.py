@@ -96,7 +96,7 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
     except BrokenPipeError:
         stdout_closed()
     except OSError as exc:
-        fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
+        fail(cmd.ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror or str(exc)))
     finally:
         backend.close()
 
@@ -129,7 +129,7 @@ def _open_backend(data_dir, bootstrap, command_config, x):
     except KafkaError as exc:
         fail(cmd.ERROR_PREFIX + str(exc))
     except OSError as exc:
-        fail(cmd.ERROR_PREFIX + f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc))
+        fail(cmd.ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror or str(exc)))
 
 
 def _run_zookeeper(options) -> None:

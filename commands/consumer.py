@@ -236,6 +236,7 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
     writes column-wise when its layout allows (format_set); otherwise, and for remote
     consumers, each record goes through format()."""
     from pk.engine.consumer import RecordList
+    from pk.engine.errors import CorruptBatchError
 
     limit = o.max_messages if o.max_messages is not None and o.max_messages >= 0 else None
     timeout = o.timeout_ms if o.timeout_ms is not None and o.timeout_ms >= 0 else None
@@ -244,11 +245,22 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
     last = time.monotonic()
     while limit is None or tally.count < limit:
         wait = 100 if timeout is None else max(0, min(100, timeout))
-        if poll_sets is not None:
-            pieces = poll_sets(wait)
-        else:
-            polled = consumer.poll(wait)
-            pieces = [RecordList(None, None, polled)] if polled else []
+        try:
+            if poll_sets is not None:
+                pieces = poll_sets(wait)
+            else:
+                polled = consumer.poll(wait)
+                pieces = [RecordList(None, None, polled)] if polled else []
+        except CorruptBatchError as exc:
+            # Kafka's consumer raises at the corrupt batch, after handing over the records
+            # before it; the console consumer logs it and ends (exit 0).
+            log_error(log4j_line("ERROR", "Error processing message, terminating consumer process: ",
+                                 CONSOLE_CONSUMER))
+            log_error("org.apache.kafka.common.KafkaException: Received exception when fetching the next record "
+                      f"from {exc.topic}-{exc.partition}. If needed, please seek past the record to continue "
+                      "consumption.")
+            log_error(f"Caused by: org.apache.kafka.common.KafkaException: {exc}")
+            break
         if not pieces:
             if timeout is not None and (time.monotonic() - last) * 1000 > timeout:
                 # Kafka 4.4 ends on the consumer's TimeoutException, which it logs (exit 0).

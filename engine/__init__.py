@@ -10,11 +10,13 @@ Kafka concept lives:
 - compression.py: the four codecs. segment.py, index.py: one segment and its indexes.
 - log.py: a partition's log (append, read, roll, retention, recovery, ListOffsets lookups).
 - engine.py: the data directory: topics, partitions, placement; metadata.py and
-  topic_config.py their durable metadata and configs; topic_names.py the naming rules.
+  topic_config.py their durable metadata and configs; topic_names.py the naming rules;
+  validation.py what every boundary (engine, handlers, tools) accepts as a name or a number.
 - producer.py, partitioner.py, append_worker.py: producing; consumer.py: consuming
   (record lists and column sets); groups.py, assignors.py: group membership on files;
   offsets.py, consumer_offsets.py: committed offsets in `__consumer_offsets` records.
-- cleaner.py, compaction.py: log compaction. checkpoint.py, fileutil.py, paths.py: files.
+- cleaner.py, compaction.py: log compaction. checkpoint.py, fileutil.py, paths.py: files
+  (fileutil.inside: no created or removed path leaves the data directory).
 - zk_formats.py: Kafka 2.8's znode paths and JSON; javacompat.py: Java/Scala/Jackson
   behaviour that shows in output (hash orders, string splitting, Java's Random).
 - protocol/: the wire-protocol codec (no I/O); broker/: one handler per API over the engine;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, inside, locked
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET = "log-start-offset-checkpoint"
@@ -47,7 +47,7 @@ def render(entries: dict[tuple[str, int], int]) -> bytes:
 
 def update(data_dir: str, name: str, changes: dict[tuple[str, int], int | None]) -> None:
     """Set (or, with None, remove) entries of one checkpoint file."""
-    path = os.path.join(data_dir, name)
+    path = inside(data_dir, name)
     with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):
         entries = read(path)
         before = dict(entries)
@@ -64,7 +64,7 @@ def drop_topic(data_dir: str, topic: str) -> None:
     """Forget a deleted topic's entries in every checkpoint file."""
     with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):
         for name in (RECOVERY_POINT, LOG_START_OFFSET, HIGH_WATERMARK, CLEANER_OFFSET, RETENTION_CHECK):
-            path = os.path.join(data_dir, name)
+            path = inside(data_dir, name)
             entries = read(path)
             kept = {k: v for k, v in entries.items() if k[0] != topic}
             if kept != entries:

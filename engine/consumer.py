@@ -190,6 +190,9 @@ class EngineConsumer:
         self._last_commit = time.monotonic()
         self._last_pattern_check = 0.0
         self._closed = False
+        # A group nobody else can know of (the console consumer's generated one) may live in
+        # memory when the data dir cannot be written (a read-only mount, a full disk).
+        self.private_group_if_unwritable = False
 
     # ------------------------------------------------------------------ assignment
     def assign(self, partitions: list[tuple[str, int]]) -> None:
@@ -234,10 +237,17 @@ class EngineConsumer:
         self._topics = list(topics or [])
         for topic in self._topics:
             self.engine.topic(topic)  # an unknown topic is an error here, not an endless wait
-        self._coordinator = GroupCoordinator(self.engine.groups_dir, self.group_id)
-        self._member_id = self._coordinator.join(
-            self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
-            self.session_timeout_ms, self.rebalance_timeout_ms)
+        try:
+            self._coordinator = GroupCoordinator(self.engine.groups_dir, self.group_id)
+            self._member_id = self._coordinator.join(
+                self.client_id, "/" + _local_address(), self._subscribed_topics(), self.strategies,
+                self.session_timeout_ms, self.rebalance_timeout_ms)
+        except OSError:
+            if not self.private_group_if_unwritable:
+                raise
+            self._coordinator = PrivateGroup(self.engine)
+            self._member_id = self._coordinator.join(self.client_id, "", self._subscribed_topics(), [], 0, 0)
+            self.enable_auto_commit = False  # there is nowhere to keep them
         self._last_heartbeat = time.monotonic()
         self._dirty = True
 
@@ -477,6 +487,40 @@ class EngineConsumer:
                     self._coordinator.leave(self._member_id)
                 except UnknownMemberIdError:
                     pass
+
+
+class PrivateGroup:
+    """A group of one member kept in memory, with GroupCoordinator's interface: it owns
+    every partition of the topics it subscribes to."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.topics: list[str] = []
+
+    def join(self, client_id: str, client_host: str, topics: list[str], *_ignored) -> str:
+        self.topics = list(topics)
+        return f"{client_id}-private"
+
+    def refresh_subscription(self, member_id: str, topics: list[str]) -> None:
+        self.topics = list(topics)
+
+    def changed(self) -> bool:
+        return False
+
+    def heartbeat(self, member_id: str) -> tuple[int, dict[str, list[int]]]:
+        assignment = {}
+        for topic in self.topics:
+            try:
+                assignment[topic] = sorted(self.engine.topic(topic).assignment)
+            except KafkaError:
+                continue  # deleted meanwhile
+        return 1, assignment
+
+    def sync(self, member_id: str, generation: int, release, want) -> list[tuple[str, int]]:
+        return list(want)
+
+    def leave(self, member_id: str) -> None:
+        pass
 
 
 def _local_address() -> str:

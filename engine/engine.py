@@ -17,21 +17,20 @@ import shutil
 import time
 import uuid
 
-from . import checkpoint, topic_config, topic_names
+from . import checkpoint, topic_config, topic_names, validation
 from .errors import (
     DataDirError,
     InvalidConfigurationError,
-    InvalidPartitionsError,
     InvalidReplicaAssignmentError,
-    InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaStorageError,
     PolicyViolationError,
     TopicDeletionDisabledError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, inside, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -151,6 +150,15 @@ class Engine:
                     create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
             self.store.put(meta)
 
+    def ensure_offsets_topic(self) -> None:
+        """Create `__consumer_offsets` if it is missing: a client may delete it (Kafka 4.4 allows
+        that), and Kafka's group coordinator creates it again when a group needs it."""
+        if self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+            return
+        with locked(self.admin_lock_path):
+            if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+                self._create_offsets_topic()
+
     def _create_offsets_topic(self) -> None:
         count = int(self.broker_config["offsets.topic.num.partitions"])
         self._create_locked(TopicMetadata(
@@ -187,7 +195,7 @@ class Engine:
         (validate_only: check everything, create nothing)."""
         configs = dict(configs or {})
         with locked(self.admin_lock_path):
-            topic_names.validate(name)
+            validation.validate_topic_name(name)
             existing = self.store.names()
             if name in existing:
                 raise TopicExistsError(f"Topic '{name}' already exists.")
@@ -198,7 +206,7 @@ class Engine:
                 for other in existing:
                     if topic_names.unify_collision_chars(other) == unified:
                         raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
-            topic_config.validate(configs)
+            validation.validate_topic_configs(configs)
             if assignment:
                 _check_request_size(len(assignment), "partitions")
                 assignment = self._check_manual_assignment(assignment)
@@ -213,22 +221,15 @@ class Engine:
             return meta
 
     def _place(self, name: str, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
-        if replication_factor < -1 or replication_factor == 0:
-            raise InvalidReplicationFactorError(
-                "Replication factor must be larger than 0, or -1 to use the default value.")
-        if num_partitions < -1 or num_partitions == 0:
-            raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
+        validation.validate_replication_factor(replication_factor)
+        validation.validate_partition_count(num_partitions)
         if num_partitions == -1:
             num_partitions = int(self.broker_config["num.partitions"])
         _check_request_size(num_partitions, "partitions")
         if replication_factor == -1:
             replication_factor = int(self.broker_config["default.replication.factor"])
         brokers = self.live_brokers
-        if replication_factor > len(brokers):
-            raise InvalidReplicationFactorError(
-                f"Unable to replicate the partition {replication_factor} time(s): The target "
-                f"replication factor of {replication_factor} cannot be reached because only "
-                f"{len(brokers)} broker(s) are registered or some brokers have all their log directories cordoned.")
+        validation.validate_replicas_available(replication_factor, len(brokers))
         return {p: brokers[:replication_factor] for p in range(num_partitions)}
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],
@@ -260,13 +261,35 @@ class Engine:
         # Partition directories first, metadata last: the topic exists only once it is
         # complete. A crash in between leaves orphan directories that the next create of
         # the same name overwrites (they carry the old topic id, so nothing reads them).
-        for p in range(meta.partitions):
-            self._reset_partition_dir(meta.name, p)
-            create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
-        self.store.put(meta)
+        self._add_partition_dirs(meta, range(meta.partitions))
+        self.store.put_or_undo(meta, lambda: self._remove_partition_dirs(meta.name, range(meta.partitions)))
+
+    def _add_partition_dirs(self, meta: TopicMetadata, partitions) -> None:
+        """Lay out new, empty partition directories; when the file system refuses one (a full
+        disk, a read-only mount), remove those made so far and raise KafkaStorageError, so a
+        topic is never left half created."""
+        made = []
+        try:
+            for p in partitions:
+                self._reset_partition_dir(meta.name, p)
+                made.append(p)
+                create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
+        except OSError as exc:
+            self._remove_partition_dirs(meta.name, made)
+            if not exc.filename:  # (a refused write names no file: name the directory)
+                exc = OSError(exc.errno, exc.strerror, os.path.join(self.data_dir, partition_dir_name(meta.name, made[-1])))
+            raise KafkaStorageError.from_os_error(exc) from None
+
+    def _remove_partition_dirs(self, topic: str, partitions) -> None:
+        for p in partitions:
+            self._logs.pop((topic, p), None)
+            try:
+                self._reset_partition_dir(topic, p)
+            except OSError:
+                pass  # best effort: an orphan directory is overwritten by the next create
 
     def _reset_partition_dir(self, topic: str, partition: int) -> None:
-        path = os.path.join(self.data_dir, partition_dir_name(topic, partition))
+        path = inside(self.data_dir, partition_dir_name(topic, partition))
         if os.path.exists(path):
             self._discard_dir(topic, partition)
 
@@ -274,8 +297,8 @@ class Engine:
         """Rename a partition directory to Kafka's `<topic>-<p>.<uuid>-delete`, then remove it,
         so a half-finished removal never looks like a live partition."""
         suffix = f"-{partition}.{uuid.uuid4().hex}-delete"
-        doomed = os.path.join(self.data_dir, topic[:255 - len(suffix)] + suffix)
-        os.rename(os.path.join(self.data_dir, partition_dir_name(topic, partition)), doomed)
+        doomed = inside(self.data_dir, topic[:255 - len(suffix)] + suffix)
+        os.rename(inside(self.data_dir, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def delete_topic(self, name: str) -> None:
@@ -283,12 +306,15 @@ class Engine:
             raise TopicDeletionDisabledError("Topic deletion is disabled.")
         with locked(self.admin_lock_path):
             meta = self.store.get(name)
+            for p in range(meta.partitions):  # refuse before anything is removed
+                inside(self.data_dir, partition_dir_name(name, p))
             self.store.remove(name)  # from here on the topic does not exist for anyone
             for p in range(meta.partitions):
                 self._logs.pop((name, p), None)
                 self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
-            if name != topic_names.GROUP_METADATA_TOPIC:
+            # (an internal topic has no committed offsets; without __consumer_offsets no topic has)
+            if not topic_names.is_internal(name) and self.store.exists(topic_names.GROUP_METADATA_TOPIC):
                 self._forget_committed_offsets(name)
 
     def _forget_committed_offsets(self, topic: str) -> None:
@@ -305,11 +331,7 @@ class Engine:
         with locked(self.admin_lock_path):
             meta = self.store.get(name)
             current = meta.partitions
-            if total == current:
-                raise InvalidPartitionsError(f"Topic already has {current} partition(s).")
-            if total < current:
-                raise InvalidPartitionsError(
-                    f"The topic {name} currently has {current} partition(s); {total} would not be an increase.")
+            validation.validate_partition_increase(name, current, total)
             additional = total - current
             _check_request_size(additional, "additional partitions")
             if assignment is not None:
@@ -323,11 +345,9 @@ class Engine:
                 new = {p: list(meta.assignment[0]) for p in range(current, total)}
             if validate_only:
                 return meta
-            for p in new:
-                self._reset_partition_dir(name, p)
-                create_partition_dir(self.data_dir, name, p, meta.topic_id)
+            self._add_partition_dirs(meta, list(new))
             meta.assignment.update(new)
-            self.store.put(meta)
+            self.store.put_or_undo(meta, lambda: self._remove_partition_dirs(name, list(new)))
             return meta
 
     def alter_topic_configs(self, name: str, set_configs: dict[str, str] | None = None,

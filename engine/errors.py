@@ -22,6 +22,16 @@ class CorruptRecordError(KafkaError):
     code = 2  # CORRUPT_MESSAGE
 
 
+class CorruptBatchError(CorruptRecordError):
+    """A stored batch that fails its checks, in the words of Kafka's consumer
+    (CompletedFetch.maybeEnsureValid): its partition, its base offset and the cause."""
+
+    def __init__(self, topic: str, partition: int, base_offset: int, cause: str):
+        super().__init__(f"Record batch for partition {topic}-{partition} at offset {base_offset} "
+                         f"is invalid, cause: {cause}")
+        self.topic, self.partition, self.base_offset = topic, partition, base_offset
+
+
 class OffsetOutOfRangeError(KafkaError):
     code = 1
 
@@ -83,6 +93,11 @@ class KafkaStorageError(KafkaError):
     def from_os_error(cls, exc: OSError) -> "KafkaStorageError":
         detail = f"{exc.strerror} ({exc.filename})" if exc.strerror and exc.filename else str(exc)
         return cls(f"Disk error when trying to access log file on the disk: {detail}")
+
+
+class PathOutsideDataDirError(KafkaStorageError):
+    """A path the engine was about to create or remove resolves outside its directory (a
+    symlink planted in the data dir, or a name that slipped past validation)."""
 
 
 class DataDirError(KafkaError):

@@ -6,6 +6,25 @@ import contextlib
 import fcntl
 import os
 
+from .errors import PathOutsideDataDirError
+
+
+def inside(root: str, *parts: str) -> str:
+    """`root` joined with `parts`, refused unless it resolves inside `root`.
+
+    The second line of defence behind name validation: every path the engine creates or
+    removes (partition directories and their delete markers, topic metadata, group files,
+    checkpoints) goes through here, so neither a `..`/absolute part nor a symlink (a topic
+    directory pointing elsewhere) makes it write or delete outside the data directory. Costs a
+    realpath, so it guards creation and removal, not the per-record read and append paths.
+    """
+    path = os.path.join(root, *parts)
+    base = os.path.realpath(root)
+    resolved = os.path.realpath(path)
+    if resolved != base and not resolved.startswith(base.rstrip(os.sep) + os.sep):
+        raise PathOutsideDataDirError(f"Refusing to use {path}: it resolves to {resolved}, outside {base}")
+    return path
+
 
 def fsync_dir(path: str) -> None:
     """Make a rename or unlink inside `path` durable."""
@@ -24,12 +43,17 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     directory = os.path.dirname(path) or "."
     # A short temp name: `path` itself may already be near the 255-byte name limit.
     tmp = os.path.join(directory, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk must not also keep the partial temp file
+            os.unlink(tmp)
+        raise
     if durable:
         fsync_dir(directory)
 

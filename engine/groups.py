@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import assignors
 from .errors import KafkaError
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, inside, locked
 
 
 class UnknownMemberIdError(KafkaError):
@@ -112,8 +112,8 @@ class GroupCoordinator:
         if partition_counts is None:
             partition_counts = self._stored_partition_counts
         stem = _file_stem(group_id)
-        self.path = os.path.join(groups_dir, stem + ".json")
-        self.lock_path = os.path.join(groups_dir, stem + ".lock")
+        self.path = inside(groups_dir, stem + ".json")
+        self.lock_path = inside(groups_dir, stem + ".lock")
         self._partition_counts = partition_counts
         self._seen: tuple | None = None
 

@@ -10,6 +10,7 @@ written elsewhere is simply not visible yet.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import os
@@ -21,6 +22,7 @@ from typing import Callable, Iterable, Sequence
 
 from . import checkpoint, cleaner, leader_epochs, records, topic_names, txn_index
 from .errors import (
+    CorruptBatchError,
     CorruptRecordError,
     KafkaStorageError,
     InvalidRecordError,
@@ -28,7 +30,7 @@ from .errors import (
     RecordTooLargeError,
     UnknownTopicOrPartitionError,
 )
-from .fileutil import atomic_write
+from .fileutil import atomic_write, inside
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
@@ -99,7 +101,7 @@ def read_partition_topic_id(directory: str) -> str | None:
 
 def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: str) -> str:
     """Lay out an empty partition as Kafka does: first segment at offset 0, topic id file."""
-    directory = os.path.join(data_dir, partition_dir_name(topic, partition))
+    directory = inside(data_dir, partition_dir_name(topic, partition))
     os.makedirs(directory, exist_ok=True)
     LogSegment.create(directory, 0).close()
     with open(os.path.join(directory, LOCK_FILE), "ab"):
@@ -136,7 +138,7 @@ class PartitionLog:
         self.partition = partition
         self.topic_id = topic_id
         self.config = config
-        self.dir = os.path.join(data_dir, partition_dir_name(topic, partition))
+        self.dir = inside(data_dir, partition_dir_name(topic, partition))  # once per partition and process
         self._segments: dict[int, LogSegment] = {}
         self._bases: list[int] = []
         self._log_start_offset = 0
@@ -144,6 +146,7 @@ class PartitionLog:
         self._generation = -1  # cleaner generation the cached segments belong to
         self._seen_counters: tuple | None = None  # lock-file counters the cached listing matches
         self._lock_fd: int | None = None
+        self._lock_refusal: OSError | None = None  # why the lock file could only be opened to read
         self._lock_ino = -1
         self._holding_lock = False
         self._wrote = False
@@ -183,10 +186,21 @@ class PartitionLog:
                 return self._lock_fd
             os.close(self._lock_fd)
             self._lock_fd = None
+        self._lock_refusal = None
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except FileNotFoundError:
             raise self._gone() from None
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only data dir can still be read (the counters need no write); a writer
+            # is refused with this error when it takes the lock.
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise self._gone() from None
+            self._lock_refusal = exc
         if read_partition_topic_id(self.dir) != self.topic_id:
             os.close(fd)
             raise self._gone()
@@ -256,6 +270,8 @@ class PartitionLog:
                 self._bump(cleaned=True)
             return
         fd = self._lock_handle()
+        if self._lock_refusal is not None:
+            raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             if cleaner.complete_swaps(self.dir):
@@ -333,6 +349,8 @@ class PartitionLog:
             yield
             return
         fd = self._lock_handle()
+        if self._lock_refusal is not None:
+            raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
         self._holding_lock = True
         try:
@@ -816,8 +834,22 @@ class PartitionLog:
             pos, header = seg.find_position(offset, size)
             if header is None:
                 continue
-            return self._read_from(seg, pos, size, max_bytes, end), start, end
+            return self._read_from(seg, pos, size, max_bytes, end, base == self._bases[-1]), start, end
         return b"", start, end
+
+    @_reader
+    def read_unchecked(self, offset: int) -> bytes:
+        """The stored bytes of the batch holding `offset`, unchecked: what a Kafka broker serves
+        (it leaves the CRC to the consumer), for a batch read() refuses as corrupt."""
+        self._refresh_segments()
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        for base in self._bases[i:]:
+            seg = self._segments[base]
+            size = seg.file_size()
+            pos, header = seg.find_position(offset, size)
+            if header is not None:
+                return seg.pread(min(header.size, size - pos), pos)
+        return b""
 
     def each_record(self, position: int, handle: Callable[[records.Record], None]) -> int:
         """Hand each record from `position` to the log's end to `handle`, in order, reading a
@@ -836,7 +868,7 @@ class PartitionLog:
                             handle(rec)
                 position = header.next_offset
 
-    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int) -> bytes:
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool) -> bytes:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
@@ -858,10 +890,13 @@ class PartitionLog:
                 break  # appended after the end was taken
             try:
                 records.check_batch(data, bpos)
-            except CorruptRecordError:
-                if pos + bpos + header.size >= size:
+            except CorruptRecordError as exc:
+                if active and pos + bpos + header.size >= size:
                     break  # a torn tail being cut by its writer: not visible yet
-                raise
+                if out_end:
+                    break  # the valid batches before it are read; the next read reports it
+                raise CorruptBatchError(self.topic, self.partition, header.base_offset,
+                                        getattr(exc, "cause", str(exc))) from None
             out_end = bpos + header.size
         return data[:out_end]
 

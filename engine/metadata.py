@@ -14,9 +14,9 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
-from . import topic_names
-from .errors import DataDirError, UnknownTopicOrPartitionError
-from .fileutil import atomic_write, fsync_dir
+from . import validation
+from .errors import DataDirError, KafkaStorageError, UnknownTopicOrPartitionError
+from .fileutil import atomic_write, fsync_dir, inside
 
 
 def new_kafka_uuid() -> str:
@@ -83,7 +83,7 @@ class TopicStore:
         """The topic's metadata file. A name that is not a legal topic name names no stored
         topic (and never a path: `../x` must not reach another topic's file or leave the
         data dir)."""
-        if topic_names.invalid_reason(name) is not None:
+        if validation.topic_name_problem(name) is not None:
             raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {name}")
         return os.path.join(self.directory, name + ".json")
 
@@ -95,7 +95,7 @@ class TopicStore:
         return sorted(e[:-5] for e in entries if e.endswith(".json"))
 
     def exists(self, name: str) -> bool:
-        return topic_names.invalid_reason(name) is None and os.path.exists(self._path(name))
+        return validation.topic_name_problem(name) is None and os.path.exists(self._path(name))
 
     def get(self, name: str) -> TopicMetadata:
         try:
@@ -116,10 +116,20 @@ class TopicStore:
             return -1
 
     def put(self, meta: TopicMetadata) -> None:
-        atomic_write(self._path(meta.name), meta.to_json())
+        atomic_write(inside(self.directory, os.path.basename(self._path(meta.name))), meta.to_json())
+
+    def put_or_undo(self, meta: TopicMetadata, undo) -> None:
+        """put(), or, when the file system refuses it, undo() and KafkaStorageError."""
+        try:
+            self.put(meta)
+        except OSError as exc:
+            undo()
+            if not exc.filename:
+                exc = OSError(exc.errno, exc.strerror, self._path(meta.name))
+            raise KafkaStorageError.from_os_error(exc) from None
 
     def remove(self, name: str) -> None:
-        os.unlink(self._path(name))
+        os.unlink(inside(self.directory, os.path.basename(self._path(name))))
         fsync_dir(self.directory)
 
 
@@ -131,7 +141,6 @@ def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
     `__cluster_metadata` log and directories being deleted (`.<uuid>-delete`), moved
     (`-future`) or stray are not topics."""
     from .log import read_partition_topic_id
-    from .topic_names import invalid_reason
 
     found: dict[str, TopicMetadata] = {}
     try:
@@ -146,7 +155,7 @@ def discover_partition_dirs(data_dir: str) -> list[TopicMetadata]:
         topic_id = read_partition_topic_id(directory) if os.path.isdir(directory) else None
         if topic_id is None:
             continue
-        if invalid_reason(name) is not None:
+        if validation.topic_name_problem(name) is not None:
             continue
         meta = found.setdefault(name, TopicMetadata(name=name, topic_id=topic_id, assignment={}))
         if meta.topic_id == topic_id:

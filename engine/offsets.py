@@ -12,6 +12,7 @@ import time
 from typing import NamedTuple
 
 from . import consumer_offsets as codec
+from .errors import UnknownTopicOrPartitionError
 from .topic_names import GROUP_METADATA_TOPIC
 
 TopicPartition = tuple[str, int]
@@ -31,10 +32,20 @@ class OffsetStore:
         self.engine = engine
         # __consumer_offsets partition -> (next offset to read, {(group, topic, p): CommittedOffset})
         self._seen: dict[int, tuple[int, dict]] = {}
+        self._topic_id: str | None = None  # of the __consumer_offsets `_seen` was read from
 
     @property
     def num_partitions(self) -> int:
-        return self.engine.topic(GROUP_METADATA_TOPIC).partitions
+        """__consumer_offsets' partition count, the topic created again if it was deleted (a
+        recreated topic holds no offsets: the cache of the old one is dropped)."""
+        try:
+            meta = self.engine.topic(GROUP_METADATA_TOPIC)
+        except UnknownTopicOrPartitionError:
+            self.engine.ensure_offsets_topic()
+            meta = self.engine.topic(GROUP_METADATA_TOPIC)
+        if meta.topic_id != self._topic_id:
+            self._topic_id, self._seen = meta.topic_id, {}
+        return meta.partitions
 
     def partition_for(self, group: str) -> int:
         return codec.partition_for(group, self.num_partitions)

@@ -27,7 +27,7 @@ import time
 from itertools import compress
 from typing import Sequence
 
-from . import compression, records, topic_names
+from . import compression, records, validation
 from .records import build, varint
 from .errors import (
     InvalidTopicError,
@@ -207,7 +207,7 @@ class EngineProducer:
         try:
             meta = engine.topic(self.topic)
         except UnknownTopicOrPartitionError:
-            if topic_names.invalid_reason(self.topic) is not None:
+            if validation.topic_name_problem(self.topic) is not None:
                 raise InvalidTopicError(f"Invalid topics: [{self.topic}]") from None
             if str(engine.broker_config.get("auto.create.topics.enable", "true")).strip().lower() != "true":
                 raise ProducerTimeoutError(

@@ -71,7 +71,13 @@ class LogSegment:
     @property
     def fd(self) -> int:
         if self._fd is None:
-            self._fd = os.open(self.log_path, os.O_RDWR)
+            try:
+                self._fd = os.open(self.log_path, os.O_RDWR)
+            except OSError as exc:
+                if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+                # a read-only data dir is still read (writers were refused at the partition lock)
+                self._fd = os.open(self.log_path, os.O_RDONLY)
         return self._fd
 
     def close(self) -> None:

@@ -114,12 +114,12 @@ class EnginePerfConsumer:
         self._subscribed = False
 
     def subscribe(self, topic: str, listener) -> None:
-        from pk.engine import topic_names
+        from pk.engine import validation
         from pk.engine.errors import InvalidTopicError, TopicExistsError, UnknownTopicOrPartitionError
 
         if not topic.strip():
             raise JavaError(ILLEGAL_ARGUMENT, "Topic collection to subscribe to cannot contain null or empty topic")
-        if topic_names.invalid_reason(topic) is not None:
+        if validation.topic_name_problem(topic) is not None:
             raise InvalidTopicError(f"Invalid topics: [{topic}]")
         self.consumer.listener = listener
         try:

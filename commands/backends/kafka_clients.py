@@ -389,9 +389,9 @@ class RemoteProducer:
 
 
 def _topic_invalid(topic: str) -> str | None:
-    from pk.engine import topic_names
+    from pk.engine import validation
 
-    return topic_names.invalid_reason(topic)
+    return validation.topic_name_problem(topic)
 
 
 def producer_config(bootstrap: str | None, settings, extra: dict[str, str]) -> dict:

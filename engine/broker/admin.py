@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from .. import acls, topic_config
+from .. import acls, topic_config, validation
 from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
@@ -24,6 +24,7 @@ from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..protocol.messages import INT32_MIN
 from . import config_docs
+from .groups import INVALID_REQUEST_MESSAGE
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
@@ -210,6 +211,8 @@ class AdminHandlers:
                     assignment = [list(a["broker_ids"]) for a in t["assignments"]]
                 self.engine.create_partitions(t["name"], t["count"], assignment,
                                               validate_only=body["validate_only"])
+            except UnknownTopicOrPartitionError:
+                result["error_code"] = E.UNKNOWN_TOPIC_OR_PARTITION  # (Kafka answers no message)
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
@@ -228,6 +231,7 @@ class AdminHandlers:
             try:
                 self._check_config_access(request, acls.DESCRIBE_CONFIGS, res)
                 if res["resource_type"] == TOPIC:
+                    validation.validate_topic_name(res["resource_name"])  # INVALID_TOPIC_EXCEPTION
                     try:
                         overrides = self.engine.topic(res["resource_name"]).configs
                     except UnknownTopicOrPartitionError:
@@ -240,7 +244,7 @@ class AdminHandlers:
                 elif res["resource_type"] == BROKER_LOGGER:
                     entries = self._logger_config_entries(res["resource_name"])
                 else:
-                    raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
+                    raise InvalidRequestError(INVALID_REQUEST_MESSAGE)  # Kafka's text for an unknown type
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
                 if body["include_documentation"]:
                     for e in result["configs"]:
@@ -258,6 +262,8 @@ class AdminHandlers:
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
         from .config import KNOWN
 
+        if name and not name.lstrip("-").isdigit():
+            raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
@@ -414,6 +420,9 @@ class AdminHandlers:
 
     def _existing_topic(self, name: str):
         """The topic's metadata; the controller's error when it does not exist."""
+        if not name:  # (an empty name would mean "every topic's default": Kafka has none)
+            raise InvalidRequestError("Default topic resources are not allowed.")
+        validation.validate_topic_name(name)  # INVALID_TOPIC_EXCEPTION
         try:
             return self.engine.topic(name)
         except UnknownTopicOrPartitionError:

@@ -19,6 +19,7 @@ import logging
 
 from .. import acls
 from .. import consumer_offsets as codec
+from .. import validation
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
@@ -80,7 +81,7 @@ class GroupHandlers:
         protocol_type = body["protocol_type"]
         protocols = [(p["name"], bytes(p["metadata"])) for p in body["protocols"]]
 
-        if not group_id:
+        if not validation.is_group_id(group_id):
             return join_error(E.INVALID_GROUP_ID, member_id)
         if not self.coordinator.min_session_timeout_ms <= session_timeout <= self.coordinator.max_session_timeout_ms:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
@@ -117,8 +118,12 @@ class GroupHandlers:
         group_id = body["group_id"]
         member_id = body["member_id"]
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
+        if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
+            return sync_answer(E.INCONSISTENT_GROUP_PROTOCOL)  # v5 makes both mandatory
         if not self.broker.guard.allows(request, acls.READ, acls.GROUP, group_id):
             return sync_answer(E.GROUP_AUTHORIZATION_FAILED)
+        if not validation.is_group_id(group_id):
+            return sync_answer(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
         if group is None or group.state == EMPTY:
             return sync_answer(E.UNKNOWN_MEMBER_ID)
@@ -170,6 +175,8 @@ class GroupHandlers:
         instance_id = body["group_instance_id"] if request.api_version >= 3 else None
         if not self.broker.guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED}
+        if not validation.is_group_id(body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID}
         group = self.groups.get(body["group_id"])
         if group is None:
             return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
@@ -183,6 +190,8 @@ class GroupHandlers:
                    else [(body["member_id"], None)])
         if not self.broker.guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED, "members": []}
+        if not validation.is_group_id(body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID, "members": []}
         group = self.groups.get(body["group_id"])
         if group is None or group.state == DEAD:
             code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
@@ -231,6 +240,14 @@ class GroupHandlers:
                 if resource == acls.GROUP:
                     return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
                 return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
+            try:  # Kafka creates the coordinator's internal topic here when it is missing
+                if key_type == COORDINATOR_GROUP:
+                    self.broker.engine.ensure_offsets_topic()
+                else:
+                    self.broker.transactions.ensure_state_topic()
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot create the coordinator's internal topic: %s", exc)
+                return E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else ""
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
             return E.NONE, "NONE" if version < 4 else None
         if key_type == COORDINATOR_SHARE and version >= 4:
@@ -480,6 +497,8 @@ class GroupHandlers:
         guard = self.broker.guard
         if not guard.allows(request, acls.DELETE, acls.GROUP, group_id):
             return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
+        if not validation.is_group_id(group_id):
+            return {"error_code": E.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
         if guard.enabled:  # topics the caller may not READ are refused before anything else
             readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {t["name"] for t in body["topics"]})
             body = {**body, "topics": [t for t in body["topics"] if t["name"] in readable]}
@@ -538,17 +557,21 @@ class GroupHandlers:
                                        client_host(request))
 
     async def consumer_group_describe(self, request) -> dict:
-        body = request.body
-        include = body["include_authorized_operations"]
+        include = request.body["include_authorized_operations"]
+        return {"throttle_time_ms": 0,
+                "groups": [self._describe_consumer_group(request, gid, include) for gid in request.body["group_ids"]]}
+
+    def _describe_consumer_group(self, request, gid: str, include: bool) -> dict:
+        """One group: authorization first, then the id's validity (Kafka's order)."""
         guard = self.broker.guard
-        return {"throttle_time_ms": 0, "groups": [
-            self.consumer.describe(gid, include, guard.operations(request, acls.GROUP, gid) if guard.enabled
-                                   else GROUP_AUTHORIZED_OPERATIONS)
-            if guard.allows(request, acls.DESCRIBE, acls.GROUP, gid) else
-            {"error_code": E.GROUP_AUTHORIZATION_FAILED, "error_message": "Group authorization failed.",
-             "group_id": gid, "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
-             "members": [], "authorized_operations": INT32_MIN}
-            for gid in body["group_ids"]]}
+        if not guard.allows(request, acls.DESCRIBE, acls.GROUP, gid):
+            return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "error_message": "Group authorization failed.",
+                    "group_id": gid, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                    "assignor_name": "", "members": [], "authorized_operations": INT32_MIN}
+        if not validation.is_group_id(gid):
+            return {**self.consumer.describe(gid, False, 0), "error_code": E.INVALID_GROUP_ID, "error_message": None}
+        operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
+        return self.consumer.describe(gid, include, operations)
 
     # ================================================================== lifecycle
     def close(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .. import acls
+from .. import acls, validation
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -85,6 +85,7 @@ class LogDirHandlers:
                           "active_producers": []}
                 try:
                     self.broker.guard.check(request, acls.READ, acls.TOPIC, t["name"])
+                    validation.validate_topic_name(t["name"])  # INVALID_TOPIC_EXCEPTION
                     result["active_producers"] = self._active_producers(t["name"], p)
                 except KafkaError as exc:
                     result["error_code"] = exc.code
@@ -97,7 +98,7 @@ class LogDirHandlers:
         try:
             plog = self.broker.data.log(topic, partition)
         except UnknownTopicOrPartitionError:
-            raise UnknownTopicOrPartitionError("This server does not host this topic-partition.") from None
+            raise UnknownTopicOrPartitionError() from None  # (Kafka answers no message)
         state = self.broker.data.producers.partition(plog)
         producers = []
         for pid, entry in sorted(state.entries.items()):

@@ -55,7 +55,7 @@ class MetadataHandlers:
         try:
             meta = self.engine.topic(name)
         except UnknownTopicOrPartitionError:
-            return self._unknown(name)
+            return self._unknown(name, _unknown_code(name))
         return {
             "error_code": E.NONE, "name": name, "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
             "is_internal": topic_names.is_internal(name),

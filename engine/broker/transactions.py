@@ -36,9 +36,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from .. import acls, records, topic_names, txn_index
+from .. import acls, records, topic_names, txn_index, validation
 from .. import transaction_log as tlog
-from ..errors import KafkaError, UnknownTopicOrPartitionError
+from ..errors import KafkaError, TopicExistsError, UnknownTopicOrPartitionError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -138,16 +138,24 @@ class TransactionHandlers:
         except UnknownTopicOrPartitionError:
             return None
 
-    def _persist(self, txn: Txn, tombstone: bool = False) -> None:
-        """Append the transaction's state to its __transaction_state partition (created
-        on first use, with Kafka's settings for it)."""
+    def ensure_state_topic(self) -> int:
+        """__transaction_state's partition count, the topic created with Kafka's settings when
+        missing (on first use, on FindCoordinator as Kafka does, and after a client deleted it)."""
         count = self._state_topic_partitions()
         if count is None:
-            self.engine.create_topic(tlog.TRANSACTION_STATE_TOPIC, self.num_partitions, 1, configs={
-                "cleanup.policy": "compact", "compression.type": "uncompressed",
-                "segment.bytes": self.segment_bytes, "min.insync.replicas": "1",
-                "unclean.leader.election.enable": "false"})
-            count = self.num_partitions
+            try:
+                self.engine.create_topic(tlog.TRANSACTION_STATE_TOPIC, self.num_partitions, 1, configs={
+                    "cleanup.policy": "compact", "compression.type": "uncompressed",
+                    "segment.bytes": self.segment_bytes, "min.insync.replicas": "1",
+                    "unclean.leader.election.enable": "false"})
+            except TopicExistsError:
+                pass  # created meanwhile by another process on the data dir
+            count = self._state_topic_partitions() or self.num_partitions
+        return count
+
+    def _persist(self, txn: Txn, tombstone: bool = False) -> None:
+        """Append the transaction's state to its __transaction_state partition."""
+        count = self.ensure_state_topic()
         txn.last_update_ms = now_ms()
         value = None if tombstone else tlog.encode_value(txn.record())
         plog = self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, tlog.partition_for(txn.transactional_id, count))
@@ -273,6 +281,8 @@ class TransactionHandlers:
     def _current(self, request, transactional_id: str, producer_id: int, epoch: int) -> Txn:
         """The transaction a request names, when its producer id and epoch are current;
         else TxnError with Kafka's answer."""
+        if not validation.is_transactional_id(transactional_id):
+            raise TxnError(E.INVALID_REQUEST)
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == tlog.DEAD or txn.producer_id != producer_id:
             raise TxnError(E.INVALID_PRODUCER_ID_MAPPING)
@@ -336,7 +346,7 @@ class TransactionHandlers:
         timeout = body["transaction_timeout_ms"]
         if not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, tid):
             answer["error_code"] = E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        elif not tid:
+        elif not validation.is_transactional_id(tid):
             answer["error_code"] = E.INVALID_REQUEST
         elif timeout <= 0 or timeout > self.max_timeout_ms:
             answer["error_code"] = E.INVALID_TRANSACTION_TIMEOUT
@@ -467,6 +477,8 @@ class TransactionHandlers:
             _require(guard, request, acls.READ, acls.GROUP, group, E.GROUP_AUTHORIZATION_FAILED)
             if guard.enabled:
                 readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
+            if not validation.is_group_id(group):
+                raise TxnError(E.INVALID_GROUP_ID)  # the group coordinator's check comes first
             txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
             if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
@@ -580,13 +592,15 @@ class TransactionHandlers:
         for tid in request.body["transactional_ids"]:
             txn = self.txns.get(tid)
             if not guard.allows(request, acls.DESCRIBE, acls.TRANSACTIONAL_ID, tid):
-                states.append({"error_code": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional_id": tid,
-                               "transaction_state": "", "transaction_timeout_ms": 0,
-                               "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
-                               "topics": []})
-                continue
-            if txn is None or txn.state == tlog.DEAD:
-                states.append({"error_code": E.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": tid,
+                code = E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            elif not validation.is_transactional_id(tid):
+                code = E.INVALID_REQUEST
+            elif txn is None or txn.state == tlog.DEAD:
+                code = E.TRANSACTIONAL_ID_NOT_FOUND
+            else:
+                code = E.NONE
+            if code != E.NONE:
+                states.append({"error_code": code, "transactional_id": tid,
                                "transaction_state": "", "transaction_timeout_ms": 0,
                                "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
                                "topics": []})

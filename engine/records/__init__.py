@@ -343,17 +343,25 @@ def check_batch(buf, pos: int = 0, at: int | None = None) -> BatchHeader:
     if header is None:
         raise CorruptRecordError(f"truncated batch header at position {where}")
     if header.batch_length < MIN_BATCH_LENGTH:
-        raise CorruptRecordError(
-            f"record batch size {header.size} at position {where} is smaller than the minimum {HEADER_SIZE}")
+        raise _corrupt(f"record batch size {header.size} at position {where} is smaller than the minimum {HEADER_SIZE}",
+                       f"Record batch is corrupt (the size {header.size} is smaller than the minimum allowed "
+                       f"overhead {HEADER_SIZE})")
     if header.magic != MAGIC:
         raise CorruptRecordError(f"unsupported record batch magic {header.magic} at position {where}")
     if len(buf) - pos < header.size:
         raise CorruptRecordError(f"truncated record batch at position {where}")
-    if compute_crc(buf, pos, header) != header.crc:
-        raise CorruptRecordError(
-            f"record batch at position {where} is corrupt (stored crc = {header.crc}, "
-            f"computed crc = {compute_crc(buf, pos, header)})")
+    computed = compute_crc(buf, pos, header)
+    if computed != header.crc:
+        raise _corrupt(f"record batch at position {where} is corrupt (stored crc = {header.crc}, computed crc = {computed})",
+                       f"Record is corrupt (stored crc = {header.crc}, computed crc = {computed})")
     return header
+
+
+def _corrupt(message: str, cause: str) -> CorruptRecordError:
+    """CorruptRecordError with `cause`: the reason as Kafka's DefaultRecordBatch.ensureValid words it."""
+    error = CorruptRecordError(message)
+    error.cause = cause
+    return error
 
 
 def validate_batch(buf, pos: int = 0) -> BatchHeader:
