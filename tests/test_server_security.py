@@ -132,14 +132,16 @@ def test_confluent_kafka_over_ssl_with_a_client_certificate(secure):
     assert _produce_consume(conf, "sec-ssl", [b"a", b"b"]) == [b"a", b"b"]
 
 
-def test_kafka_python_over_sasl_ssl_scram_sha_256_and_ssl(secure):
+def test_kafka_python_over_sasl_ssl_scram_and_ssl(secure):
     from kafka import KafkaConsumer, KafkaProducer
 
     certs = secure.certs
     configs = [
         {"bootstrap_servers": f"127.0.0.1:{secure.ports['SASL_SSL']}", "security_protocol": "SASL_SSL",
-         "sasl_mechanism": "SCRAM-SHA-256", "sasl_plain_username": SCRAM_USER,
-         "sasl_plain_password": SCRAM_PASSWORD, "ssl_cafile": certs.ca},
+         "sasl_mechanism": mechanism, "sasl_plain_username": SCRAM_USER,
+         "sasl_plain_password": SCRAM_PASSWORD, "ssl_cafile": certs.ca}
+        for mechanism in ("SCRAM-SHA-512", "SCRAM-SHA-256")
+    ] + [
         {"bootstrap_servers": f"127.0.0.1:{secure.ports['SSL']}", "security_protocol": "SSL",
          "ssl_cafile": certs.ca, "ssl_certfile": certs.client_cert, "ssl_keyfile": certs.client_key},
         {"bootstrap_servers": f"127.0.0.1:{secure.ports['SASL_PLAINTEXT']}", "security_protocol": "SASL_PLAINTEXT",
