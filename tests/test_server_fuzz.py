@@ -36,6 +36,22 @@ def _exchange(sock: socket.socket, frame: bytes) -> bool:
     return True
 
 
+def _answer(sock: socket.socket, frame: bytes) -> bytes | None:
+    """Send one request and return its answer frame (without the size); None when closed."""
+    sock.sendall(frame)
+    head = sock.recv(4)
+    if len(head) < 4:
+        return None
+    need, parts = struct.unpack(">i", head)[0], []
+    while need:
+        chunk = sock.recv(min(need, 1 << 16))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        need -= len(chunk)
+    return b"".join(parts)
+
+
 def test_random_requests_leave_the_broker_up_without_tracebacks(tmp_path):
     broker = BrokerProcess(str(tmp_path / "data")).start()
     rng = random.Random(12)
@@ -273,5 +289,70 @@ def test_100k_pipelined_frames_keep_the_broker_up_small_and_quiet(tmp_path):
         log = broker.log()
         assert "Traceback" not in log, log[log.index("Traceback") - 300:][:3000]
         print(f"{sum(sent)} frames, {sum(answered)} answers in {elapsed:.1f}s, peak RSS {peak // 1024} MB")
+    finally:
+        broker.stop()
+
+
+def test_random_authentication_on_a_sasl_listener_logs_in_nobody_and_no_traceback(tmp_path):
+    """A SASL_PLAINTEXT listener (PLAIN and SCRAM) under random authentication: handshakes with
+    random or real mechanisms, random tokens in SaslAuthenticate and as bare v0 tokens, random
+    requests before login, random bytes. Nobody gets past authentication, the broker stays up and
+    logs no traceback, and a real login still works afterwards."""
+    from conftest import free_port
+
+    port = free_port()
+    broker = BrokerProcess(str(tmp_path / "data"))
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_PLAINTEXT://127.0.0.1:{port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";',
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    })
+    broker.start()
+    rng = random.Random(17)
+    mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "", "x" * 300, "PLAIN\0"]
+    try:
+        deadline = time.monotonic() + SECONDS
+        while time.monotonic() < deadline:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                frames = []
+                for n in range(rng.randint(1, 6)):
+                    roll = rng.random()
+                    if roll < 0.3:
+                        frames.append(kp.encode_request(17, rng.randint(0, 1), n, {"mechanism": rng.choice(mechanisms)}))
+                    elif roll < 0.6:
+                        token = (rng.choice([b"\0alice\0wrong", b"n,,n=alice,r=abc", b"\0\0", b""])
+                                 + rng.randbytes(rng.randint(0, 64)))
+                        frames.append(kp.encode_request(36, rng.randint(0, 2), n, {"auth_bytes": token}))
+                    elif roll < 0.8:
+                        key, version = rng.choice(ALL)
+                        frames.append(kp.encode_request(key, version, n, random_body(REQUESTS[key], version, rng)))
+                    else:  # a bare token, as after a v0 handshake, or a random size
+                        blob = rng.randbytes(rng.randint(0, 40))
+                        frames.append(struct.pack(">i", rng.choice([len(blob), -1, 1 << 30])) + blob)
+                for frame in frames:
+                    try:
+                        answer = _answer(s, frame)
+                    except OSError:
+                        break
+                    if answer is None:
+                        break
+                    if frame[4:6] == b"\0\x24":  # a SaslAuthenticate: never a successful login
+                        version = struct.unpack_from(">h", frame, 6)[0]
+                        assert kp.parse_response(answer, 36, version)[1]["error_code"] != 0
+        assert broker.proc.poll() is None, broker.log()[-3000:]
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:  # a real login still works
+            assert _exchange(s, kp.encode_request(17, 1, 1, {"mechanism": "PLAIN"}))
+            s.sendall(kp.encode_request(36, 2, 2, {"auth_bytes": b"\0alice\0alice-secret"}))
+            head = s.recv(4)
+            frame = s.recv(struct.unpack(">i", head)[0])
+            assert kp.parse_response(frame, 36, 2)[1]["error_code"] == 0
+        log = broker.log()
+        assert "Traceback" not in log, log[log.index("Traceback") - 300:][:3000]
     finally:
         broker.stop()
