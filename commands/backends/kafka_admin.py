@@ -149,6 +149,11 @@ JAVA_ERRORS = {
          'A request illegally referred to a resource that does not exist.'),
     100: ('UNKNOWN_TOPIC_ID', 'UnknownTopicIdException',
          'This server does not host this topic ID.'),
+    102: ('BROKER_ID_NOT_REGISTERED', 'BrokerIdNotRegisteredException', 'The given broker ID was not registered.'),
+    114: ('MISMATCHED_ENDPOINT_TYPE', 'MismatchedEndpointTypeException',
+         'The request was sent to an endpoint of the wrong type.'),
+    115: ('UNSUPPORTED_ENDPOINT_TYPE', 'UnsupportedEndpointTypeException', 'This endpoint type is not supported yet.'),
+    116: ('UNKNOWN_CONTROLLER_ID', 'UnknownControllerIdException', 'This controller ID is not known.'),
 }
 
 # librdkafka's own (negative) error codes used here
