@@ -142,7 +142,7 @@ def run(args: list[str]) -> None:
 def run_remote(command: str, options: dict) -> None:
     """list-endpoints, api-versions, unregister, unregister-controller on pk's wire client."""
     from pk.commands import cluster as cmd
-    from pk.commands.backends.wire import WireClient, check_plaintext
+    from pk.commands.backends.wire import WireClient, connection_security
     from pk.commands.client_config import java_message
     from pk.commands.errors import ClientConfigError, PropertiesError
     from pk.commands.properties import load_properties
@@ -153,9 +153,9 @@ def run_remote(command: str, options: dict) -> None:
     controllers = options.get("bootstrap_server") is None
     client = None
     try:
-        check_plaintext(load_properties(config) if config is not None else {})
+        security = connection_security(load_properties(config) if config is not None else {})
         client = WireClient(options.get("bootstrap_server") or options["bootstrap_controller"], 30.0,
-                            "describeCluster")
+                            "describeCluster", security=security)
         if command == "list-endpoints":
             nodes = cmd.describe_cluster(client, cmd.CONTROLLERS if controllers else cmd.BROKERS,
                                          bool(options.get("include_fenced")))

@@ -98,10 +98,9 @@ def run(args: list[str]) -> None:
         if bootstrap is None:
             answer = cmd.engine_answer()
         else:
-            from pk.commands.backends.wire import WireClient, check_plaintext
+            from pk.commands.backends.wire import WireClient, connection_security
 
-            check_plaintext(props)
-            client = WireClient(bootstrap, 30.0, "describeFeatures")
+            client = WireClient(bootstrap, 30.0, "describeFeatures", security=connection_security(props))
             try:
                 answer = client.api_versions_answer(int(node) if node is not None else None)
             finally:

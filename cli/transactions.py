@@ -127,15 +127,15 @@ def run(args: list[str]) -> None:
     client = None
     try:
         props = load_properties(o["command_config"]) if o.get("command_config") else {}
-        from pk.commands.backends.wire import WireClient, check_plaintext
+        from pk.commands.backends.wire import WireClient, connection_security
 
-        check_plaintext(props)
+        security = connection_security(props)
         if command == "abort":
             cmd.check_abort(o.get("start_offset"), o.get("producer_id"), o.get("producer_epoch"),
                             o.get("coordinator_epoch"))
         elif command == "find-hanging":
             cmd.check_hanging(o.get("broker_id"), o.get("topic"), o.get("partition"))
-        client = WireClient(o["bootstrap_server"], 30.0, "listTransactions")
+        client = WireClient(o["bootstrap_server"], 30.0, "listTransactions", security=security)
         txns = cmd.Transactions(client)
         lines: list[str] = []
         if command == "list":
