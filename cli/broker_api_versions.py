@@ -20,7 +20,7 @@ CONNECT_TIMEOUT_S = 5.0  # the legacy admin client's request.timeout.ms default
 @version_option
 def cli(bootstrap_server, command_config):
     from pk.commands import broker_api_versions as cmd
-    from pk.commands.backends.wire import Broker, WireClient, check_plaintext
+    from pk.commands.backends.wire import Broker, WireClient, connection_security
     from pk.commands.client_config import bootstrap_hosts
     from pk.commands.errors import ClientConfigError, PropertiesError
     from pk.commands.properties import load_properties
@@ -39,8 +39,8 @@ def cli(bootstrap_server, command_config):
     if bad or not hosts:
         fail(f"Invalid url in bootstrap.servers: {bad[0] if bad else bootstrap_server}")
     try:
-        check_plaintext(props)
-        client = WireClient(bootstrap_server, CONNECT_TIMEOUT_S, "metadata")
+        security = connection_security(props)
+        client = WireClient(bootstrap_server, CONNECT_TIMEOUT_S, "metadata", security=security)
     except ClientConfigError as exc:
         fail(str(exc))
     except KafkaError:

@@ -1,9 +1,10 @@
-"""pk-features: Kafka 4.4's kafka-features (FeatureCommand), its `describe` command: on the
-bundled engine or, with --bootstrap-server, a cluster's broker.
+"""pk-features: Kafka 4.4's kafka-features (FeatureCommand): `describe` on the bundled engine
+or, with --bootstrap-server, a cluster's broker; `version-mapping` and `feature-dependencies`
+(Kafka 4.4's own tables, no cluster needed).
 
 FeatureCommand parses with argparse4j and reports a parse error as `Command line error:
-<message>. Type --help for help.`, exit 1. Its other commands (upgrade, downgrade, disable,
-version-mapping, feature-dependencies) are not implemented yet: pk says so in one line.
+<message>. Type --help for help.`, exit 1. Its upgrade, downgrade and disable commands are
+left out (pk-server-start has no UpdateFeatures API): pk refuses them as unknown commands.
 """
 
 from __future__ import annotations
@@ -15,13 +16,19 @@ import click
 
 from .common import QuietPipe, fail, run_tool
 
-COMMANDS = ("describe", "upgrade", "downgrade", "disable", "version-mapping", "feature-dependencies")
+COMMANDS = ("describe", "version-mapping", "feature-dependencies")
+# each command's own options
+_COMMAND_OPTIONS = {"describe": {"--node-id": "node_id"}, "version-mapping": {"--release-version": "release"},
+                    "feature-dependencies": {"--feature": "features"}}
 _GLOBAL = {"--bootstrap-server": "bootstrap_server", "--bootstrap-controller": "bootstrap_controller",
            "--command-config": "command_config", "--data-dir": "data_dir"}
 USAGE = ("usage: kafka-features [-h] [--command-config COMMAND_CONFIG] [--bootstrap-server BOOTSTRAP_SERVER | "
-         "--bootstrap-controller BOOTSTRAP_CONTROLLER] [--data-dir DIR] describe [--node-id NODE_ID]\n\n"
-         "This tool manages feature flags in Kafka (pk: describe). Without --bootstrap-server it reads "
-         "the bundled engine.\n")
+         "--bootstrap-controller BOOTSTRAP_CONTROLLER] [--data-dir DIR] "
+         "{describe,version-mapping,feature-dependencies} ...\n\n"
+         "This tool manages feature flags in Kafka. describe [--node-id NODE_ID]: the supported and finalized "
+         "levels (without --bootstrap-server: the bundled engine's); version-mapping [--release-version V]: the "
+         "feature levels of a release; feature-dependencies --feature F=LEVEL ...: what a feature level "
+         "requires.\n")
 
 
 def _error(message: str) -> None:
@@ -38,14 +45,18 @@ def parse(args: list[str]) -> tuple[str | None, dict]:
         if arg in ("-h", "--help"):
             click.echo(USAGE)
             sys.exit(0)
-        if name in _GLOBAL or (command == "describe" and name == "--node-id"):
-            key = _GLOBAL.get(name, "node_id")
+        own = _COMMAND_OPTIONS.get(command, {})
+        if name in _GLOBAL or name in own:
+            key = _GLOBAL.get(name) or own[name]
             if not eq:
                 if i + 1 >= len(args):
                     _error(f"argument {name}: expected one argument")
                 value = args[i + 1]
                 i += 1
-            options[key] = value
+            if key == "features":
+                options.setdefault(key, []).append(value)
+            else:
+                options[key] = value
         elif command is None and not arg.startswith("-"):
             if arg not in COMMANDS:
                 _error(f"invalid choice: '{arg}' (choose from {', '.join(repr(c) for c in COMMANDS)})")
@@ -57,14 +68,24 @@ def parse(args: list[str]) -> tuple[str | None, dict]:
         _error("argument --bootstrap-controller: not allowed with argument --bootstrap-server")
     if command is None:
         _error("too few arguments")
+    if command == "feature-dependencies" and not options.get("features"):
+        _error("argument --feature is required")
     return command, options
 
 
 def run(args: list[str]) -> None:
     command, options = parse(list(args))
-    if command != "describe":
-        fail(f"pk: pk-features does not implement kafka-features {command} yet")
     from pk.commands import features as cmd
+
+    if command != "describe":
+        try:
+            lines = (cmd.version_mapping_lines(options.get("release")) if command == "version-mapping"
+                     else cmd.dependency_lines(options["features"]))
+        except cmd.FeatureError as exc:
+            fail(str(exc))
+        for line in lines:
+            click.echo(line)
+        sys.exit(0)
     from pk.commands.client_config import java_message
     from pk.commands.errors import ClientConfigError, PropertiesError
     from pk.commands.properties import load_properties
@@ -77,10 +98,9 @@ def run(args: list[str]) -> None:
         if bootstrap is None:
             answer = cmd.engine_answer()
         else:
-            from pk.commands.backends.wire import WireClient, check_plaintext
+            from pk.commands.backends.wire import WireClient, connection_security
 
-            check_plaintext(props)
-            client = WireClient(bootstrap, 30.0, "describeFeatures")
+            client = WireClient(bootstrap, 30.0, "describeFeatures", security=connection_security(props))
             try:
                 answer = client.api_versions_answer(int(node) if node is not None else None)
             finally:
@@ -101,7 +121,7 @@ def run(args: list[str]) -> None:
 def _complete(ctx, _param, incomplete: str):
     from click.shell_completion import CompletionItem
 
-    words = [*COMMANDS, *_GLOBAL, "--node-id"]
+    words = [*COMMANDS, *_GLOBAL, "--node-id", "--release-version", "--feature"]
     return [CompletionItem(w) for w in words if w.startswith(incomplete)]
 
 
@@ -126,7 +146,7 @@ class _FeaturesCommand(QuietPipe, click.Command):
                context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
 def cli(args):
-    """Kafka's feature flags (kafka-features describe)."""
+    """Kafka's feature flags (kafka-features)."""
     run(list(args))
 
 

@@ -41,10 +41,10 @@ def cli(bootstrap_server, broker_list, command_config, describe, topic_list, dat
         if bootstrap_server is None:
             source = cmd.EngineLogDirs(data_dir)
         else:
-            from pk.commands.backends.wire import WireClient, check_plaintext
+            from pk.commands.backends.wire import WireClient, connection_security
 
-            check_plaintext(props)
-            source = cmd.RemoteLogDirs(WireClient(bootstrap_server, 30.0, "describeCluster"))
+            source = cmd.RemoteLogDirs(WireClient(bootstrap_server, 30.0, "describeCluster",
+                                                  security=connection_security(props)))
         cmd.run(source, broker_list, topic_list, click.echo)
     except UsageError as exc:
         fail(str(exc))

@@ -57,6 +57,11 @@ CLASSES: dict[str, str] = {
     # kafka-features.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
     "kafka.admin.FeatureCommand": "pk.cli.features:cli",
     "org.apache.kafka.tools.FeatureCommand": "pk.cli.features:cli",
+    # kafka-leader-election.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools from 3.7.
+    "kafka.admin.LeaderElectionCommand": "pk.cli.leader_election:cli",
+    "org.apache.kafka.tools.LeaderElectionCommand": "pk.cli.leader_election:cli",
+    # kafka-transactions.sh: org.apache.kafka.tools since it appeared in 3.0 (KIP-664).
+    "org.apache.kafka.tools.TransactionsCommand": "pk.cli.transactions:cli",
     # kafka-server-start.sh, every version.
     "kafka.Kafka": "pk.cli.server_start:start",
     # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.

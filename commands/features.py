@@ -38,3 +38,82 @@ def engine_answer() -> dict:
     from pk.engine.broker.features import api_versions_fields
 
     return api_versions_fields()
+
+
+# --------------------------------------------------------------------------- version-mapping, feature-dependencies
+LATEST_PRODUCTION = 33  # 4.4-IV2: what version-mapping maps without --release-version
+# Kafka 4.4's other features (its Feature enum, in order): each level with the lowest
+# metadata.version that bootstraps it (version-mapping), and what a level requires
+# (feature-dependencies); tests/test_oracle_features_tool.py checks both against Kafka's tool.
+FEATURE_LEVELS = {
+    "kraft.version": {0: 7, 1: 21},
+    "transaction.version": {0: 7, 1: 24, 2: 24},
+    "group.version": {0: 7, 1: 22},
+    "eligible.leader.replicas.version": {0: 7, 1: 26},
+    "share.version": {0: 7, 1: 28, 2: 31},
+    "streams.version": {0: 7, 1: 29},
+}
+DEPENDENCIES = {("eligible.leader.replicas.version", 1): [("metadata.version", 23)]}
+
+
+class FeatureError(Exception):
+    """One of kafka-features' own error lines."""
+
+
+def release_level(release: str | None) -> tuple[int, str]:
+    """metadata.version level of a release name (`3.9-IV0`, or `3.9`: that release's last) and
+    the name version-mapping shows for it."""
+    if release is None:
+        return LATEST_PRODUCTION, METADATA_VERSIONS[LATEST_PRODUCTION]
+    exact = [lvl for lvl, name in METADATA_VERSIONS.items() if name == release]
+    short = [lvl for lvl, name in METADATA_VERSIONS.items() if name.split("-")[0] == release]
+    if not exact and not short:
+        raise FeatureError(f"Unknown metadata.version '{release}'. Supported metadata.version are: "
+                           + ", ".join(METADATA_VERSIONS.values()))
+    return (exact or short)[-1], release
+
+
+def version_mapping_lines(release: str | None) -> list[str]:
+    level, name = release_level(release)
+    lines = [f"metadata.version={level} ({name})"]
+    for feature, levels in FEATURE_LEVELS.items():
+        lines.append(f"{feature}={max(lvl for lvl, mv in levels.items() if mv <= level)}")
+    return lines
+
+
+def _parse_feature(text: str) -> tuple[str, int]:
+    name, eq, level = text.partition("=")
+    if not eq:
+        raise FeatureError(f"Can't parse feature=level string {text}: equals sign not found.")
+    try:
+        value = int(level.strip())
+        if not -32768 <= value <= 32767:
+            raise ValueError
+    except ValueError:
+        raise FeatureError(f"Can't parse feature=level string {text}: unable to parse {level} as a short.") from None
+    return name.strip(), value
+
+
+def _describe_level(feature: str, level: int) -> str:
+    if feature == "metadata.version":
+        return f"metadata.version={level} ({METADATA_VERSIONS[level]})"
+    return f"{feature}={level}"
+
+
+def dependency_lines(features: list[str]) -> list[str]:
+    lines = []
+    for feature, level in [_parse_feature(f) for f in features]:
+        if feature == "metadata.version":
+            if level not in METADATA_VERSIONS:
+                raise FeatureError(f"Unknown metadata.version {level}")
+        elif feature not in FEATURE_LEVELS:
+            raise FeatureError(f"Unknown feature: {feature}")
+        elif level not in FEATURE_LEVELS[feature]:
+            raise FeatureError(f"No feature:{feature} with feature level {level}")
+        needs = DEPENDENCIES.get((feature, level))
+        if not needs:
+            lines.append(f"{_describe_level(feature, level)} has no dependencies.")
+        else:
+            lines.append(f"{_describe_level(feature, level)} requires:")
+            lines += [f"    {_describe_level(f, lvl)}" for f, lvl in needs]
+    return lines

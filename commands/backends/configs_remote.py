@@ -10,7 +10,7 @@ from pk.engine.topic_config import java_hashmap_order
 
 from ..configs import (BROKER_LOGGERS, BROKERS, CLIENT_METRICS, GROUPS, SOURCES, TOPICS, ConfigCommandError, Entry)
 from .kafka_admin import AdminError, known_error
-from .wire import WireClient, check_plaintext
+from .wire import WireClient, connection_security
 
 # ConfigResource.Type ids
 RESOURCE_IDS = {TOPICS: 2, BROKERS: 4, BROKER_LOGGERS: 8, CLIENT_METRICS: 16, GROUPS: 32}
@@ -33,9 +33,9 @@ class RemoteConfigs:
         from ..properties import load_properties
 
         props = load_properties(command_config) if command_config is not None else {}
-        check_plaintext(props)
+        security = connection_security(props)
         self.bootstrap, self.command_config = bootstrap, command_config
-        self.wire = WireClient(bootstrap, timeout_s, "describeConfigs")
+        self.wire = WireClient(bootstrap, timeout_s, "describeConfigs", security=security)
         self._admin = None
 
     # ------------------------------------------------------------------ configs

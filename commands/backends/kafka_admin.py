@@ -127,11 +127,16 @@ JAVA_ERRORS = {
          'The requesting client does not support the compression type of given partition.'),
     79: ('MEMBER_ID_REQUIRED', 'MemberIdRequiredException',
          'The group member needs to have a valid member id before actually entering a consumer group.'),
+    80: ('PREFERRED_LEADER_NOT_AVAILABLE', 'PreferredLeaderNotAvailableException',
+         'The preferred leader was not available.'),
     81: ('GROUP_MAX_SIZE_REACHED', 'GroupMaxSizeReachedException',
          'The consumer group has reached its max size.'),
     82: ('FENCED_INSTANCE_ID', 'FencedInstanceIdException',
          'The broker rejected this static consumer since another consumer with the same group.instance.id '
          'has registered with a different member.id.'),
+    83: ('ELIGIBLE_LEADERS_NOT_AVAILABLE', 'EligibleLeadersNotAvailableException',
+         'Eligible topic partition leaders are not available.'),
+    84: ('ELECTION_NOT_NEEDED', 'ElectionNotNeededException', 'Leader election not needed for topic partition.'),
     86: ('GROUP_SUBSCRIBED_TO_TOPIC', 'GroupSubscribedToTopicException',
          'Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.'),
     87: ('INVALID_RECORD', 'org.apache.kafka.common.InvalidRecordException',
@@ -144,6 +149,11 @@ JAVA_ERRORS = {
          'A request illegally referred to a resource that does not exist.'),
     100: ('UNKNOWN_TOPIC_ID', 'UnknownTopicIdException',
          'This server does not host this topic ID.'),
+    102: ('BROKER_ID_NOT_REGISTERED', 'BrokerIdNotRegisteredException', 'The given broker ID was not registered.'),
+    114: ('MISMATCHED_ENDPOINT_TYPE', 'MismatchedEndpointTypeException',
+         'The request was sent to an endpoint of the wrong type.'),
+    115: ('UNSUPPORTED_ENDPOINT_TYPE', 'UnsupportedEndpointTypeException', 'This endpoint type is not supported yet.'),
+    116: ('UNKNOWN_CONTROLLER_ID', 'UnknownControllerIdException', 'This controller ID is not known.'),
 }
 
 # librdkafka's own (negative) error codes used here
@@ -339,6 +349,20 @@ class KafkaAdmin:
             except confluent_kafka.KafkaException as exc:
                 out[(tp.topic, tp.partition)] = admin_error(exc.args[0], call)
         return out
+
+    def elect_leaders(self, election_type: str, partitions: list[tuple[str, int]] | None
+                      ) -> dict[tuple[str, int], AdminError | None]:
+        """ElectLeaders (PREFERRED or UNCLEAN) of the partitions (None: all): each partition's
+        error, or None where a leader was elected."""
+        from confluent_kafka import ElectionType, TopicPartition
+
+        call = "electLeaders"
+        tps = None if partitions is None else [TopicPartition(t, p) for t, p in partitions]
+        # (no request_timeout: confluent-kafka 2.16 fails on any keyword argument here; the
+        # wait below bounds the call instead)
+        results = self.result(self.client.elect_leaders(ElectionType[election_type], tps), call)
+        return {(tp.topic, tp.partition): None if err is None else admin_error(getattr(err, "args", [err])[0], call)
+                for tp, err in results.items()}
 
     def close(self) -> None:
         self.client = None

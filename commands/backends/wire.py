@@ -3,25 +3,35 @@ not expose: per-broker ApiVersions (kafka-broker-api-versions), DescribeConfigs 
 synonym (librdkafka keeps one per name), BROKER_LOGGER and CLIENT_METRICS resources, and
 the client-quota APIs (kafka-configs).
 
-One connection per broker, one request at a time, PLAINTEXT only (a --command-config asking
-for TLS or SASL is refused with one line). `WireClient(bootstrap, timeout_s)` connects to the
-first bootstrap address that answers; `call(api_key, version, body, node=None)` sends to that
-broker or to a node of the cluster's metadata.
+One connection per broker, one request at a time. `WireClient(bootstrap, timeout_s,
+security=...)` connects to the first bootstrap address that answers; `call(api_key, version,
+body, node=None)` sends to that broker or to a node of the cluster's metadata.
+
+`connection_security(props)` reads the Java client's security settings of a --command-config
+(as commands/client_config.py reads them for librdkafka): security.protocol PLAINTEXT, SSL,
+SASL_PLAINTEXT or SASL_SSL; TLS from PEM stores (ssl.truststore.location/.certificates,
+ssl.keystore.location/.key/.certificate.chain, ssl.key.password,
+ssl.endpoint.identification.algorithm); SASL PLAIN and SCRAM-SHA-256/512 from sasl.jaas.config.
+Anything else (GSSAPI, OAUTHBEARER, JKS/PKCS12 stores) is refused with one line.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+import ssl
 import struct
+import tempfile
 import time
+from dataclasses import dataclass
 
 from pk.engine import protocol as kp
 
-from ..client_config import bootstrap_hosts
+from ..client_config import PLAIN_MODULE, SCRAM_MODULE, bootstrap_hosts, parse_jaas
 from ..errors import ClientConfigError
 from pk.engine.version import PK_VERSION
 
-from .kafka_admin import known_error, timeout_error
+from .kafka_admin import ERRORS_PACKAGE, AdminError, known_error, timeout_error
 
 CLIENT_ID = "pk-admin"
 METADATA_VERSION = 12
@@ -42,10 +52,14 @@ class Broker:
 class _Connection:
     """One broker connection; `versions` is what its ApiVersions answer advertised."""
 
-    def __init__(self, host: str, port: int, timeout_s: float):
+    def __init__(self, host: str, port: int, timeout_s: float, security: "Security | None" = None):
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.corr = 0
         try:
+            if security is not None and security.tls is not None:
+                self.sock = security.tls.wrap_socket(self.sock, server_hostname=host)
+            if security is not None and security.mechanism is not None:
+                self._authenticate(security)
             # v4+: v3 leaves out features whose lowest supported level is 0 (KAFKA-17011)
             answer = self.call(kp.ApiKey.API_VERSIONS, 4, {"client_software_name": "pk",
                                                            "client_software_version": PK_VERSION})
@@ -54,6 +68,34 @@ class _Connection:
             raise
         self.versions = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
         self.api_versions_answer = answer  # features (KIP-584) too
+
+    def _authenticate(self, security: "Security") -> None:
+        """SaslHandshake, then SaslAuthenticate rounds: PLAIN's one token or SCRAM's two."""
+        answer = self.call(kp.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": security.mechanism})
+        if answer["error_code"]:
+            raise AdminError("UNSUPPORTED_SASL_MECHANISM", ERRORS_PACKAGE + "UnsupportedSaslMechanismException",
+                             f"Client SASL mechanism '{security.mechanism}' not enabled in the server, enabled "
+                             f"mechanisms are {answer['mechanisms']}", 33)
+        if security.mechanism == "PLAIN":
+            self._sasl_round(f"\0{security.username}\0{security.password}".encode(), security)
+            return
+        import scramp
+
+        scram = scramp.ScramClient([security.mechanism], security.username, security.password)
+        first = self._sasl_round(scram.get_client_first().encode(), security)
+        scram.set_server_first(first.decode())
+        final = self._sasl_round(scram.get_client_final().encode(), security)
+        try:
+            scram.set_server_final(final.decode())
+        except scramp.ScramException:
+            raise _authentication_failed(security.mechanism) from None
+
+    def _sasl_round(self, token: bytes, security: "Security") -> bytes:
+        answer = self.call(kp.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
+        if answer["error_code"]:
+            raise AdminError("SASL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SaslAuthenticationException",
+                             answer["error_message"] or _authentication_failed(security.mechanism).message, 58)
+        return answer["auth_bytes"]
 
     def call(self, api_key: int, version: int, body: dict) -> dict:
         self.corr += 1
@@ -77,22 +119,115 @@ class _Connection:
         self.sock.close()
 
 
-def check_plaintext(command_config: dict[str, str]) -> None:
-    protocol = command_config.get("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
-        raise ClientConfigError(f"pk: this tool speaks PLAINTEXT only; security.protocol={protocol} is not supported yet")
+def _authentication_failed(mechanism: str) -> AdminError:
+    return AdminError("SASL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SaslAuthenticationException",
+                      f"Authentication failed during authentication due to invalid credentials with SASL "
+                      f"mechanism {mechanism}", 58)
+
+
+@dataclass
+class Security:
+    """How to open a connection: a TLS context (SSL, SASL_SSL) and a SASL login (SASL_*)."""
+    tls: ssl.SSLContext | None = None
+    mechanism: str | None = None
+    username: str = ""
+    password: str = ""
+
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def connection_security(config: dict[str, str]) -> Security | None:
+    """The Security of a Java client configuration (None: PLAINTEXT)."""
+    protocol = config.get("security.protocol", "PLAINTEXT").strip().upper()
+    if protocol not in PROTOCOLS:
+        raise ClientConfigError(f"Invalid value {protocol} for configuration security.protocol: String must be "
+                                "one of: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL")
+    if protocol == "PLAINTEXT":
+        return None
+    security = Security()
+    if protocol.endswith("SSL"):
+        security.tls = _tls_context(config)
+    if protocol.startswith("SASL"):
+        security.mechanism = config.get("sasl.mechanism", "GSSAPI").strip()
+        if security.mechanism not in MECHANISMS:
+            raise ClientConfigError(f"pk: sasl.mechanism={security.mechanism} is not supported by this tool "
+                                    f"(it speaks {', '.join(MECHANISMS)})")
+        if "sasl.jaas.config" not in config:
+            raise ClientConfigError("Could not find a 'KafkaClient' entry in the JAAS configuration. System "
+                                    "property 'java.security.auth.login.config' is not set")
+        entries = parse_jaas(config["sasl.jaas.config"])
+        module, _, options = entries[0]
+        wanted = PLAIN_MODULE if security.mechanism == "PLAIN" else SCRAM_MODULE
+        if len(entries) != 1 or module != wanted or "username" not in options or "password" not in options:
+            raise ClientConfigError(f"pk: sasl.jaas.config must be one {wanted} entry with username and password "
+                                    f"for sasl.mechanism={security.mechanism}")
+        security.username, security.password = options["username"], options["password"]
+    return security
+
+
+def _pem_file(config: dict[str, str], key: str) -> str | None:
+    location = config.get(key, "").strip()
+    if not location:
+        return None
+    declared = config.get(key.replace("location", "type"), "JKS").strip().upper()
+    try:
+        with open(location, "rb") as f:
+            pem = b"-----BEGIN " in f.read(4096)
+    except OSError as exc:
+        raise ClientConfigError(f"Failed to load SSL store {location} ({key}): {exc.strerror or exc}") from None
+    if not pem:
+        raise ClientConfigError(f"pk: {key} {location} is a {declared} store; this tool reads PEM stores only "
+                                f"(set {key.replace('location', 'type')}=PEM and a PEM file)")
+    return location
+
+
+def _tls_context(config: dict[str, str]) -> ssl.SSLContext:
+    """A client TLS context from the Java client's PEM settings."""
+    context = ssl.create_default_context()
+    context.check_hostname = config.get("ssl.endpoint.identification.algorithm", "https").strip().lower() == "https"
+    try:
+        truststore = _pem_file(config, "ssl.truststore.location")
+        if truststore is not None:
+            context.load_verify_locations(cafile=truststore)
+        if "ssl.truststore.certificates" in config:
+            context.load_verify_locations(cadata=config["ssl.truststore.certificates"].strip())
+        password = config.get("ssl.key.password") or config.get("ssl.keystore.password") or None
+        keystore = _pem_file(config, "ssl.keystore.location")
+        if keystore is not None:
+            context.load_cert_chain(keystore, password=password)
+        elif "ssl.keystore.certificate.chain" in config and "ssl.keystore.key" in config:
+            # Python loads a client certificate from files only: a private file, removed at once
+            fd, path = tempfile.mkstemp(suffix=".pem")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(config["ssl.keystore.key"].strip() + "\n" +
+                            config["ssl.keystore.certificate.chain"].strip() + "\n")
+                context.load_cert_chain(path, password=password)
+            finally:
+                os.unlink(path)
+    except ssl.SSLError as exc:
+        raise ClientConfigError(f"Failed to load SSL keystore or truststore: {exc}") from None
+    return context
 
 
 class WireClient:
-    def __init__(self, bootstrap: str, timeout_s: float = 30.0, call_name: str = "describeCluster"):
+    def __init__(self, bootstrap: str, timeout_s: float = 30.0, call_name: str = "describeCluster",
+                 security: Security | None = None):
         self.timeout_s = timeout_s
+        self.security = security
         self._connections: dict[int | None, _Connection] = {}
         deadline = time.monotonic() + timeout_s
         while True:
             for host, port in bootstrap_hosts(bootstrap):
                 try:
-                    self._connections[None] = _Connection(host, port, max(deadline - time.monotonic(), 0.5))
+                    self._connections[None] = _Connection(host, port, max(deadline - time.monotonic(), 0.5),
+                                                          security)
                     break
+                except ssl.SSLError as exc:  # the broker's certificate is not trusted, or ours not accepted
+                    raise AdminError("SSL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SslAuthenticationException",
+                                     "SSL handshake failed", -1) from exc
                 except OSError:
                     continue
             if None in self._connections:
@@ -132,7 +267,7 @@ class WireClient:
             broker = next((b for b in self.brokers() if b.node_id == node), None)
             if broker is None:
                 raise ConnectionError(f"no broker with id {node}")
-            self._connections[node] = _Connection(broker.host, broker.port, self.timeout_s)
+            self._connections[node] = _Connection(broker.host, broker.port, self.timeout_s, self.security)
         return self._connections[node]
 
     def close(self) -> None:

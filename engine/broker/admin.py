@@ -1,5 +1,5 @@
 """Admin handlers: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
-IncrementalAlterConfigs, DescribeCluster, DeleteRecords.
+IncrementalAlterConfigs, DescribeCluster, DeleteRecords, ElectLeaders.
 
 Each is a thin layer over the engine's admin calls, which take the data directory's admin
 lock, so the broker and pk-topics running beside it change topics one at a time. Errors are
@@ -78,6 +78,7 @@ class AdminHandlers:
         broker.register(ApiKey.DESCRIBE_CONFIGS, self.describe_configs)
         broker.register(ApiKey.ALTER_CONFIGS, self.alter_configs)
         broker.register(ApiKey.INCREMENTAL_ALTER_CONFIGS, self.incremental_alter_configs)
+        broker.register(ApiKey.ELECT_LEADERS, self.elect_leaders)
         broker.register(ApiKey.DESCRIBE_CLUSTER, self.describe_cluster)
         broker.register(ApiKey.DELETE_RECORDS, self.delete_records)
 
@@ -488,6 +489,43 @@ class AdminHandlers:
                 parts.append(result)
             topics.append({"name": t["name"], "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
+
+    async def elect_leaders(self, request) -> dict:
+        """One broker leads every partition and is its only (so preferred) replica: no election
+        is ever needed. As Kafka's controller: asked for every partition (null), the answer lists
+        each topic but leaves out the partitions that need none; a refusal (cluster ALTER, an
+        unknown election type) is the top-level error, repeated for each asked partition."""
+        body = request.body
+        asked = body["topic_partitions"]
+        error, message = E.NONE, None
+        if not self.broker.guard.allows(request, acls.ALTER, acls.CLUSTER, acls.CLUSTER_NAME):
+            error, message = E.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+        elif body.get("election_type", 0) not in (0, 1):  # PREFERRED, UNCLEAN (v0 means PREFERRED)
+            error, message = E.INVALID_REQUEST, f"Unknown election type {body['election_type']}"
+        if error != E.NONE:
+            results = [{"topic": t["topic"], "partition_result": [
+                {"partition_id": p, "error_code": error, "error_message": message} for p in t["partitions"]]}
+                for t in asked or []]
+            return {"throttle_time_ms": 0, "error_code": error, "replica_election_results": results}
+        if asked is None:
+            results = [{"topic": name, "partition_result": []} for name in self.engine.list_topics()]
+        else:
+            results = [{"topic": t["topic"], "partition_result": [self._election(t["topic"], p) for p in t["partitions"]]}
+                       for t in asked]
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "replica_election_results": results}
+
+    def _election(self, topic: str, partition: int) -> dict:
+        result = {"partition_id": partition, "error_code": E.ELECTION_NOT_NEEDED, "error_message": None}
+        try:
+            meta = self.engine.topic(topic)
+        except UnknownTopicOrPartitionError:
+            meta = None
+        if meta is None:
+            result.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION, error_message=f"No such topic as {topic}")
+        elif partition not in meta.assignment:
+            result.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                          error_message=f"No such partition as {topic}-{partition}")
+        return result
 
 
 # ---------------------------------------------------------------- config entries
