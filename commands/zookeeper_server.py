@@ -28,10 +28,19 @@ class ZooKeeperMissing(Exception):
     """No usable ZooKeeper installation: str() is the one line to print."""
 
 
+def _env_scripts() -> tuple[str, ...]:
+    """Where to look for zkEnv.sh: $ZOOKEEPER_HOME/bin (an Apache ZooKeeper release unpacked
+    anywhere) when set, else Debian's package."""
+    home = os.environ.get("ZOOKEEPER_HOME")
+    return (os.path.join(home, "bin", "zkEnv.sh"),) if home else ZK_ENV_SCRIPTS
+
+
 def _sourced(script: str) -> dict[str, str]:
-    """CLASSPATH and JAVA after sourcing a zkEnv.sh in bash, as zkServer.sh does."""
+    """CLASSPATH and JAVA after sourcing a zkEnv.sh in bash, as zkServer.sh does (ZOOBINDIR,
+    which Apache's zkEnv.sh finds the release's jars from, is the script's folder)."""
     probe = f'. "{script}" >/dev/null 2>&1; printf "%s\\0%s" "$CLASSPATH" "$JAVA"'
     env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA")}
+    env["ZOOBINDIR"] = os.path.dirname(script)
     out = subprocess.run(["bash", "-c", probe], capture_output=True, env=env, timeout=30).stdout
     classpath, _, java = out.decode().partition("\0")
     return {"CLASSPATH": classpath, "JAVA": java}
@@ -39,7 +48,7 @@ def _sourced(script: str) -> dict[str, str]:
 
 def find_installation() -> tuple[str, str]:
     """(java, classpath) of the system's ZooKeeper; ZooKeeperMissing says what is missing."""
-    script = next((s for s in ZK_ENV_SCRIPTS if os.path.exists(s)), None)
+    script = next((s for s in _env_scripts() if os.path.exists(s)), None)
     if script is None or shutil.which("bash") is None:
         raise ZooKeeperMissing(f"No ZooKeeper installation found: {PACKAGE_HINT}")
     found = _sourced(script)

@@ -9,9 +9,12 @@ last command's status.
 
 from __future__ import annotations
 
+import logging
 import re
+import socket
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,6 +33,11 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.security import ACL, Id
 
 CONNECT_TIMEOUT_S = 5.0
+# kazoo logs its connection troubles; the shell reports them in ZooKeeper's words instead.
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
+logging.getLogger("kazoo").propagate = False
+# kazoo warns when the chroot does not exist; ZooKeeper's shell says nothing until a command fails.
+warnings.filterwarnings("ignore", message="No chroot path exists")
 
 OK, FAILED, UNKNOWN_COMMAND = 0, 1, 127
 
@@ -194,6 +202,18 @@ def watcher_notice(state: str, kind: str, path: str | None) -> str:
 
 
 # --------------------------------------------------------------------------- the shell
+def _any_reachable(server: str) -> bool:
+    """Whether some host of a connect string (`h1:p1,h2:p2/chroot`) accepts a TCP connection."""
+    for hostport in server.split("/", 1)[0].split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "localhost", int(port or 2181)), timeout=2):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 class Shell:
     """One ZooKeeper session and the commands run in it."""
 
@@ -206,6 +226,8 @@ class Shell:
 
     # -- session
     def connect(self) -> bool:
+        if not _any_reachable(self.server):
+            return False  # fail at once, as ZooKeeper's client does on a refused connection
         self.zk = KazooClient(hosts=self.server, timeout=30.0)
         try:
             self.zk.start(timeout=CONNECT_TIMEOUT_S)
@@ -406,9 +428,10 @@ def run_interactive(server: str, lines, terminal: bool = False, out=None, err=No
     number = 0
     try:
         for line in lines:
-            words = split_line(line)
-            if not words:
+            line = line.strip()
+            if not line:
                 continue
+            words = split_line(line)
             try:
                 parsed = parse(words)
             except UsageError as exc:
