@@ -50,6 +50,17 @@ def shell(argv: list[str]) -> int:
     return zk.run_interactive(server, sys.stdin)
 
 
+def run_class(argv: list[str]) -> None:
+    """`kafka-run-class ZooKeeperMainWithTlsSupportForKafka -server host:port [command]` (what
+    zookeeper-shell.sh runs); without -server ZooKeeper's shell connects to localhost:2181."""
+    args = list(argv)
+    if args[:1] == ["-server"]:
+        args = args[1:]
+    else:
+        args = ["localhost:2181", *args]
+    sys.exit(shell(args))
+
+
 @click.command("pk-zookeeper-shell", context_settings={"ignore_unknown_options": True,
                                                       "allow_interspersed_args": False,
                                                       "help_option_names": []})

@@ -10,6 +10,7 @@ last command's status.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import socket
 import sys
@@ -250,15 +251,20 @@ class Shell:
 
     def _notice(self, state: str, kind: str, path: str | None) -> None:
         if self.print_watches:
-            self.out.write(watcher_notice(state, kind, path))
-            self.out.flush()
+            self._print(watcher_notice(state, kind, path))
 
     def _watch(self, event) -> None:
         self._notice("SyncConnected", _EVENT_TYPES.get(event.type, "None"), event.path)
 
     def _print(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            # The reader went away: go on without output, as the JVM's System.out does.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())
+            os.close(devnull)
 
     def _error(self, text: str) -> None:
         self.err.write(text + "\n")
