@@ -326,7 +326,7 @@ class Shell:
 
     def _tree(self, path: str) -> list[str]:
         lines = [path]
-        for child in sorted(self.zk.get_children(path)):
+        for child in self.zk.get_children(path):  # the server's order, as ZooKeeper's ls -R
             lines += self._tree(path.rstrip("/") + "/" + child)
         return lines
 
@@ -334,7 +334,7 @@ class Shell:
         self._error("'ls2' has been deprecated. Please use 'ls [-s] path' instead.")
         path = parsed.args[0]
         children, stat = self.zk.get_children(path, include_data=True)
-        self._print("[" + ", ".join(sorted(children)) + "]\n" + format_stat(stat))
+        self._print("[" + ", ".join(children) + "]\n" + format_stat(stat))  # ls2: the server's order
 
     def _cmd_get(self, parsed: Parsed) -> None:
         data, stat = self.zk.get(parsed.args[0], watch=self._watcher(parsed))

@@ -48,8 +48,9 @@ def test_one_shot_commands(zookeeper, base):
     assert r.stderr == f"Created {base}/seq-0000000001\n"
     r = shell(zookeeper, "ls", base)
     assert r.stdout.endswith(CONNECTED + "[empty, seq-0000000001]\n")
-    r = shell(zookeeper, "ls", "-R", base)
-    assert r.stdout.endswith(CONNECTED + f"{base}\n{base}/empty\n{base}/seq-0000000001\n")
+    r = shell(zookeeper, "ls", "-R", base)  # depth first, children in the server's order
+    tree = r.stdout[len(f"Connecting to {zookeeper}\n{CONNECTED}"):].splitlines()
+    assert tree[0] == base and sorted(tree[1:]) == [f"{base}/empty", f"{base}/seq-0000000001"]
     r = shell(zookeeper, "set", "-s", base, "world")
     stat = r.stdout[len(f"Connecting to {zookeeper}\n{CONNECTED}"):]
     keys = [line.split(" = ")[0] for line in stat.splitlines()]
@@ -159,6 +160,20 @@ def test_watch_fires_in_interactive_session(zookeeper, base):
             proc.kill()
             proc.wait()
     assert out.startswith(f"\nWATCHER::\n\nWatchedEvent state:SyncConnected type:NodeDataChanged path:{base}\n")
+
+
+def test_closed_stdout_goes_on_quietly(zookeeper, base):
+    """The reader of stdout gone: the commands still run (as the JVM's System.out ignores the
+    error), status 0, nothing on stderr but the shell's own lines."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        r = subprocess.run([SHELL, zookeeper], input=f"ls /\ncreate {base}\n", stdout=write,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (r.returncode, r.stderr) == (0, f"Created {base}\n")
+    assert shell(zookeeper, "stat", base).returncode == 0
 
 
 def test_chroot(zookeeper, base):
