@@ -19,6 +19,11 @@ import sys
 from .common import fail
 
 USAGE = "USAGE: pk-zookeeper-server-start [-daemon] zookeeper.properties"
+HELP = """Starts the system's ZooKeeper (Debian's zookeeper package, or $ZOOKEEPER_HOME) on a
+zookeeper.properties; config/zookeeper.properties is the sample pk ships.
+  -daemon   run detached, output in $LOG_DIR/zookeeper.out (LOG_DIR defaults to ./logs)
+Environment: KAFKA_HEAP_OPTS (default -Xmx512M -Xms512M), KAFKA_LOG4J_OPTS, KAFKA_OPTS, JAVA_HOME.
+"""
 SAMPLE_CONFIG = os.path.join("config", "zookeeper.properties")
 _PACKAGED_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config")
 
@@ -43,6 +48,9 @@ def start(argv: list[str] | None = None) -> None:
     if argv is None:
         _maybe_complete()
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] in (["--help"], ["-help"], ["-h"]):
+        sys.stdout.write(f"{USAGE}\n{HELP}")
+        sys.exit(0)
     daemon = bool(args) and args[0] == "-daemon"
     if daemon:
         args = args[1:]
@@ -73,6 +81,10 @@ def stop(argv: list[str] | None = None) -> None:
     """Signal every running ZooKeeper server, as zookeeper-server-stop.sh (arguments ignored)."""
     if argv is None:
         _maybe_complete()
+    if (sys.argv[1:] if argv is None else argv)[:1] in (["--help"], ["-help"], ["-h"]):
+        sys.stdout.write("USAGE: pk-zookeeper-server-stop\nStops every ZooKeeper server running on this machine "
+                         "(signal $SIGNAL, default TERM).\n")
+        sys.exit(0)
     from pk.commands.zookeeper_server import server_pids
 
     name = os.environ.get("SIGNAL") or "TERM"

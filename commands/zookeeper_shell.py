@@ -333,7 +333,8 @@ class Shell:
     def _cmd_ls2(self, parsed: Parsed) -> None:
         self._error("'ls2' has been deprecated. Please use 'ls [-s] path' instead.")
         path = parsed.args[0]
-        children, stat = self.zk.get_children(path, include_data=True)
+        watch = self._watch if len(parsed.args) > 1 else None  # any second word asks for a watch
+        children, stat = self.zk.get_children(path, watch=watch, include_data=True)
         self._print("[" + ", ".join(children) + "]\n" + format_stat(stat))  # ls2: the server's order
 
     def _cmd_get(self, parsed: Parsed) -> None:
@@ -420,6 +421,11 @@ def _path_of(words: list[str]) -> str:
     return next((w for w in words[1:] if w.startswith("/")), "/")
 
 
+# Commands that never talk to the server: ZooKeeper's shell runs them before its session is
+# even connected (the connection's notice then comes later, or never if printwatches is off).
+LOCAL_COMMANDS = {"printwatches", "quit", "close"}
+
+
 def run_interactive(server: str, lines, terminal: bool = False, out=None, err=None) -> int:
     """The shell reading commands from `lines` (stdin, or prompted lines on a terminal) until
     quit or their end; the last command's status."""
@@ -427,11 +433,8 @@ def run_interactive(server: str, lines, terminal: bool = False, out=None, err=No
     shell._print(f"Connecting to {server}\nWelcome to ZooKeeper!\n")
     if not terminal:  # as Kafka 2.8's shell, which has no JLine on its classpath
         shell._print("JLine support is disabled\n")
-    if not shell.connect():
-        shell._error("KeeperErrorCode = ConnectionLoss for /")
-        return FAILED
     status = OK
-    number = 0
+    session = "new"  # then "open", "failed" or "closed"
     try:
         for line in lines:
             line = line.strip()
@@ -444,15 +447,24 @@ def run_interactive(server: str, lines, terminal: bool = False, out=None, err=No
                 shell._error(str(exc))
                 status = FAILED
                 continue
-            finally:
-                number += 1
             if parsed is None:
                 shell._error(usage_text() + f"Command not found: Command not found {words[0]}")
                 status = UNKNOWN_COMMAND
-            elif parsed.name == "quit":
+                continue
+            if parsed.name == "quit":
                 shell.close(notify=True)
                 return status
-            elif shell.zk is None:
+            if parsed.name not in LOCAL_COMMANDS and session == "new":
+                session = "open" if shell.connect() else "failed"
+            if parsed.name == "close":
+                session = "closed"
+                status = shell.run(parsed)
+            elif parsed.name in LOCAL_COMMANDS:
+                status = shell.run(parsed)
+            elif session == "closed":
+                shell._print("Not connected\n")
+                status = OK
+            elif session == "failed":
                 shell._error(f"KeeperErrorCode = ConnectionLoss for {_path_of(words)}")
                 status = FAILED
             else:

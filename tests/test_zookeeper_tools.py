@@ -277,3 +277,14 @@ def test_daemon_then_stop(tmp_path):
                        env={**os.environ, "LOG_DIR": str(tmp_path / "logs"), "KAFKA_HEAP_OPTS": "-Xmx128m"})
     assert r.stdout == "start=0\n[zookeeper]\nstop=0\nNo zookeeper server to stop\nstop=1\n", r.stderr
     assert "Reading configuration from:" in (tmp_path / "logs" / "zookeeper.out").read_text()
+
+
+def test_run_class_names(zookeeper):
+    """The classes Kafka 2.8-3.9's zookeeper-shell.sh and zookeeper-server-start.sh run."""
+    run_class = tool_path("pk-run-class")
+    r = subprocess.run([run_class, "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka", "-server", zookeeper,
+                        "ls", "/zookeeper"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, f"Connecting to {zookeeper}\n{CONNECTED}[config, quota]\n")
+    r = subprocess.run([run_class, "org.apache.zookeeper.server.quorum.QuorumPeerMain", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("USAGE: pk-zookeeper-server-start [-daemon] zookeeper.properties\n")
