@@ -52,6 +52,8 @@ class Parsed:
     name: str
     flags: dict[str, str | bool] = field(default_factory=dict)
     args: list[str] = field(default_factory=list)
+    acls: list[ACL] | None = None  # create's ACL argument
+    notes: list[str] = field(default_factory=list)  # what parsing the ACL skipped, printed when run
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,11 @@ def parse(words: list[str]) -> Parsed | None:
         raise UsageError(spec.usage)
     if parsed.args and spec.min_args and not parsed.args[0].startswith("/"):
         raise UsageError("Path must start with / character")
+    if parsed.name == "create" and len(parsed.args) > 2:
+        parsed.acls, notes = parse_acls(parsed.args[2])
+        if not parsed.acls:  # refused by the client before anything is sent
+            raise UsageError("\n".join(notes + ["KeeperErrorCode = InvalidACL", "Acl is not valid : null"]))
+        parsed.notes = notes
     if "v" in parsed.flags and not _is_java_int(str(parsed.flags["v"])):
         # ZooKeeper 3.5 dies with this exception (and its stack trace).
         raise UsageError(f'java.lang.NumberFormatException: For input string: "{parsed.flags["v"]}"')
@@ -179,18 +186,23 @@ def format_acl(acl: ACL) -> str:
     return f"{_csv(acl.id.scheme)},{_csv(acl.id.id)}\n: {perms}\n"
 
 
-def parse_acls(text: str) -> list[ACL]:
-    """`scheme:id:perms[,...]` as ZooKeeper's AclParser reads it (bad entries are skipped)."""
-    acls = []
+def parse_acls(text: str) -> tuple[list[ACL], list[str]]:
+    """`scheme:id:perms[,...]` as ZooKeeper's AclParser reads it: the ACLs, and the lines it
+    prints about what it skipped (a malformed entry, an unknown permission letter)."""
+    acls, notes = [], []
     for entry in text.split(","):
         first, last = entry.find(":"), entry.rfind(":")
         if first == -1 or last == -1 or first == last:
+            notes.append(f"{entry} does not have the form scheme:id:perm")
             continue
         perms = 0
         for letter in entry[last + 1:]:
-            perms |= dict(_PERMS).get(letter, 0)
+            if letter in dict(_PERMS):
+                perms |= dict(_PERMS)[letter]
+            else:
+                notes.append(f"Unknown perm type: {letter}")
         acls.append(ACL(perms, Id(entry[:first], entry[first + 1:last])))
-    return acls
+    return acls, notes
 
 
 _EVENT_TYPES = {"CREATED": "NodeCreated", "DELETED": "NodeDeleted", "CHANGED": "NodeDataChanged",
@@ -294,13 +306,13 @@ class Shell:
             self._error(f"version No is not valid : {path}")
             return FAILED
         except NoAuthError:
-            self._error(f"Insufficient permission : {path}")
+            self._error(f"Authentication is not valid : {path}")
             return FAILED
         except NoChildrenForEphemeralsError:
             self._error(f"Ephemerals cannot have children: {path}")
             return FAILED
         except InvalidACLError:
-            self._error(f"KeeperErrorCode = InvalidACL for {path}")
+            self._error(f"KeeperErrorCode = InvalidACL for {path}\nAcl is not valid : {path}")
             return FAILED
         except KazooException as exc:
             self._error(f"KeeperErrorCode = {type(exc).__name__.removesuffix('Error')} for {path}")
@@ -351,8 +363,9 @@ class Shell:
     def _cmd_create(self, parsed: Parsed) -> None:
         path = parsed.args[0]
         data = parsed.args[1].encode() if len(parsed.args) > 1 else None
-        acl = parse_acls(parsed.args[2]) if len(parsed.args) > 2 else None
-        created = self.zk.create(path, data, acl=acl, ephemeral=bool(parsed.flags.get("e")),
+        for note in parsed.notes:
+            self._error(note)
+        created = self.zk.create(path, data, acl=parsed.acls, ephemeral=bool(parsed.flags.get("e")),
                                  sequence=bool(parsed.flags.get("s")))
         self._error(f"Created {created}")
 
