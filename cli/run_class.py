@@ -79,6 +79,9 @@ CLASSES: dict[str, str] = {
     # ConsumerPerformance: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
     "org.apache.kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
     "kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
+    # zookeeper-server-start.sh and zookeeper-shell.sh, 2.8 to 3.9 (gone with ZooKeeper in 4.0).
+    "org.apache.zookeeper.server.quorum.QuorumPeerMain": "pk.cli.zookeeper_server:start",
+    "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka": "pk.cli.zookeeper_shell:run_class",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -55,8 +55,11 @@ class ZkCluster:
                                      **{k.replace("_", "."): v for k, v in overrides.items()}})
         self.brokers.append(b)
         b.start()
-        # Registered once listening? Registration follows the bind by a few milliseconds.
-        wait_for(lambda: self.zk.exists(f"/brokers/ids/{broker_id}"), what=f"broker {broker_id} registration")
+        # Registered once listening? Registration follows the bind by a few milliseconds, and the
+        # election follows the registration: wait for both, so that the first broker is the
+        # controller even on a loaded machine.
+        wait_for(lambda: self.zk.exists(f"/brokers/ids/{broker_id}") and self.zk.exists("/controller"),
+                 what=f"broker {broker_id} registration and a controller")
         return b
 
     def get(self, path: str):
