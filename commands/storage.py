@@ -95,15 +95,41 @@ def parse_scram(arg: str) -> ScramEntry:
     return entry
 
 
+def _kafka_salt() -> bytes:
+    """A salt as Kafka's ScramFormatter makes one: 130 random bits written in base 36."""
+    import secrets
+
+    n, digits = secrets.randbits(130), ""
+    while True:
+        n, d = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[d] + digits
+        if not n:
+            return digits.encode()
+
+
+def scram_credential(entry: ScramEntry):
+    """The credential an entry stands for (a salt of Kafka's kind when none was given)."""
+    from pk.engine import scram_credentials as sc
+
+    if entry.salt is None:
+        entry.salt = _kafka_salt()
+    if entry.password is not None:
+        return sc.Credential.from_password(entry.mechanism, entry.password, entry.iterations, entry.salt)
+    return sc.Credential.from_salted_password(entry.mechanism, entry.salt, entry.salted_password, entry.iterations)
+
+
 def _store_scram(data_dir: str, entry: ScramEntry) -> None:
     from pk.engine import scram_credentials as sc
 
-    if entry.password is not None:
+    if entry.password is not None:  # the same credential scram_credential() printed: same salt
         sc.add_credential(data_dir, entry.user, entry.mechanism, entry.password, entry.iterations, entry.salt)
     else:
-        credential = sc.Credential.from_salted_password(entry.mechanism, entry.salt, entry.salted_password,
-                                                        entry.iterations)
-        sc.ScramCredentials(data_dir).alter([], [(entry.user, entry.mechanism, credential)])
+        sc.ScramCredentials(data_dir).alter([], [(entry.user, entry.mechanism, scram_credential(entry))])
+
+
+def _java_bytes(data: bytes) -> str:
+    """Arrays.toString(byte[]): signed bytes."""
+    return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in data) + "]"
 
 
 # --------------------------------------------------------------------------- the node's config
@@ -161,15 +187,22 @@ def meta_text(node_id: int, cluster_id: str) -> str:
             f"cluster.id={cluster_id}\n")
 
 
-def bootstrap_metadata_line() -> str:
-    """The feature levels a new cluster starts with (pk-server-start's finalized levels), as
-    Kafka's format prints its BootstrapMetadata: metadata.version first, the rest by name."""
+def bootstrap_metadata_line(entries: list[ScramEntry]) -> str:
+    """The feature levels a new cluster starts with (pk-server-start's finalized levels) and
+    the SCRAM credentials, as Kafka's format prints its BootstrapMetadata: metadata.version
+    first, the other features by name, then the credentials in the order given."""
+    from pk.engine import scram_credentials as sc
     from pk.engine.broker.features import FINALIZED
 
     level = FINALIZED["metadata.version"]
     names = ["metadata.version"] + sorted(n for n in FINALIZED if n != "metadata.version")
-    records = ", ".join(f"ApiMessageAndVersion(FeatureLevelRecord(name='{n}', featureLevel={FINALIZED[n]}) "
-                        "at version 0)" for n in names)
+    items = [f"FeatureLevelRecord(name='{n}', featureLevel={FINALIZED[n]})" for n in names]
+    for entry in entries:
+        c = scram_credential(entry)
+        items.append(f"UserScramCredentialRecord(name='{entry.user}', mechanism={sc.MECHANISM_TYPES[entry.mechanism]}, "
+                     f"salt={_java_bytes(c.salt)}, storedKey={_java_bytes(c.stored_key)}, "
+                     f"serverKey={_java_bytes(c.server_key)}, iterations={c.iterations})")
+    records = ", ".join(f"ApiMessageAndVersion({item} at version 0)" for item in items)
     return f"Bootstrap metadata: BootstrapMetadata(records=[{records}], metadataVersionLevel={level}, " \
            "source=format command)"
 
@@ -199,7 +232,7 @@ def format_storage(config_path: str, cluster_id: str, scram: list[str], ignore_f
         out("All of the log directories are already formatted.")
         return
     version = METADATA_VERSION_NAMES[FINALIZED["metadata.version"]]
-    out(bootstrap_metadata_line())
+    out(bootstrap_metadata_line(entries))
     for directory in todo:
         if directory != config.metadata_dir:
             kind = "data directory"
