@@ -54,6 +54,8 @@ CLASSES: dict[str, str] = {
     # kafka-cluster.sh: kafka.tools up to 3.4, org.apache.kafka.tools from 3.5.
     "kafka.tools.ClusterTool": "pk.cli.cluster:cli",
     "org.apache.kafka.tools.ClusterTool": "pk.cli.cluster:cli",
+    # kafka-storage.sh: kafka.tools.StorageTool in every version.
+    "kafka.tools.StorageTool": "pk.cli.storage:cli",
     # kafka-features.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
     "kafka.admin.FeatureCommand": "pk.cli.features:cli",
     "org.apache.kafka.tools.FeatureCommand": "pk.cli.features:cli",

@@ -1,22 +1,39 @@
-"""Kafka's DefaultMessageFormatter (4.4): how the console consumer prints each record.
+"""The console consumer's message formatters, as Kafka 4.4 ships them.
 
-Fields in a fixed order (timestamp, partition, offset, headers, key, value), each followed by
-`key.separator` when a later field is printed and by `line.separator` otherwise.
-Keys, values and header values are written as raw bytes.
+DefaultMessageFormatter (also what LoggingMessageFormatter prints): fields in a fixed order
+(timestamp, partition, offset, headers, key, value), each followed by `key.separator` when a
+later field is printed and by `line.separator` otherwise. Keys, values and header values are
+written as raw bytes.
+
+The coordinator-record formatters (OffsetsMessageFormatter, GroupMetadataMessageFormatter,
+TransactionLogMessageFormatter) write each record of __consumer_offsets / __transaction_state
+as one JSON object, {"key":{"type":T,"data":{..}},"value":{"version":V,"data":{..}}}, with
+nothing between records (as Kafka 4.4 does); the decoding is DumpLogSegments' (dump_log.parsers).
 """
 
 from __future__ import annotations
 
+import abc
 import struct
 import uuid
 
 from .errors import FormatterError
 
+# Every class name Kafka 2.8-4.4 takes for a formatter (3.x's under kafka.*, 4.x's under
+# org.apache.kafka.tools.consumer) -> the formatter's kind.
 FORMATTER_CLASSES = {
     "kafka.tools.DefaultMessageFormatter": "default",
     "org.apache.kafka.tools.consumer.DefaultMessageFormatter": "default",
+    "kafka.tools.LoggingMessageFormatter": "logging",
+    "org.apache.kafka.tools.consumer.LoggingMessageFormatter": "logging",
     "kafka.tools.NoOpMessageFormatter": "noop",
     "org.apache.kafka.tools.consumer.NoOpMessageFormatter": "noop",
+    "kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter": "offsets",
+    "org.apache.kafka.tools.consumer.OffsetsMessageFormatter": "offsets",
+    "kafka.coordinator.group.GroupMetadataManager$GroupMetadataMessageFormatter": "group-metadata",
+    "org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter": "group-metadata",
+    "kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter": "transaction-log",
+    "org.apache.kafka.tools.consumer.TransactionLogMessageFormatter": "transaction-log",
 }
 
 _TIMESTAMP_TYPES = {0: b"CreateTime:", 1: b"LogAppendTime:"}
@@ -216,10 +233,174 @@ class NoOpMessageFormatter:
         return b""
 
 
+def _java_message(exc: Exception) -> str:
+    """How Java words a decoding failure: running out of bytes is a BufferUnderflowException,
+    whose message is null."""
+    text = str(exc)
+    return "null" if text.startswith("Buffer underflow") or isinstance(exc, struct.error) else text
+
+
+class CoordinatorRecordFormatter(abc.ABC):
+    """Kafka 4.4's CoordinatorRecordMessageFormatter. Every record its coordinator knows is
+    decoded (key, then value); only the record types the formatter shows are printed. A record
+    without a key, or of a type the coordinator does not know, prints nothing; one that does
+    not decode ends the run (FormatterError, with Kafka's text)."""
+
+    SHOWN: frozenset = frozenset()  # record types printed
+
+    @abc.abstractmethod
+    def known(self, record_type: int) -> bool:
+        """Whether the coordinator's serde decodes this record type (pk: those of Kafka's it
+        can decode)."""
+
+    def __init__(self, props: dict[str, str] | None = None):
+        pass  # Kafka's coordinator formatters take no properties
+
+    @abc.abstractmethod
+    def key_data(self, key: bytes, record_type: int) -> dict:
+        """The key's fields (after its two-byte record type)."""
+
+    @abc.abstractmethod
+    def value_versions(self, record_type: int):
+        """The value versions Kafka 4.4 reads for the record type."""
+
+    @abc.abstractmethod
+    def value_json(self, value: bytes, record_type: int) -> tuple[int, dict]:
+        """The value's version and fields."""
+
+    def format(self, record) -> bytes:
+        from pk.engine.javacompat import jackson_json
+
+        if record.key is None:
+            return b""
+
+        def failure(reason: str) -> FormatterError:
+            error = FormatterError(f"Could not read record at offset {record.offset} due to: {reason}")
+            error.JAVA_CLASS = "java.lang.RuntimeException"
+            return error
+
+        key = bytes(record.key)
+        if len(key) < 2:
+            raise failure("Could not read version from key's buffer.")
+        record_type = struct.unpack_from(">h", key)[0]
+        if not self.known(record_type):
+            return b""
+        try:
+            key_data = self.key_data(key, record_type)
+        except (ValueError, struct.error) as exc:  # SchemaError is a ValueError
+            raise failure(f"Could not read record with version {record_type} from key's buffer due to: "
+                          f"{_java_message(exc)}.") from None
+        value = None
+        if record.value is not None:
+            data = bytes(record.value)
+            if len(data) < 2:
+                raise failure("Could not read version from value's buffer.")
+            version = struct.unpack_from(">h", data)[0]
+            if version not in self.value_versions(record_type):
+                raise failure(f"Found an unknown record version {version} for {record_type} type")
+            try:
+                version, fields = self.value_json(data, record_type)
+            except (ValueError, struct.error) as exc:
+                raise failure(f"Could not read record with version {version} from value's buffer due to: "
+                              f"{_java_message(exc)}.") from None
+            value = {"version": version, "data": fields}
+        if record_type not in self.SHOWN:
+            return b""
+        return jackson_json({"key": {"type": record_type, "data": key_data}, "value": value}).encode()
+
+    def format_set(self, records) -> None:
+        return None  # one record at a time (format)
+
+
+class _GroupCoordinatorRecords(CoordinatorRecordFormatter):
+    """__consumer_offsets: offset commits (0, 1), classic group metadata (2) and the KIP-848
+    consumer group records pk writes (engine/broker/consumer_group_records)."""
+
+    def known(self, record_type: int) -> bool:
+        from pk.engine.broker import consumer_group_records as cgr  # (only for such records)
+
+        return record_type in (0, 1, 2) or record_type in cgr.RECORD_TYPES
+
+    def key_data(self, key: bytes, record_type: int) -> dict:
+        from pk.engine import consumer_offsets as co
+        from pk.engine.broker import consumer_group_records as cgr
+
+        if record_type in cgr.RECORD_TYPES:
+            return cgr.KEYS[record_type].decode(memoryview(key)[2:], 0)
+        k = co.decode_key(key)
+        if record_type == 2:
+            return {"group": k.group}
+        return {"group": k.group, "topic": k.topic, "partition": k.partition}
+
+    def value_versions(self, record_type: int):
+        from pk.engine import consumer_offsets as co
+
+        if record_type == 2:
+            return co.GROUP_METADATA_VALUE_VERSIONS
+        if record_type in (0, 1):
+            return co.OFFSET_COMMIT_VALUE_VERSIONS
+        return range(0, 1 << 15)  # (not shown: any version pk's decoder takes)
+
+    def value_json(self, value: bytes, record_type: int) -> tuple[int, dict]:
+        from pk.engine.broker import consumer_group_records as cgr
+
+        from .dump_log.parsers import group_metadata_json, offset_commit_json
+
+        if record_type in cgr.RECORD_TYPES:
+            return struct.unpack_from(">h", value)[0], cgr.VALUES[record_type].decode(memoryview(value)[2:], 0,
+                                                                                        exact=False)
+        if record_type == 2:  # members' subscription and assignment as their bytes (base64)
+            return group_metadata_json(value, consumer_members=False)
+        return offset_commit_json(value)
+
+
+class OffsetsMessageFormatter(_GroupCoordinatorRecords):
+    SHOWN = frozenset((0, 1))
+
+
+class GroupMetadataMessageFormatter(_GroupCoordinatorRecords):
+    SHOWN = frozenset((2,))
+
+
+class TransactionLogMessageFormatter(CoordinatorRecordFormatter):
+    """__transaction_state's records (record type 0, its only one)."""
+
+    SHOWN = frozenset((0,))
+
+    def known(self, record_type: int) -> bool:
+        return record_type == 0
+
+    def key_data(self, key: bytes, record_type: int) -> dict:
+        from pk.engine import transaction_log
+
+        return {"transactionalId": transaction_log.decode_key(key)}
+
+    def value_versions(self, record_type: int):
+        from pk.engine import transaction_log
+
+        return transaction_log.VALUE_VERSIONS
+
+    def value_json(self, value: bytes, record_type: int) -> tuple[int, dict]:
+        from .dump_log.parsers import transaction_log_value_json
+
+        return transaction_log_value_json(value)
+
+
+_COORDINATOR_FORMATTERS = {"offsets": OffsetsMessageFormatter, "group-metadata": GroupMetadataMessageFormatter,
+                           "transaction-log": TransactionLogMessageFormatter}
+
+
 def make_formatter(class_name: str | None, props: dict[str, str], log=None):
     """The formatter of a class name (Kafka 4.x's and 3.x's names). An unknown class: a
-    ValueError whose text is the class name, the line Kafka 4.4 prints for it."""
+    ValueError whose text is the class name, the line Kafka 4.4 prints for it.
+
+    LoggingMessageFormatter prints what DefaultMessageFormatter prints; its extra INFO log line
+    per record is below the WARN level Kafka's tools log at, so it never shows."""
     kind = FORMATTER_CLASSES.get(class_name or "org.apache.kafka.tools.consumer.DefaultMessageFormatter")
     if kind is None:
         raise ValueError(class_name)
-    return NoOpMessageFormatter(props) if kind == "noop" else DefaultMessageFormatter(props, log)
+    if kind == "noop":
+        return NoOpMessageFormatter(props)
+    if kind in _COORDINATOR_FORMATTERS:
+        return _COORDINATOR_FORMATTERS[kind](props)
+    return DefaultMessageFormatter(props, log)

@@ -479,6 +479,12 @@ class PartitionLog:
         self._bump(cache_current=True)
         return new
 
+    @property
+    def stamps_append_time(self) -> bool:
+        """message.timestamp.type=LogAppendTime (the topic's, else the broker's
+        log.message.timestamp.type): append_batches stamps each batch with the append time."""
+        return self.config["message.timestamp.type"] == "LogAppendTime"
+
     @_storage_errors
     def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None, *,
                        markers: bool = False) -> list[tuple[int, int]]:
@@ -503,6 +509,9 @@ class PartitionLog:
                         f"{self.topic}-{self.partition}.")
         if now_ms is None:
             now_ms = int(time.time() * 1000)
+        if self.stamps_append_time and not markers:
+            batches = [records.with_log_append_time(b, now_ms) for b in batches]
+            headers = [records.read_header(b) for b in batches]
         out = []
         interval = self.config["index.interval.bytes"]
         with self._write_lock():

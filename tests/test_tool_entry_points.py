@@ -25,6 +25,7 @@ KAFKA_SCRIPTS = {
     "kafka-producer-perf-test": "pk-producer-perf-test", "kafka-consumer-perf-test": "pk-consumer-perf-test",
     "kafka-configs": "pk-configs", "kafka-broker-api-versions": "pk-broker-api-versions",
     "kafka-delete-records": "pk-delete-records", "kafka-log-dirs": "pk-log-dirs", "kafka-cluster": "pk-cluster", "kafka-features": "pk-features",
+    "kafka-storage": "pk-storage",
     "kafka-run-class": "pk-run-class",
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
     "zookeeper-server-start": "pk-zookeeper-server-start", "zookeeper-server-stop": "pk-zookeeper-server-stop",
@@ -37,8 +38,8 @@ def test_every_script_is_installed_and_knows_its_version():
         assert script in SCRIPTS, kafka_name
     for script in SCRIPTS:
         if script in ("pk-server-start", "pk-server-stop", "pk-spark", "pk-run-class", "pk-producer-perf-test",
-                      "pk-cluster", "pk-features", "pk-zookeeper-server-start", "pk-zookeeper-server-stop",
-                      "pk-zookeeper-shell"):  # argparse tools without --version, the launchers, ZooKeeper's
+                      "pk-cluster", "pk-features", "pk-storage", "pk-zookeeper-server-start",
+                      "pk-zookeeper-server-stop", "pk-zookeeper-shell"):  # argparse tools without --version, the launchers, ZooKeeper's
             continue
         r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
         assert (r.returncode, r.stdout, r.stderr) == (0, "4.4.0\n", ""), script

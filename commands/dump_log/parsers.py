@@ -88,10 +88,10 @@ class OffsetsMessageParser:
             key = co.decode_key(key_bytes)
             if isinstance(key, co.OffsetCommitKey):
                 key_json = {"group": key.group, "topic": key.topic, "partition": key.partition}
-                value = None if rec.value is None else self._offset_commit(bytes(rec.value))
+                value = None if rec.value is None else offset_commit_json(bytes(rec.value))
             else:
                 key_json = {"group": key.group}
-                value = None if rec.value is None else self._group(bytes(rec.value))
+                value = None if rec.value is None else group_metadata_json(bytes(rec.value))
         except co.SchemaError as exc:
             return f"Error at offset {rec.offset}, skipping. {exc}", None
         key_text = _json({"type": str(record_type), "data": key_json})
@@ -100,58 +100,63 @@ class OffsetsMessageParser:
         version, data = value
         return key_text, _json({"version": str(version), "data": data})
 
-    @staticmethod
-    def _offset_commit(data: bytes) -> tuple[int, dict]:
-        from pk.engine import consumer_offsets as co
 
-        r = co._Reader(data, what="offset commit value")
-        v = r.int16()
-        if v not in co.OFFSET_COMMIT_VALUE_VERSIONS:
-            raise co.SchemaError(f"Unknown offset message version: {v}")
-        r.flexible = v >= co.FLEXIBLE_VALUE_VERSION
-        out: dict = {"offset": r.int64()}
+
+def offset_commit_json(data: bytes) -> tuple[int, dict]:
+    """An OffsetCommitValue as (version, fields as its generated JSON converter writes them)."""
+    from pk.engine import consumer_offsets as co
+
+    r = co._Reader(data, what="offset commit value")
+    v = r.int16()
+    if v not in co.OFFSET_COMMIT_VALUE_VERSIONS:
+        raise co.SchemaError(f"Unknown offset message version: {v}")
+    r.flexible = v >= co.FLEXIBLE_VALUE_VERSION
+    out: dict = {"offset": r.int64()}
+    if v >= 3:
+        out["leaderEpoch"] = r.int32()
+    out["metadata"] = r.string("metadata")
+    out["commitTimestamp"] = r.int64()
+    if v == 1:
+        out["expireTimestamp"] = r.int64()
+    if r.flexible:
+        for _ in range(r.uvarint()):
+            tag, size = r.uvarint(), r.uvarint()
+            raw = r._take(size)
+            if tag == 0 and size == 16 and raw != bytes(16):  # topicId, written when not zero
+                import base64
+
+                out["topicId"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return v, out
+
+
+def group_metadata_json(data: bytes, consumer_members: bool = True) -> tuple[int, dict]:
+    """A GroupMetadataValue as (version, fields); consumer_members: a consumer group's member
+    subscription and assignment decoded (DumpLogSegments), else their bytes (the console
+    consumer's GroupMetadataMessageFormatter)."""
+    from pk.engine import consumer_offsets as co
+
+    value = co.decode_group_metadata_value(data)
+    v = value.version
+    out: dict = {"protocolType": value.protocol_type, "generation": value.generation,
+                 "protocol": value.protocol, "leader": value.leader}
+    if v >= 2:
+        out["currentStateTimestamp"] = value.current_state_timestamp
+    consumer = consumer_members and value.protocol_type == co.CONSUMER_PROTOCOL_TYPE
+    members = []
+    for m in value.members:
+        member: dict = {"memberId": m.member_id}
         if v >= 3:
-            out["leaderEpoch"] = r.int32()
-        out["metadata"] = r.string("metadata")
-        out["commitTimestamp"] = r.int64()
-        if v == 1:
-            out["expireTimestamp"] = r.int64()
-        if r.flexible:
-            for _ in range(r.uvarint()):
-                tag, size = r.uvarint(), r.uvarint()
-                raw = r._take(size)
-                if tag == 0 and size == 16 and raw != bytes(16):  # topicId, written when not zero
-                    import base64
-
-                    out["topicId"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
-        return v, out
-
-    @staticmethod
-    def _group(data: bytes) -> tuple[int, dict]:
-        from pk.engine import consumer_offsets as co
-
-        value = co.decode_group_metadata_value(data)
-        v = value.version
-        out: dict = {"protocolType": value.protocol_type, "generation": value.generation,
-                     "protocol": value.protocol, "leader": value.leader}
-        if v >= 2:
-            out["currentStateTimestamp"] = value.current_state_timestamp
-        consumer = value.protocol_type == co.CONSUMER_PROTOCOL_TYPE
-        members = []
-        for m in value.members:
-            member: dict = {"memberId": m.member_id}
-            if v >= 3:
-                member["groupInstanceId"] = m.group_instance_id
-            member["clientId"] = m.client_id
-            member["clientHost"] = m.client_host
-            if v >= 1:
-                member["rebalanceTimeout"] = m.rebalance_timeout
-            member["sessionTimeout"] = m.session_timeout
-            member["subscription"] = _subscription_json(m.subscription) if consumer else m.subscription
-            member["assignment"] = _assignment_json(m.assignment) if consumer else m.assignment
-            members.append(member)
-        out["members"] = members
-        return v, out
+            member["groupInstanceId"] = m.group_instance_id
+        member["clientId"] = m.client_id
+        member["clientHost"] = m.client_host
+        if v >= 1:
+            member["rebalanceTimeout"] = m.rebalance_timeout
+        member["sessionTimeout"] = m.session_timeout
+        member["subscription"] = _subscription_json(m.subscription) if consumer else m.subscription
+        member["assignment"] = _assignment_json(m.assignment) if consumer else m.assignment
+        members.append(member)
+    out["members"] = members
+    return v, out
 
 
 def _consumer_group_record(rec: Rec, key_bytes: bytes, record_type: int) -> tuple[str, str]:
@@ -218,58 +223,60 @@ class TransactionLogMessageParser:
             key_text = _json({"type": "0", "data": {"transactionalId": r.string("transactionalId")}})
             if rec.value is None:
                 return key_text, "<DELETE>"
-            version, data = self._value(bytes(rec.value))
+            version, data = transaction_log_value_json(bytes(rec.value))
         except co.SchemaError as exc:
             return f"Error at offset {rec.offset}, skipping. {exc}", None
         return key_text, _json({"version": str(version), "data": data})
 
-    @staticmethod
-    def _value(data: bytes) -> tuple[int, dict]:
-        from pk.engine import consumer_offsets as co
 
-        r = co._Reader(data, what="transaction log value")
-        v = r.int16()
-        r.flexible = v >= 1
-        producer_id = r.int64()
-        epoch = r.int16()
-        timeout = r.int32()
-        status = r._take(1)[0]
-        count = r.uvarint() - 1 if r.flexible else r.int32()
-        partitions = None
-        if count >= 0:
-            partitions = []
-            for _ in range(count):
-                topic = r.string("topic")
-                ids = [r.int32() for _ in range(r.uvarint() - 1 if r.flexible else r.int32())]
-                r.skip_tagged_fields()
-                partitions.append({"topic": topic, "partitionIds": ids})
-        last_update = r.int64()
-        start = r.int64()
-        tagged = {}
-        if r.flexible:
-            for _ in range(r.uvarint()):
-                tag, size = r.uvarint(), r.uvarint()
-                raw = r._take(size)
-                if tag in (0, 1) and size == 8:
-                    tagged[tag] = I64.unpack(raw)[0]
-                elif tag in (2, 3) and size == 2:
-                    tagged[tag] = I16.unpack(raw)[0]
-        out: dict = {"producerId": producer_id}
-        if tagged.get(0, -1) != -1:
-            out["previousProducerId"] = tagged[0]
-        if tagged.get(1, -1) != -1:
-            out["nextProducerId"] = tagged[1]
-        out["producerEpoch"] = epoch
-        if tagged.get(3, -1) != -1:
-            out["nextProducerEpoch"] = tagged[3]
-        out["transactionTimeoutMs"] = timeout
-        out["transactionStatus"] = TRANSACTION_STATES[status] if status < len(TRANSACTION_STATES) else status
-        out["transactionPartitions"] = partitions
-        out["transactionLastUpdateTimestampMs"] = last_update
-        out["transactionStartTimestampMs"] = start
-        if tagged.get(2, 0) != 0:
-            out["clientTransactionVersion"] = tagged[2]
-        return v, out
+
+def transaction_log_value_json(data: bytes) -> tuple[int, dict]:
+    """A TransactionLogValue as (version, fields: tagged ones only when not their default)."""
+    from pk.engine import consumer_offsets as co
+
+    r = co._Reader(data, what="transaction log value")
+    v = r.int16()
+    r.flexible = v >= 1
+    producer_id = r.int64()
+    epoch = r.int16()
+    timeout = r.int32()
+    status = r._take(1)[0]
+    count = r.uvarint() - 1 if r.flexible else r.int32()
+    partitions = None
+    if count >= 0:
+        partitions = []
+        for _ in range(count):
+            topic = r.string("topic")
+            ids = [r.int32() for _ in range(r.uvarint() - 1 if r.flexible else r.int32())]
+            r.skip_tagged_fields()
+            partitions.append({"topic": topic, "partitionIds": ids})
+    last_update = r.int64()
+    start = r.int64()
+    tagged = {}
+    if r.flexible:
+        for _ in range(r.uvarint()):
+            tag, size = r.uvarint(), r.uvarint()
+            raw = r._take(size)
+            if tag in (0, 1) and size == 8:
+                tagged[tag] = I64.unpack(raw)[0]
+            elif tag in (2, 3) and size == 2:
+                tagged[tag] = I16.unpack(raw)[0]
+    out: dict = {"producerId": producer_id}
+    if tagged.get(0, -1) != -1:
+        out["previousProducerId"] = tagged[0]
+    if tagged.get(1, -1) != -1:
+        out["nextProducerId"] = tagged[1]
+    out["producerEpoch"] = epoch
+    if tagged.get(3, -1) != -1:
+        out["nextProducerEpoch"] = tagged[3]
+    out["transactionTimeoutMs"] = timeout
+    out["transactionStatus"] = TRANSACTION_STATES[status] if status < len(TRANSACTION_STATES) else status
+    out["transactionPartitions"] = partitions
+    out["transactionLastUpdateTimestampMs"] = last_update
+    out["transactionStartTimestampMs"] = start
+    if tagged.get(2, 0) != 0:
+        out["clientTransactionVersion"] = tagged[2]
+    return v, out
 
 
 def _topic_partitions(r) -> list[dict]:

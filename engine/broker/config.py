@@ -243,5 +243,5 @@ class BrokerConfig:
                 "delete.topic.enable", "offsets.topic.num.partitions", "offsets.topic.segment.bytes",
                 "log.retention.check.interval.ms", "log.retention.hours", "log.retention.minutes",
                 "log.retention.ms", "log.retention.bytes", "log.segment.bytes", "log.roll.ms",
-                "log.roll.hours", "log.cleanup.policy", "message.max.bytes")
+                "log.roll.hours", "log.cleanup.policy", "message.max.bytes", "log.message.timestamp.type")
         return {k: self.values[k] for k in keys if self.values.get(k) is not None}

@@ -247,8 +247,7 @@ class DataHandlers:
         target = config["compression.type"]
         if target != "producer" and _COMPRESSION_CODES[target] != header.compression:
             batch = _recompress(batch, header, _COMPRESSION_CODES[target])
-        if config["message.timestamp.type"] == "LogAppendTime":
-            batch = records.with_log_append_time(batch, now_ms)
+        if plog.stamps_append_time:  # append_batches stamps the batch; the answer says when
             result["log_append_time_ms"] = now_ms
         try:
             (first, last), = plog.append_batches([batch], now_ms)
