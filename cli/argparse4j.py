@@ -5,9 +5,15 @@ exclusive group. cli/producer_perf.py reads ProducerPerformance's arguments the 
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Sequence
+
+import click
+
+from .common import QuietPipe, fail
 
 
 class ParseError(Exception):
@@ -134,3 +140,34 @@ class Parser:
         if group and mutex_used is None:
             raise ParseError(f"one of the arguments {''.join(arg.name + ' ' for arg in group)}is required")
         return values
+
+
+class Argparse4jCommand(QuietPipe, click.Command):
+    """A Click command (for --help and completion) whose arguments `parser` reads, as Kafka's
+    tool does: no arguments or -h prints the help on stdout (exit 0), a parse error is
+    `<prog>: error: <message>` on stderr (exit 1). The callback gets the values by dest."""
+
+    def __init__(self, *args, parser: Parser, prog: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.parser = parser
+        self.prog = prog
+
+    def _print_help(self, prog_name: str | None) -> None:
+        with click.Context(self, info_name=prog_name or self.name) as ctx:
+            click.echo(self.get_help(ctx))
+
+    def main(self, args=None, prog_name=None, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        complete_var = f"_{(prog_name or self.name or '').replace('-', '_').upper()}_COMPLETE"
+        if os.environ.get(complete_var):
+            return super().main(args, prog_name, complete_var=complete_var, **extra)
+        try:
+            if not args:
+                raise HelpRequested()
+            values = self.parser.parse(args)
+        except HelpRequested:
+            self._print_help(prog_name)
+            sys.exit(0)
+        except ParseError as exc:
+            fail(f"{self.prog}: error: {exc}")
+        self.callback(**values)

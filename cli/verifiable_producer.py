@@ -13,15 +13,14 @@ shutdown_complete and tool_data are printed (exit 143 / 130, the JVM's statuses)
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
 
 import click
 
-from .argparse4j import Arg, HelpRequested, ParseError, Parser
-from .common import QuietPipe, fail, run_tool, stdout_closed
+from .argparse4j import Arg, Argparse4jCommand, Parser
+from .common import fail, run_tool, stdout_closed
 
 PROG = "verifiable-producer"
 
@@ -41,31 +40,7 @@ PARSER = Parser((
 ))
 
 
-class ArgParse4jCommand(QuietPipe, click.Command):
-    """A Click command (for --help and completion) whose arguments are read by PARSER."""
-
-    def _print_help(self, prog_name: str | None) -> None:
-        with click.Context(self, info_name=prog_name or self.name) as ctx:
-            click.echo(self.get_help(ctx))
-
-    def main(self, args=None, prog_name=None, **extra):
-        args = list(sys.argv[1:] if args is None else args)
-        complete_var = f"_{(prog_name or self.name or '').replace('-', '_').upper()}_COMPLETE"
-        if os.environ.get(complete_var):
-            return super().main(args, prog_name, complete_var=complete_var, **extra)
-        try:
-            if not args:
-                raise HelpRequested()
-            values = PARSER.parse(args)
-        except HelpRequested:
-            self._print_help(prog_name)
-            sys.exit(0)
-        except ParseError as exc:
-            fail(f"{PROG}: error: {exc}")
-        self.callback(**values)
-
-
-@click.command(cls=ArgParse4jCommand, context_settings={"help_option_names": ["-h", "--help"]},
+@click.command(cls=Argparse4jCommand, parser=PARSER, prog=PROG, context_settings={"help_option_names": ["-h", "--help"]},
                help='This tool produces increasing integers to the specified topic and prints JSON metadata to '
                     'stdout on each "send" request, making externally visible which messages have been acked and '
                     'which have not.')

@@ -86,7 +86,8 @@ def test_sigterm_flushes_and_prints_the_summary(server):
         lines = [proc.stdout.readline(), proc.stdout.readline()]
         assert json.loads(lines[1])["name"] == "producer_send_success", lines
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        out, err = proc.stdout.read(), proc.stderr.read()  # what readline() buffered included
     finally:
         if proc.poll() is None:
             proc.kill()

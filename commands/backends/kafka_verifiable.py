@@ -54,3 +54,63 @@ class ClusterProducer:
 
     def close(self) -> None:
         self.flush()
+
+
+class ClusterConsumer:
+    """commands/verifiable_consumer.py's Consumer: a confluent-kafka Consumer in a group,
+    rebalances reported through the callbacks, polls batched as the Java consumer's poll()
+    returns them (what has arrived, up to max.poll.records)."""
+
+    POLL_SECONDS = 0.2  # how often a waiting poll looks at the stop flag
+
+    def __init__(self, java: dict[str, str], stopped):
+        from ..client_config import _java_number
+
+        self.max_records = _java_number("max.poll.records", java.get("max.poll.records", "500"))
+        java = {k: v for k, v in java.items() if k != "max.poll.records"}
+        conf = librdkafka_config(java, {}, {}, role="consumer")
+        self.errors = _Errors()
+        self.consumer = _client("consumer", {**conf, "error_cb": self.errors}, java)
+        self.stopped = stopped
+
+    def subscribe(self, topic: str, on_assigned, on_revoked) -> None:
+        def assigned(consumer, partitions):
+            on_assigned([(tp.topic, tp.partition) for tp in partitions])
+
+        def revoked(consumer, partitions):
+            on_revoked([(tp.topic, tp.partition) for tp in partitions])
+
+        self.consumer.subscribe([topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
+
+    def poll(self) -> list[tuple]:
+        while not self.stopped():
+            self.errors.check()
+            batch = self.consumer.consume(self.max_records, self.POLL_SECONDS)
+            records = []
+            for msg in batch:
+                err = msg.error()
+                if err is not None:
+                    if err.fatal() or not err.retriable():
+                        raise kafka_error(err, msg.topic(), msg.partition())
+                    continue
+                key, value = msg.key(), msg.value()
+                records.append((msg.topic(), msg.partition(), msg.offset(),
+                                None if key is None else key.decode("utf-8", "replace"),
+                                None if value is None else value.decode("utf-8", "replace")))
+            if records:
+                return records
+        return []
+
+    def commit(self, offsets: dict[tuple[str, int], int]) -> None:
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                                 asynchronous=False)
+        except KafkaException as exc:
+            raise kafka_error(exc.args[0]) from None
+
+    def close(self) -> None:
+        self.consumer.close()
