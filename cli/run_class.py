@@ -74,8 +74,9 @@ CLASSES: dict[str, str] = {
     # ConsumerPerformance: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
     "org.apache.kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
     "kafka.tools.ConsumerPerformance": "pk.cli.consumer_perf:cli",
-    # VerifiableProducer: org.apache.kafka.tools in every release pk mirrors (2.8 to 4.4).
+    # VerifiableProducer, VerifiableConsumer: org.apache.kafka.tools from 2.8 to 4.4.
     "org.apache.kafka.tools.VerifiableProducer": "pk.cli.verifiable_producer:cli",
+    "org.apache.kafka.tools.VerifiableConsumer": "pk.cli.verifiable_consumer:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -7,9 +7,11 @@ shutdown_requested. Fields and their order are Kafka's (Jackson's)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from .errors import CONFIG_EXCEPTION, ILLEGAL_ARGUMENT, JavaError
 from .verifiable_producer import event
 
 
@@ -30,6 +32,20 @@ class Options:
     assignment_strategy: str = "org.apache.kafka.clients.consumer.RangeAssignor"
     consumer_config: str | None = None
     command_config: str | None = None
+
+
+_RESET = re.compile(r"earliest|latest|none|by_duration:.*")
+
+
+def check(o: Options) -> None:
+    """What Kafka's tool fails on before it consumes, as the JVM's first line (JavaError)."""
+    if o.group_protocol.upper() not in ("CLASSIC", "CONSUMER"):
+        raise JavaError(ILLEGAL_ARGUMENT, f"No enum constant org.apache.kafka.clients.consumer.GroupProtocol."
+                        f"{o.group_protocol.upper()}")
+    if not _RESET.fullmatch(o.reset_policy.lower()):
+        raise JavaError(CONFIG_EXCEPTION, f"Invalid value {o.reset_policy} for configuration auto.offset.reset: "
+                        f"Invalid value `{o.reset_policy}` for configuration auto.offset.reset. The value must be "
+                        "either 'earliest', 'latest', 'none' or of the format 'by_duration:<PnDTnHnMn.nS.>'.")
 
 
 def consumer_properties(o: Options, files: list[dict[str, str]]) -> dict[str, str]:

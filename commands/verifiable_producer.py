@@ -76,7 +76,7 @@ def event(name: str, **fields) -> str:
         if isinstance(value, _JavaDouble):
             text = repr(value)
         else:
-            text = json.dumps(value, ensure_ascii=False)
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         parts.append(f"{json.dumps(key)}:{text}")
     return "{" + ",".join(parts) + "}"
 
