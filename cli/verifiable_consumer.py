@@ -39,7 +39,8 @@ PARSER = Parser((
     Arg(("--assignment-strategy",), "assignment_strategy", default=RANGE),
     Arg(("--consumer.config",), "consumer_config"),
     Arg(("--command-config",), "command_config"),
-    Arg(("--bootstrap-server",), "bootstrap_server", mutex=True),  # the required "Connection Group"
+    # the required "Connection Group"; unlike the producer's, its one option is itself required
+    Arg(("--bootstrap-server",), "bootstrap_server", required=True, mutex=True),
 ))
 
 

@@ -108,7 +108,7 @@ def test_sigterm_stops_as_the_shutdown_hook(server):
 @pytest.mark.parametrize("args,err", [
     (["--topic", "t", "--bootstrap-server", "x:1"], "verifiable-consumer: error: argument --group-id is required"),
     (["--topic", "t", "--group-id", "g"],
-     "verifiable-consumer: error: one of the arguments --bootstrap-server is required"),
+     "verifiable-consumer: error: argument --bootstrap-server is required"),
     (["--topic", "t", "--group-id", "g", "--bootstrap-server", "x:1", "--verbose=yes"],
      "verifiable-consumer: error: argument --verbose: ignore implicit argument 'yes'"),
     (["--topic", "t", "--group-id", "g", "--bootstrap-server", "x:1", "--group-protocol", "bogus"],
