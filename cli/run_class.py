@@ -77,6 +77,9 @@ CLASSES: dict[str, str] = {
     # VerifiableProducer, VerifiableConsumer: org.apache.kafka.tools from 2.8 to 4.4.
     "org.apache.kafka.tools.VerifiableProducer": "pk.cli.verifiable_producer:cli",
     "org.apache.kafka.tools.VerifiableConsumer": "pk.cli.verifiable_consumer:cli",
+    # EndToEndLatency: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
+    "kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
+    "org.apache.kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only
