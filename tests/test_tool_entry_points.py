@@ -26,6 +26,8 @@ KAFKA_SCRIPTS = {
     "kafka-configs": "pk-configs", "kafka-broker-api-versions": "pk-broker-api-versions",
     "kafka-delete-records": "pk-delete-records", "kafka-log-dirs": "pk-log-dirs", "kafka-cluster": "pk-cluster", "kafka-features": "pk-features",
     "kafka-run-class": "pk-run-class",
+    "kafka-verifiable-producer": "pk-verifiable-producer", "kafka-verifiable-consumer": "pk-verifiable-consumer",
+    "kafka-e2e-latency": "pk-e2e-latency",
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
 }
 
@@ -35,7 +37,8 @@ def test_every_script_is_installed_and_knows_its_version():
         assert script in SCRIPTS, kafka_name
     for script in SCRIPTS:
         if script in ("pk-server-start", "pk-server-stop", "pk-spark", "pk-run-class", "pk-producer-perf-test",
-                      "pk-cluster", "pk-features"):  # argparse tools without --version, and the launchers
+                      "pk-cluster", "pk-features", "pk-verifiable-producer", "pk-verifiable-consumer",
+                      "pk-e2e-latency"):  # tools without --version (as Kafka's), and the launchers
             continue
         r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
         assert (r.returncode, r.stdout, r.stderr) == (0, "4.4.0\n", ""), script
