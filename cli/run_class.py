@@ -80,6 +80,9 @@ CLASSES: dict[str, str] = {
     # EndToEndLatency: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
     "kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
     "org.apache.kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
+    # StreamsResetter: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
+    "kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
+    "org.apache.kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

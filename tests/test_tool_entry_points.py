@@ -27,7 +27,7 @@ KAFKA_SCRIPTS = {
     "kafka-delete-records": "pk-delete-records", "kafka-log-dirs": "pk-log-dirs", "kafka-cluster": "pk-cluster", "kafka-features": "pk-features",
     "kafka-run-class": "pk-run-class",
     "kafka-verifiable-producer": "pk-verifiable-producer", "kafka-verifiable-consumer": "pk-verifiable-consumer",
-    "kafka-e2e-latency": "pk-e2e-latency",
+    "kafka-e2e-latency": "pk-e2e-latency", "kafka-streams-application-reset": "pk-streams-application-reset",
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
 }
 
