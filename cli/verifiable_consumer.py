@@ -86,7 +86,7 @@ def cli(**values):
     from pk.commands.errors import ClientConfigError, JavaError, PropertiesError, java_class_of
     from pk.commands.properties import load_properties
     from pk.commands.verifiable_consumer import Options, VerifiableConsumer, check, consumer_properties
-    from pk.commands.verifiable_producer import event
+    from pk.commands.java_json import event
     from pk.engine.errors import KafkaError
 
     options = Options(**values)

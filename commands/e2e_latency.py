@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from .verifiable_producer import _JavaDouble
+from pk.engine.topic_config import java_double_str
 
 POLL_TIMEOUT_MS = 60000
 LEGACY_WARNING = ("WARNING: Positional argument usage is deprecated and will be removed in Apache Kafka 5.0. "
@@ -115,6 +115,13 @@ class ValidationError(Exception):
     """The RuntimeException Kafka's validate() throws: its message is the first stderr line."""
 
 
+def _java_bytes(value: bytes | None) -> str:
+    """Arrays.toString(byte[]) (signed bytes), "null" for a null header value."""
+    if value is None:
+        return "null"
+    return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in value) + "]"
+
+
 def validate(client: Client, value: bytes, records: list[tuple], key: bytes | None, headers: list) -> None:
     def failed(message: str):
         client.commit()
@@ -137,9 +144,12 @@ def validate(client: Client, value: bytes, records: list[tuple], key: bytes | No
     if headers:
         if not read_headers:
             failed("Expected message headers but received none")
-        if list(read_headers) != list(headers):
-            failed("Header count mismatch between sent and received messages" if len(read_headers) != len(headers)
-                   else "The message header read did not match the message header sent")
+        for (sent_key, sent_value), (read_key_h, read_value_h) in zip(headers, read_headers):
+            if read_key_h != sent_key or read_value_h != sent_value:
+                failed(f"The message header read [{read_key_h}:{_java_bytes(read_value_h)}] did not match the "
+                       f"message header sent [{sent_key}:{_java_bytes(sent_value)}]")
+        if len(read_headers) != len(headers):
+            failed("Header count mismatch between sent and received messages")
     if len(records) != 1:
         failed(f"Only one result was expected during this test. We found [{len(records)}]")
 
@@ -164,7 +174,7 @@ def run(o: Options, client: Client, out: Callable[[str], None]) -> None:
         elapsed = time.perf_counter_ns() - begin
         validate(client, value, records, key, headers)
         if i % 1000 == 0:
-            out(f"{i}\t{_JavaDouble(elapsed / 1000.0 / 1000.0)!r}")
+            out(f"{i}\t{java_double_str(elapsed / 1000.0 / 1000.0)}")
         total += elapsed
         latencies.append(elapsed // 1000 // 1000)
     out(f"Avg latency: {total / o.num_records / 1000.0 / 1000.0:.4f} ms")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from .errors import CONFIG_EXCEPTION, ILLEGAL_ARGUMENT, JavaError
-from .verifiable_producer import event
+from .java_json import event
 
 
 @dataclass(frozen=True)

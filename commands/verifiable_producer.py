@@ -8,11 +8,12 @@ event's timestamp and name first)."""
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
+
+from .java_json import event, java_double
 
 
 @dataclass(frozen=True)
@@ -42,43 +43,6 @@ class Producer(Protocol):
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
-
-
-def java_double(x: float):
-    """A double as Jackson writes it: Double.toString for finite values, the strings "NaN" and
-    "Infinity" otherwise (Jackson's default quotes non-numeric numbers)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return _JavaDouble(x)
-
-
-class _JavaDouble(float):
-    """A float that json.dumps writes as Java's Double.toString: 2.5, 1.0E7, 1.0E-4."""
-
-    def __repr__(self) -> str:
-        a = abs(self)
-        if a == 0 or 1e-3 <= a < 1e7:
-            text = repr(float(self))
-            return text if ("." in text or "e" in text) else text + ".0"
-        mantissa, exp = f"{float(self):e}".split("e")
-        digits = repr(float(self) / 10 ** int(exp))  # shortest digits of the mantissa
-        if "." not in digits:
-            digits += ".0"
-        return f"{digits}E{int(exp)}"
-
-
-def event(name: str, **fields) -> str:
-    """One line: {"timestamp":<now ms>,"name":<name>, fields...} as Jackson writes it."""
-    parts = [f'"timestamp":{int(time.time() * 1000)}', f'"name":{json.dumps(name)}']
-    for key, value in fields.items():
-        if isinstance(value, _JavaDouble):
-            text = repr(value)
-        else:
-            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        parts.append(f"{json.dumps(key)}:{text}")
-    return "{" + ",".join(parts) + "}"
 
 
 class Throttler:
