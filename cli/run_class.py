@@ -84,6 +84,15 @@ CLASSES: dict[str, str] = {
     # zookeeper-server-start.sh and zookeeper-shell.sh, 2.8 to 3.9 (gone with ZooKeeper in 4.0).
     "org.apache.zookeeper.server.quorum.QuorumPeerMain": "pk.cli.zookeeper_server:start",
     "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka": "pk.cli.zookeeper_shell:run_class",
+    # VerifiableProducer, VerifiableConsumer: org.apache.kafka.tools from 2.8 to 4.4.
+    "org.apache.kafka.tools.VerifiableProducer": "pk.cli.verifiable_producer:cli",
+    "org.apache.kafka.tools.VerifiableConsumer": "pk.cli.verifiable_consumer:cli",
+    # EndToEndLatency: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.
+    "kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
+    "org.apache.kafka.tools.EndToEndLatency": "pk.cli.e2e_latency:cli",
+    # StreamsResetter: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
+    "kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
+    "org.apache.kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -27,6 +27,8 @@ KAFKA_SCRIPTS = {
     "kafka-delete-records": "pk-delete-records", "kafka-log-dirs": "pk-log-dirs", "kafka-cluster": "pk-cluster", "kafka-features": "pk-features",
     "kafka-storage": "pk-storage",
     "kafka-run-class": "pk-run-class",
+    "kafka-verifiable-producer": "pk-verifiable-producer", "kafka-verifiable-consumer": "pk-verifiable-consumer",
+    "kafka-e2e-latency": "pk-e2e-latency", "kafka-streams-application-reset": "pk-streams-application-reset",
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
     "zookeeper-server-start": "pk-zookeeper-server-start", "zookeeper-server-stop": "pk-zookeeper-server-stop",
     "zookeeper-shell": "pk-zookeeper-shell",
@@ -39,7 +41,8 @@ def test_every_script_is_installed_and_knows_its_version():
     for script in SCRIPTS:
         if script in ("pk-server-start", "pk-server-stop", "pk-spark", "pk-run-class", "pk-producer-perf-test",
                       "pk-cluster", "pk-features", "pk-storage", "pk-zookeeper-server-start",
-                      "pk-zookeeper-server-stop", "pk-zookeeper-shell"):  # argparse tools without --version, the launchers, ZooKeeper's
+                      "pk-zookeeper-server-stop", "pk-zookeeper-shell", "pk-verifiable-producer",
+                      "pk-verifiable-consumer", "pk-e2e-latency"):  # tools without --version (as Kafka's), the launchers
             continue
         r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
         assert (r.returncode, r.stdout, r.stderr) == (0, "4.4.0\n", ""), script
