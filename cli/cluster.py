@@ -8,12 +8,11 @@ here; Kafka prints its usage before it, wrapped), exit 1.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from .common import QuietPipe, fail, run_tool
+from .common import OwnParserCommand, fail, run_tool
 
 PROG = "kafka-cluster"
 COMMANDS = ("cluster-id", "unregister", "unregister-controller", "list-endpoints", "api-versions")
@@ -197,24 +196,7 @@ def _complete(ctx, _param, incomplete: str):
     return [CompletionItem(c) for c in COMMANDS if c.startswith(incomplete)]
 
 
-class _ClusterCommand(QuietPipe, click.Command):
-    """Hands every argument to run(); Click only answers shell-completion requests."""
-
-    def main(self, args=None, prog_name=None, **extra):
-        if args is None:
-            args = sys.argv[1:]
-        complete_var = "_PK_CLUSTER_COMPLETE"
-        if os.environ.get(complete_var):
-            return super().main(args, prog_name or "pk-cluster", complete_var=complete_var, **extra)
-        try:
-            run(list(args))
-        except BrokenPipeError:
-            from .common import stdout_closed
-
-            stdout_closed()
-
-
-@click.command(cls=_ClusterCommand, add_help_option=False,
+@click.command(cls=OwnParserCommand, prog="pk-cluster", add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
 def cli(args):

@@ -82,6 +82,26 @@ class QuietPipe:
             stdout_closed()
 
 
+class OwnParserCommand(QuietPipe, click.Command):
+    """A tool that reads its own arguments as Kafka's argparse4j tools do (kafka-cluster,
+    kafka-features, kafka-storage, kafka-transactions): main() hands every argument to the
+    callback untouched; Click only answers shell-completion requests, as `prog`."""
+
+    def __init__(self, *args, prog: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.prog = prog
+
+    def main(self, args=None, prog_name=None, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        complete_var = "_" + self.prog.replace("-", "_").upper() + "_COMPLETE"
+        if os.environ.get(complete_var):
+            return super().main(args, prog_name or self.prog, complete_var=complete_var, **extra)
+        try:
+            self.callback(args=tuple(args))
+        except BrokenPipeError:
+            stdout_closed()
+
+
 class KafkaCommand(QuietPipe, click.Command):
     """A Click command that reads arguments the way Kafka's jopt-simple tools do.
 

@@ -9,12 +9,11 @@ left out (pk-server-start has no UpdateFeatures API): pk refuses them as unknown
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from .common import QuietPipe, fail, run_tool
+from .common import OwnParserCommand, fail, run_tool
 
 COMMANDS = ("describe", "version-mapping", "feature-dependencies")
 # each command's own options
@@ -125,24 +124,7 @@ def _complete(ctx, _param, incomplete: str):
     return [CompletionItem(w) for w in words if w.startswith(incomplete)]
 
 
-class _FeaturesCommand(QuietPipe, click.Command):
-    """Hands every argument to run(); Click only answers shell-completion requests."""
-
-    def main(self, args=None, prog_name=None, **extra):
-        if args is None:
-            args = sys.argv[1:]
-        complete_var = "_PK_FEATURES_COMPLETE"
-        if os.environ.get(complete_var):
-            return super().main(args, prog_name or "pk-features", complete_var=complete_var, **extra)
-        try:
-            run(list(args))
-        except BrokenPipeError:
-            from .common import stdout_closed
-
-            stdout_closed()
-
-
-@click.command(cls=_FeaturesCommand, add_help_option=False,
+@click.command(cls=OwnParserCommand, prog="pk-features", add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
 def cli(args):

@@ -10,12 +10,11 @@ forceTerminateTransaction command is left out: pk refuses it as an unknown comma
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from .common import QuietPipe, fail, run_tool, version_line
+from .common import OwnParserCommand, fail, run_tool, version_line
 
 PROG = "kafka-transactions.sh"
 COMMANDS = ("list", "describe", "describe-producers", "abort", "find-hanging")
@@ -175,24 +174,7 @@ def _complete(ctx, _param, incomplete: str):
     return [CompletionItem(w) for w in choices if w.startswith(incomplete)]
 
 
-class _TransactionsCommand(QuietPipe, click.Command):
-    """Hands every argument to run(); Click only answers shell-completion requests."""
-
-    def main(self, args=None, prog_name=None, **extra):
-        if args is None:
-            args = sys.argv[1:]
-        complete_var = "_PK_TRANSACTIONS_COMPLETE"
-        if os.environ.get(complete_var):
-            return super().main(args, prog_name or "pk-transactions", complete_var=complete_var, **extra)
-        try:
-            run(list(args))
-        except BrokenPipeError:
-            from .common import stdout_closed
-
-            stdout_closed()
-
-
-@click.command(cls=_TransactionsCommand, add_help_option=False,
+@click.command(cls=OwnParserCommand, prog="pk-transactions", add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
 def cli(args):
