@@ -43,6 +43,27 @@ warnings.filterwarnings("ignore", message="No chroot path exists")
 OK, FAILED, UNKNOWN_COMMAND = 0, 1, 127
 
 
+
+# What ZooKeeper 3.5's shell prints for a KeeperException, by kazoo's exception type.
+_KEEPER_ERRORS = {
+    NoNodeError: "Node does not exist: {path}",
+    NodeExistsError: "Node already exists: {path}",
+    NotEmptyError: "Node not empty: {path}",
+    BadVersionError: "version No is not valid : {path}",
+    NoAuthError: "Authentication is not valid : {path}",
+    NoChildrenForEphemeralsError: "Ephemerals cannot have children: {path}",
+    InvalidACLError: "KeeperErrorCode = InvalidACL for {path}\nAcl is not valid : {path}",
+}
+
+
+def _keeper_error_text(command: str, exc: Exception, path: str) -> str:
+    if command == "get" and isinstance(exc, NoNodeError):  # ZooKeeper 3.5's get lets the exception through
+        return f"org.apache.zookeeper.KeeperException$NoNodeException: KeeperErrorCode = NoNode for {path}"
+    template = _KEEPER_ERRORS.get(type(exc))
+    if template is None:
+        return f"KeeperErrorCode = {type(exc).__name__.removesuffix('Error')} for {path}"
+    return template.format(path=path)
+
 class UsageError(Exception):
     """A command line ZooKeeper's parser refuses: str() is the line it prints."""
 
@@ -289,33 +310,8 @@ class Shell:
         path = parsed.args[0] if parsed.args else "/"
         try:
             handler(parsed)
-        except NoNodeError:
-            if parsed.name == "get":  # ZooKeeper 3.5's get lets the exception through
-                self._error(f"org.apache.zookeeper.KeeperException$NoNodeException: "
-                            f"KeeperErrorCode = NoNode for {path}")
-            else:
-                self._error(f"Node does not exist: {path}")
-            return FAILED
-        except NodeExistsError:
-            self._error(f"Node already exists: {path}")
-            return FAILED
-        except NotEmptyError:
-            self._error(f"Node not empty: {path}")
-            return FAILED
-        except BadVersionError:
-            self._error(f"version No is not valid : {path}")
-            return FAILED
-        except NoAuthError:
-            self._error(f"Authentication is not valid : {path}")
-            return FAILED
-        except NoChildrenForEphemeralsError:
-            self._error(f"Ephemerals cannot have children: {path}")
-            return FAILED
-        except InvalidACLError:
-            self._error(f"KeeperErrorCode = InvalidACL for {path}\nAcl is not valid : {path}")
-            return FAILED
         except KazooException as exc:
-            self._error(f"KeeperErrorCode = {type(exc).__name__.removesuffix('Error')} for {path}")
+            self._error(_keeper_error_text(parsed.name, exc, path))
             return FAILED
         return OK
 
