@@ -64,6 +64,9 @@ CLASSES: dict[str, str] = {
     "org.apache.kafka.tools.LeaderElectionCommand": "pk.cli.leader_election:cli",
     # kafka-transactions.sh: org.apache.kafka.tools since it appeared in 3.0 (KIP-664).
     "org.apache.kafka.tools.TransactionsCommand": "pk.cli.transactions:cli",
+    # kafka-metadata-quorum.sh: kafka.admin (Scala) in 3.3-3.4, org.apache.kafka.tools from 3.5.
+    "kafka.admin.MetadataQuorumCommand": "pk.cli.metadata_quorum:cli",
+    "org.apache.kafka.tools.MetadataQuorumCommand": "pk.cli.metadata_quorum:cli",
     # kafka-server-start.sh, every version.
     "kafka.Kafka": "pk.cli.server_start:start",
     # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.

@@ -32,6 +32,7 @@ KAFKA_SCRIPTS = {
     "kafka-server-start": "pk-server-start", "kafka-server-stop": "pk-server-stop",
     "zookeeper-server-start": "pk-zookeeper-server-start", "zookeeper-server-stop": "pk-zookeeper-server-stop",
     "zookeeper-shell": "pk-zookeeper-shell",
+    "kafka-metadata-quorum": "pk-metadata-quorum",
 }
 
 
@@ -42,7 +43,8 @@ def test_every_script_is_installed_and_knows_its_version():
         if script in ("pk-server-start", "pk-server-stop", "pk-spark", "pk-run-class", "pk-producer-perf-test",
                       "pk-cluster", "pk-features", "pk-storage", "pk-zookeeper-server-start",
                       "pk-zookeeper-server-stop", "pk-zookeeper-shell", "pk-verifiable-producer",
-                      "pk-verifiable-consumer", "pk-e2e-latency"):  # tools without --version (as Kafka's), the launchers
+                      "pk-verifiable-consumer", "pk-e2e-latency",
+                      "pk-metadata-quorum"):  # tools without --version (as Kafka's), the launchers
             continue
         r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
         assert (r.returncode, r.stdout, r.stderr) == (0, "4.4.0\n", ""), script
