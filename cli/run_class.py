@@ -67,6 +67,8 @@ CLASSES: dict[str, str] = {
     # kafka-metadata-quorum.sh: kafka.admin (Scala) in 3.3-3.4, org.apache.kafka.tools from 3.5.
     "kafka.admin.MetadataQuorumCommand": "pk.cli.metadata_quorum:cli",
     "org.apache.kafka.tools.MetadataQuorumCommand": "pk.cli.metadata_quorum:cli",
+    # kafka-client-metrics.sh: org.apache.kafka.tools since it appeared in 3.7 (KIP-714).
+    "org.apache.kafka.tools.ClientMetricsCommand": "pk.cli.client_metrics:cli",
     # kafka-server-start.sh, every version.
     "kafka.Kafka": "pk.cli.server_start:start",
     # GetOffsetShell: kafka.tools (Scala) up to 3.6, org.apache.kafka.tools (Java) from 3.7.

@@ -17,6 +17,7 @@ with acks=0), registered by a handler module:
   every handler makes before acting
 - sasl.py: SaslHandshake/SaslAuthenticate outside an authentication (the server runs each SASL
   connection's authentication); scram.py: Describe/AlterUserScramCredentials
+- client_metrics.py: ListConfigResources and the client-metrics resources of the config APIs
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -55,6 +56,7 @@ class Broker:
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
+        from . import client_metrics
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -68,6 +70,7 @@ class Broker:
         self.acls = authorizer.AclHandlers(self)
         self.sasl = sasl.SaslHandlers(self)
         self.scram = scram.ScramHandlers(self)
+        self.client_metrics = client_metrics.ClientMetricsHandlers(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""

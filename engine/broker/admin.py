@@ -1,5 +1,6 @@
 """Admin handlers: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
-IncrementalAlterConfigs, DescribeCluster, DeleteRecords, ElectLeaders.
+IncrementalAlterConfigs, DescribeCluster, DeleteRecords, ElectLeaders. Client-metrics resources
+(type 16) in the config APIs are client_metrics.py's.
 
 Each is a thin layer over the engine's admin calls, which take the data directory's admin
 lock, so the broker and pk-topics running beside it change topics one at a time. Errors are
@@ -26,7 +27,7 @@ from ..protocol.messages import INT32_MIN
 from . import config_docs
 from .groups import INVALID_REQUEST_MESSAGE
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
 TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
@@ -244,6 +245,12 @@ class AdminHandlers:
                     entries = self._broker_config_entries(res["resource_name"], synonyms)
                 elif res["resource_type"] == BROKER_LOGGER:
                     entries = self._logger_config_entries(res["resource_name"])
+                elif res["resource_type"] == CLIENT_METRICS:
+                    entries = self.broker.client_metrics.config_entries(res["resource_name"], synonyms,
+                                                                        body["include_documentation"])
+                    result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
+                    results.append(result)
+                    continue
                 else:
                     raise InvalidRequestError(INVALID_REQUEST_MESSAGE)  # Kafka's text for an unknown type
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
@@ -314,6 +321,10 @@ class AdminHandlers:
                       "resource_name": res["resource_name"]}
             try:
                 self._check_config_access(request, acls.ALTER_CONFIGS, res)
+                if res["resource_type"] == CLIENT_METRICS:
+                    self.broker.client_metrics.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    results.append(result)
+                    continue
                 self._check_topic_resource(res)
                 self._existing_topic(res["resource_name"])
                 new = {}
@@ -340,9 +351,15 @@ class AdminHandlers:
                     self._alter_loggers(res, body["validate_only"])
                     results.append(result)
                     continue
-                self._check_topic_resource(res)
+                if res["resource_type"] != CLIENT_METRICS:
+                    self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
+                if res["resource_type"] == CLIENT_METRICS:
+                    self.broker.client_metrics.incremental_alter(res["resource_name"], res["configs"],
+                                                                 body["validate_only"])
+                    results.append(result)
+                    continue
                 new = dict(self._existing_topic(res["resource_name"]).configs)
                 for c in res["configs"]:
                     self._apply_operation(new, c["name"], c["config_operation"], c["value"])
@@ -433,7 +450,7 @@ class AdminHandlers:
         """DESCRIBE_CONFIGS/ALTER_CONFIGS on the topic, or on the cluster for broker settings."""
         if res["resource_type"] == TOPIC:
             self.broker.guard.check(request, operation, acls.TOPIC, res["resource_name"])
-        elif res["resource_type"] in (BROKER, BROKER_LOGGER):
+        elif res["resource_type"] in (BROKER, BROKER_LOGGER, CLIENT_METRICS):
             self.broker.guard.check(request, operation, acls.CLUSTER, acls.CLUSTER_NAME)
 
     def _replace_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
