@@ -33,6 +33,7 @@ KAFKA_SCRIPTS = {
     "zookeeper-server-start": "pk-zookeeper-server-start", "zookeeper-server-stop": "pk-zookeeper-server-stop",
     "zookeeper-shell": "pk-zookeeper-shell",
     "kafka-metadata-quorum": "pk-metadata-quorum",
+    "kafka-client-metrics": "pk-client-metrics",
 }
 
 

@@ -43,6 +43,8 @@ class RemoteConfigs:
         return int(name) if entity_type in (BROKERS, BROKER_LOGGERS) and name else None
 
     def entries(self, entity_type: str, name: str, describe_all: bool) -> list[Entry] | None:
+        if entity_type == CLIENT_METRICS and not describe_all and name not in self.names(CLIENT_METRICS):
+            return None  # Kafka describes a client-metrics resource only if the cluster lists it
         body = {"resources": [{"resource_type": RESOURCE_IDS[entity_type], "resource_name": name,
                                "configuration_keys": None}],
                 "include_synonyms": True, "include_documentation": False}
@@ -69,6 +71,10 @@ class RemoteConfigs:
                 _raise_for(answer["error_code"], None)
                 out += [g["group_id"] for g in answer["groups"]]
             return out
+        if entity_type == CLIENT_METRICS:
+            answer = self.wire.call(kp.ApiKey.LIST_CONFIG_RESOURCES, 1, {"resource_types": [RESOURCE_IDS[CLIENT_METRICS]]})
+            _raise_for(answer["error_code"], None)
+            return [r["resource_name"] for r in answer["config_resources"]]
         raise ConfigCommandError(f"java.lang.IllegalArgumentException: Invalid entity type: {entity_type}")
 
     def alter(self, entity_type: str, name: str, add: dict[str, str], delete: list[str]) -> None:

@@ -69,8 +69,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.LIST_TRANSACTIONS: (0, 2),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
-    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0),
 }.items()}
 
 assert all(REQUESTS[k].min_version <= lo <= hi <= REQUESTS[k].max_version
