@@ -149,3 +149,34 @@ def test_broker_checks_match(kafka, pk_server):
             assert [r["resource_name"] for r in p.call(74, v, {"resource_types": [16]} if v else {})[
                 "config_resources"]] == [n]
         _alter(k, [("metrics", 1, None)], n)
+
+
+def test_pk_configs_on_client_metrics_matches(kafka, kafka_tools, pk_server):
+    """pk-configs --entity-type client-metrics against pk-server-start prints what Kafka's
+    kafka-configs prints against Kafka (and against pk-server-start); a failure's exception
+    line is compared (its first line names the bootstrap address)."""
+    name = f"cf-{uuid.uuid4().hex[:8]}"
+    seq = [["--alter", "--entity-type", "client-metrics", "--entity-name", name, "--add-config",
+            "metrics=[a,b],interval.ms=1000"],
+           ["--describe", "--entity-type", "client-metrics", "--entity-name", name],
+           ["--describe", "--client-metrics", name, "--all"],
+           ["--describe", "--client-metrics", name + "-none"],
+           ["--alter", "--client-metrics", name, "--add-config", "interval.ms=5"],
+           ["--alter", "--client-metrics", name, "--add-config", "foo=5"],
+           ["--alter", "--client-metrics", name, "--delete-config", "interval.ms"],
+           ["--describe", "--client-metrics", name],
+           ["--alter", "--client-metrics", name, "--delete-config", "metrics"],
+           ["--describe", "--client-metrics", name]]
+
+    def exception_line(err: str) -> str:
+        lines = err.splitlines()
+        return lines[1] if len(lines) > 1 else ""
+
+    for args in seq:
+        k = kafka_tools("kafka-configs", "--bootstrap-server", kafka.bootstrap, *args)
+        expected = (k.returncode, k.out, exception_line(k.err))
+        proc = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", pk_server.bootstrap, *args],
+                              capture_output=True, timeout=120)
+        assert (proc.returncode, proc.stdout.decode(), exception_line(proc.stderr.decode())) == expected, args
+        on_pk = kafka_tools("kafka-configs", "--bootstrap-server", pk_server.bootstrap, *args)
+        assert (on_pk.returncode, on_pk.out, exception_line(on_pk.err)) == expected, args
