@@ -174,10 +174,11 @@ def _execute(command: str, options: dict, props: dict, cmd) -> list[str]:
     client = WireClient(options.get("bootstrap_server") or options["bootstrap_controller"], 30.0,
                         "describeMetadataQuorum", security=security)
     try:
-        if options.get("bootstrap_server") is None:
+        controllers = options.get("bootstrap_server") is None
+        if controllers:
             cmd.check_controller_endpoint(client)
         if command == "describe" and options["status"]:
-            return cmd.status_lines(cmd.cluster_id(client), cmd.describe_quorum(client))
+            return cmd.status_lines(cmd.cluster_id(client, controllers), cmd.describe_quorum(client))
         if command == "describe":
             return cmd.replication_lines(cmd.describe_quorum(client), options["human_readable"])
         if command == "add-controller":

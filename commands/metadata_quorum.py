@@ -40,11 +40,12 @@ def check_controller_endpoint(client) -> None:
     describe_cluster(client, CONTROLLERS, False)
 
 
-def cluster_id(client) -> str:
-    from .cluster import BROKERS
+def cluster_id(client, controllers: bool) -> str:
+    """The cluster id, from the brokers or (--bootstrap-controller) the controllers."""
+    from .cluster import BROKERS, CONTROLLERS
 
     answer = client.call(kp.ApiKey.DESCRIBE_CLUSTER, 2, {"include_cluster_authorized_operations": False,
-                                                          "endpoint_type": BROKERS,
+                                                          "endpoint_type": CONTROLLERS if controllers else BROKERS,
                                                           "include_fenced_brokers": False})
     if answer["error_code"]:
         raise known_error(answer["error_code"], answer["error_message"])

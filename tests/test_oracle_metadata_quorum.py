@@ -7,6 +7,7 @@ alone; argparse4j's usage before an error is dropped as well."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 
@@ -48,14 +49,22 @@ def _squeezed(text: str) -> str:
     return re.sub(r" +\t", "\t", text)
 
 
+def _controller(kafka) -> str:
+    """The combined node's CONTROLLER listener, from its configuration file."""
+    with open(kafka.config_path) as f:
+        voters = next(line for line in f if line.startswith("controller.quorum.voters="))
+    return voters.strip().split("@", 1)[1]
+
+
 def test_describe_matches_on_kafka(kafka, kafka_tools):
-    for args in (["describe", "--status"], ["describe", "--replication"],
-                 ["describe", "--replication", "--human-readable"]):
-        k = kafka_tools("kafka-metadata-quorum", "--bootstrap-server", kafka.bootstrap, *args)
-        rc, out, err = _pk("--bootstrap-server", kafka.bootstrap, *args)
+    connections = (["--bootstrap-server", kafka.bootstrap], ["--bootstrap-controller", _controller(kafka)])
+    for connection, args in itertools.product(connections, (["describe", "--status"], ["describe", "--replication"],
+                                                             ["describe", "--replication", "--human-readable"])):
+        k = kafka_tools("kafka-metadata-quorum", *connection, *args)
+        rc, out, err = _pk(*connection, *args)
         assert k.returncode == 0, k.err
         # column widths follow the offsets' and times' lengths
-        assert (rc, _squeezed(_moving(out)), err) == (0, _squeezed(_moving(k.out)), ""), args
+        assert (rc, _squeezed(_moving(out)), err) == (0, _squeezed(_moving(k.out)), ""), (connection, args)
 
 
 def test_failures_match(kafka, kafka_tools, pk_server, tmp_path):
