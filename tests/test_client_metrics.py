@@ -71,7 +71,8 @@ def test_invalid_subscriptions_are_refused(broker, args, line):
 
 @pytest.mark.parametrize("args, line", [
     (["--list"], "--bootstrap-server must be specified."),
-    (["--bootstrap-server", "h:1"], "Command must include exactly one action: --alter, --delete, --describe or --list."),
+    (["--bootstrap-server", "h:1"],
+     "Command must include exactly one action: --alter, --delete, --describe or --list."),
     (["--bootstrap-server", "h:1", "--list", "--name", "x"], 'Option "[list]" can\'t be used with option "[name]"'),
     (["--bootstrap-server", "h:1", "--describe", "--metrics", "a"],
      'Option "[describe]" can\'t be used with option "[metrics]"'),

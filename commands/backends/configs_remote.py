@@ -72,7 +72,8 @@ class RemoteConfigs:
                 out += [g["group_id"] for g in answer["groups"]]
             return out
         if entity_type == CLIENT_METRICS:
-            answer = self.wire.call(kp.ApiKey.LIST_CONFIG_RESOURCES, 1, {"resource_types": [RESOURCE_IDS[CLIENT_METRICS]]})
+            answer = self.wire.call(kp.ApiKey.LIST_CONFIG_RESOURCES, 1,
+                                    {"resource_types": [RESOURCE_IDS[CLIENT_METRICS]]})
             _raise_for(answer["error_code"], None)
             return [r["resource_name"] for r in answer["config_resources"]]
         raise ConfigCommandError(f"java.lang.IllegalArgumentException: Invalid entity type: {entity_type}")
