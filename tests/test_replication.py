@@ -1,0 +1,165 @@
+"""Replication across three pk-server-start brokers coordinated by a real ZooKeeper
+(engine/broker/replication.py, zookeeper.py; docs/replication.md): replicated topics,
+leaders and ISRs in Metadata and pk-topics, acks=all, failover with SIGKILL, a returning
+broker catching up, min.insync.replicas, and the ISR shrinking."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from replication_cluster import ReplicationCluster, wait_for
+
+pytest.importorskip("kazoo.client")
+ck = pytest.importorskip("confluent_kafka")
+
+
+@pytest.fixture
+def cluster(zookeeper, tmp_path):
+    with ReplicationCluster(zookeeper, tmp_path, 3) as c:
+        c.start_all()
+        yield c
+
+
+def create(cluster, name, partitions=1, rf=3, config=None, broker=0):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": cluster.brokers[broker].bootstrap})
+    admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])[name].result(15)
+    for p in range(partitions):
+        cluster.wait_state(name, p, lambda s: len(s["isr"]) == rf)
+
+
+def producer(cluster, **extra):
+    return ck.Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True, "acks": "all",
+                        "linger.ms": 5, "message.timeout.ms": 60000, "retry.backoff.ms": 100,
+                        "topic.metadata.refresh.interval.ms": 1000, **extra})
+
+
+def produce(p, topic, values, partition=0):
+    """Produce and flush; returns the values whose delivery was acknowledged."""
+    acked, failed = [], []
+
+    def done(err, msg):
+        (failed if err else acked).append((msg.value(), err))
+    for v in values:
+        p.produce(topic, v, partition=partition, on_delivery=done)
+        p.poll(0)
+    p.flush(90)
+    return [v for v, _ in acked], failed
+
+
+def consume_all(cluster, topic, partition=0, expected=None, timeout=60):
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"g-{time.monotonic_ns()}",
+                     "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                     "topic.metadata.refresh.interval.ms": 1000})
+    c.assign([ck.TopicPartition(topic, partition, 0)])
+    out = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and (expected is None or len(out) < expected):
+            m = c.poll(0.5)
+            if m is None:
+                if expected is None:
+                    break
+                continue
+            if m.error():
+                continue
+            out.append(m.value())
+    finally:
+        c.close()
+    return out
+
+
+def test_replicated_topic_metadata_and_describe(pk, cluster):
+    create(cluster, "rf3", partitions=3)
+    md = cluster.metadata(1, "rf3")
+    assert sorted(b["node_id"] for b in md["brokers"]) == [0, 1, 2]
+    (topic,) = md["topics"]
+    states = {p: cluster.state("rf3", p) for p in range(3)}
+    for part in topic["partitions"]:
+        state = states[part["partition_index"]]
+        assert part["leader_id"] == state["leader"] == part["replica_nodes"][0]
+        assert sorted(part["replica_nodes"]) == [0, 1, 2]
+        assert sorted(part["isr_nodes"]) == [0, 1, 2]
+    assert len({topic["partitions"][p]["leader_id"] for p in range(3)}) == 3  # spread over the brokers
+    proc = pk("pk-topics", "--bootstrap-server", cluster.brokers[2].bootstrap, "--describe", "--topic", "rf3")
+    assert proc.returncode == 0, proc.err
+    lines = proc.out.splitlines()
+    assert "ReplicationFactor: 3" in lines[0]
+    for part in topic["partitions"]:
+        replicas = ",".join(map(str, part["replica_nodes"]))
+        isr = ",".join(map(str, part["isr_nodes"]))
+        assert (f"\tTopic: rf3\tPartition: {part['partition_index']}\tLeader: {part['leader_id']}\t"
+                f"Replicas: {replicas}\tIsr: {isr}") in proc.out
+    proc = pk("pk-topics", "--zookeeper", cluster.connect, "--describe", "--topic", "rf3")
+    assert proc.returncode == 0, proc.err
+    assert "Isr: " in proc.out and proc.out.count("\tLeader: ") == 3
+
+
+def test_acks_all_survives_leader_kill_and_the_broker_rejoins(cluster):
+    create(cluster, "fo")
+    p = producer(cluster)
+    first, failed = produce(p, "fo", [b"a%d" % i for i in range(500)])
+    assert not failed and len(first) == 500
+    leader = cluster.state("fo", 0)["leader"]
+    for b in cluster.brokers:  # every replica has every record
+        if b != leader:
+            wait_for(lambda: cluster.metadata(b, "fo") is not None, what="metadata")
+    cluster.kill(leader)
+    killed_at = time.monotonic()
+    state = cluster.wait_state("fo", 0, lambda s: s["leader"] not in (leader, -1))
+    assert leader not in state["isr"]
+    acked, failed = produce(p, "fo", [b"b0"])
+    failover = time.monotonic() - killed_at
+    assert acked == [b"b0"], failed
+    more, failed = produce(p, "fo", [b"b%d" % i for i in range(1, 300)])
+    assert not failed
+    print(f"failover (leader kill -> first acks=all produce ok): {failover:.1f} s")
+    values = consume_all(cluster, "fo", expected=800)
+    assert values == first + acked + more  # every acknowledged record, exactly once, in order
+
+    cluster.start(leader)  # the old leader truncates, catches up and rejoins the ISR
+    cluster.wait_state("fo", 0, lambda s: sorted(s["isr"]) == [0, 1, 2], timeout=30)
+    p.flush(10)
+
+
+def test_min_insync_replicas(cluster):
+    create(cluster, "mi", config={"min.insync.replicas": "2"})
+    state = cluster.state("mi", 0)
+    others = [b for b in range(3) if b != state["leader"]]
+    for b in others:
+        cluster.kill(b)
+    cluster.wait_state("mi", 0, lambda s: s["isr"] == [state["leader"]])
+    strict = producer(cluster, **{"message.timeout.ms": 3000})
+    acked, failed = produce(strict, "mi", [b"x"])
+    assert not acked and failed
+    assert failed[0][1].code() in (ck.KafkaError.NOT_ENOUGH_REPLICAS, ck.KafkaError._MSG_TIMED_OUT)
+    loose = ck.Producer({"bootstrap.servers": cluster.brokers[state["leader"]].bootstrap, "acks": "1"})
+    acked, failed = produce(loose, "mi", [b"y"])
+    assert acked == [b"y"], failed
+
+
+def test_a_follower_kept_down_leaves_the_isr(zookeeper, tmp_path):
+    """The leader drops a follower that stopped fetching after replica.lag.time.max.ms (here
+    well before ZooKeeper ends the stopped broker's session), keeping its leader epoch, and
+    takes it back once it caught up."""
+    with ReplicationCluster(zookeeper, tmp_path, 3, {"replica.lag.time.max.ms": "1500"}) as cluster:
+        cluster.start_all()
+        _follower_kept_down(cluster)
+
+
+def _follower_kept_down(cluster):
+    create(cluster, "lag")
+    state = cluster.state("lag", 0)
+    follower = next(b for b in range(3) if b != state["leader"])
+    cluster.brokers[follower].proc.send_signal(signal.SIGSTOP)  # still registered, not fetching
+    try:
+        shrunk = cluster.wait_state("lag", 0, lambda s: follower not in s["isr"], timeout=20)
+        assert shrunk["leader"] == state["leader"] and shrunk["leader_epoch"] == state["leader_epoch"]
+        assert cluster.zk.exists(f"/brokers/ids/{follower}")  # the leader's doing, not the controller's
+    finally:
+        cluster.brokers[follower].proc.send_signal(signal.SIGCONT)
+    cluster.wait_state("lag", 0, lambda s: follower in s["isr"], timeout=20)
