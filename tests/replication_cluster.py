@@ -64,6 +64,14 @@ class ReplicationCluster:
     def start_all(self) -> None:
         for i in self.brokers:
             self.start(i)
+        self.wait_converged()
+
+    def wait_converged(self) -> None:
+        """Until every running broker's Metadata lists every running broker."""
+        def converged():
+            running = self.running()
+            return all(sorted(b["node_id"] for b in self.metadata(i, "")["brokers"]) == running for i in running)
+        wait_for(converged, what="every broker to see every broker")
 
     def kill(self, broker_id: int) -> None:
         """SIGKILL: the session ends only when ZooKeeper times it out, as for a crash."""
@@ -98,11 +106,25 @@ class ReplicationCluster:
             return state if state is not None and predicate(state) else None
         return wait_for(check, timeout, what=f"state of {topic}-{partition}")
 
+    def wait_applied(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
+        """Until every running broker's Metadata agrees with the state znodes."""
+        def agreed():
+            states = [self.state(topic, p) for p in range(partitions)]
+            if any(s is None for s in states):
+                return False
+            for b in self.running():
+                (t,) = self.metadata(b, topic)["topics"]
+                got = {p["partition_index"]: (p["leader_id"], p["leader_epoch"], p["isr_nodes"]) for p in t["partitions"]}
+                if any(got.get(p) != (s["leader"], s["leader_epoch"], s["isr"]) for p, s in enumerate(states)):
+                    return False
+            return True
+        wait_for(agreed, timeout, what=f"every broker to apply the states of {topic}")
+
     # ------------------------------------------------------------------ the wire
     def metadata(self, broker_id: int, topic: str) -> dict:
         """Metadata v12 from one broker, for one topic."""
         with ProtocolClient(self.brokers[broker_id].port, timeout=10) as client:
-            return client.call(3, 12, {"topics": [{"name": topic, "topic_id": None}],
+            return client.call(3, 12, {"topics": [{"name": topic, "topic_id": None}] if topic else [],
                                        "allow_auto_topic_creation": False,
                                        "include_cluster_authorized_operations": False,
                                        "include_topic_authorized_operations": False})

@@ -30,6 +30,7 @@ def create(cluster, name, partitions=1, rf=3, config=None, broker=0):
     admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])[name].result(15)
     for p in range(partitions):
         cluster.wait_state(name, p, lambda s: len(s["isr"]) == rf)
+    cluster.wait_applied(name, partitions)
 
 
 def producer(cluster, **extra):
@@ -163,3 +164,58 @@ def _follower_kept_down(cluster):
     finally:
         cluster.brokers[follower].proc.send_signal(signal.SIGCONT)
     cluster.wait_state("lag", 0, lambda s: follower in s["isr"], timeout=20)
+
+
+def test_a_former_leader_truncates_its_unreplicated_tail(cluster):
+    """KIP-101: records only the old leader had (acks=1, followers not fetching) are cut
+    when it comes back as a follower of the new leader's log."""
+    create(cluster, "tr")
+    p = producer(cluster)
+    kept, failed = produce(p, "tr", [b"k%d" % i for i in range(100)])
+    assert not failed
+    leader = cluster.state("tr", 0)["leader"]
+    followers = [b for b in range(3) if b != leader]
+    for b in followers:
+        cluster.brokers[b].proc.send_signal(signal.SIGSTOP)
+    # A follower's Fetch already waiting at the leader would still carry the next records
+    # into its socket: let those long polls (replica.fetch.wait.max.ms) end empty first.
+    time.sleep(1.0)
+    try:
+        loose = ck.Producer({"bootstrap.servers": cluster.brokers[leader].bootstrap, "acks": "1"})
+        lost, failed = produce(loose, "tr", [b"lost%d" % i for i in range(10)])
+        assert len(lost) == 10, failed
+        cluster.kill(leader)
+    finally:
+        for b in followers:
+            cluster.brokers[b].proc.send_signal(signal.SIGCONT)
+    state = cluster.wait_state("tr", 0, lambda s: s["leader"] in followers)
+    assert state["leader_epoch"] >= 1
+    acked, failed = produce(p, "tr", [b"after%d" % i for i in range(20)])
+    assert not failed
+    cluster.start(leader)
+    cluster.wait_state("tr", 0, lambda s: leader in s["isr"])
+    assert "Truncating tr-0 from 110 to 100" in cluster.brokers[leader].log()
+    for b in followers:  # read from the old leader too once it leads again
+        cluster.kill(b)
+    cluster.wait_state("tr", 0, lambda s: s["leader"] == leader)
+    assert consume_all(cluster, "tr", expected=120) == kept + acked
+
+
+def test_replication_factor_from_zookeeper_tool_and_auto_creation(pk, zookeeper, tmp_path):
+    with ReplicationCluster(zookeeper, tmp_path, 3, {"default.replication.factor": "3"}) as cluster:
+        cluster.start_all()
+        proc = pk("pk-topics", "--zookeeper", cluster.connect, "--create", "--topic", "viazk", "--partitions", "2",
+                  "--replication-factor", "3")
+        assert proc.returncode == 0, proc.err
+        for part in range(2):
+            cluster.wait_state("viazk", part, lambda s: len(s["isr"]) == 3)
+        # the same topic id on every broker
+        ids = {cluster.metadata(b, "viazk")["topics"][0]["topic_id"] for b in range(3)}
+        assert len(ids) == 1
+        p = producer(cluster)
+        acked, failed = produce(p, "auto", [b"v"])  # auto-created with default.replication.factor
+        assert acked == [b"v"], failed
+        state = cluster.wait_state("auto", 0, lambda s: len(s["isr"]) == 3)
+        cluster.wait_applied("auto", 1)
+        assert sorted(cluster.metadata(state["leader"], "auto")["topics"][0]["partitions"][0]["replica_nodes"]) \
+            == [0, 1, 2]

@@ -46,6 +46,7 @@ from . import features
 from .fetch_sessions import FetchPartition, FetchSessionCache
 from .metadata import MetadataHandlers
 from .producer_state import EXPIRATION_MS, ProducerError, ProducerStateManager
+from .replication import NO_LEADER
 from .topic_ids import ZERO, TopicIds
 
 log = logging.getLogger("pk.broker")
@@ -132,9 +133,14 @@ class DataHandlers:
 
     def replica_state(self, topic: str, partition: int):
         """The partition's replication state (replication.py), None when this broker leads it
-        alone (no ZooKeeper, or a topic that stays local)."""
+        alone (no ZooKeeper, or an internal topic, which stays local)."""
         replication = self.broker.replication
-        return replication.states.get((topic, partition)) if replication is not None else None
+        if replication is None:
+            return None
+        state = replication.states.get((topic, partition))
+        if state is None and not topic_names.is_internal(topic):
+            return NO_LEADER  # not (yet) in ZooKeeper, or no live replica: no leader known
+        return state
 
     def _not_leader(self, topic: str, partition: int, state) -> KafkaError:
         return _refused(E.NOT_LEADER_OR_FOLLOWER,

@@ -40,7 +40,7 @@ class MetadataHandlers:
         host, port = self.broker.endpoint(request)  # of the listener the request came in on
         return {"node_id": self.broker.node_id, "host": host, "port": port, "rack": None}
 
-    def _partition(self, topic: str, partition: int, replicas=None) -> dict:
+    def _partition(self, topic: str, partition: int, assignment: dict | None = None) -> dict:
         node = self.broker.node_id
         state = self.data.replica_state(topic, partition)
         if state is None:
@@ -48,13 +48,14 @@ class MetadataHandlers:
                     "leader_epoch": self.data.leader_epoch(topic, partition),
                     "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
         replication = self.broker.replication
-        replicas = list(replicas if replicas is not None else state.replicas)
+        # ZooKeeper's assignment (the local one follows it); the local one before a state is known
+        replicas = list(state.replicas or (assignment or {}).get(partition, ()))
         return {"error_code": E.NONE if state.leader >= 0 else E.LEADER_NOT_AVAILABLE,
                 "partition_index": partition, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
                 "replica_nodes": replicas, "isr_nodes": list(state.isr),
                 "offline_replicas": [r for r in replicas if not replication.live(r)]}
 
-    def _brokers(self, request) -> list[dict]:
+    def brokers(self, request) -> list[dict]:
         """This broker (at the listener the request came in on), and in ZooKeeper mode every
         other registered broker."""
         entries = [self._broker_entry(request)]
@@ -78,7 +79,7 @@ class MetadataHandlers:
         return {
             "error_code": E.NONE, "name": name, "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
             "is_internal": topic_names.is_internal(name),
-            "partitions": [self._partition(name, p, meta.assignment[p]) for p in sorted(meta.assignment)],
+            "partitions": [self._partition(name, p, meta.assignment) for p in sorted(meta.assignment)],
             "topic_authorized_operations": operations,
         }
 
@@ -128,15 +129,15 @@ class MetadataHandlers:
             cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
-            "brokers": self._brokers(request),
+            "brokers": self.brokers(request),
             "cluster_id": self.engine.cluster_id,
-            "controller_id": self._controller_id(),
+            "controller_id": self.controller_id(),
             "topics": topics,
             "cluster_authorized_operations": cluster_operations,
             "error_code": E.NONE,
         }
 
-    def _controller_id(self) -> int:
+    def controller_id(self) -> int:
         zk = self.broker.zookeeper
         if zk is None:
             return self.broker.node_id
@@ -212,7 +213,7 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p, meta.assignment[p]), "eligible_leader_replicas": [],
+                           "partitions": [{**self._partition(name, p, meta.assignment), "eligible_leader_replicas": [],
                                            "last_known_elr": []} for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:

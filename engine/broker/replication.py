@@ -49,6 +49,10 @@ class PartitionState:
     controller_epoch: int
 
 
+# A ZooKeeper-mode partition with no state znode read yet (or no live replica): no leader.
+NO_LEADER = PartitionState((), -1, -1, (), -1, 0)
+
+
 @dataclass
 class FollowerProgress:
     """What a leader knows of one follower (Kafka's Replica): its log end offset, and when it
@@ -338,6 +342,7 @@ class Fetcher:
         self.leader_id = leader_id
         self.partitions: dict[tuple[str, int], FetchTarget] = {}
         self._closed = False
+        self._problems: dict = {}
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def close(self) -> None:
@@ -362,7 +367,7 @@ class Fetcher:
             except asyncio.CancelledError:
                 raise
             except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, KafkaError) as exc:
-                log.debug("Fetcher from broker %d: %s", self.leader_id, exc)
+                self._note(None, f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(RETRY_S)
             except Exception:  # a bug must not end replication silently
                 log.exception("Fetcher from broker %d failed", self.leader_id)
@@ -370,6 +375,14 @@ class Fetcher:
             finally:
                 if conn is not None:
                     conn.close()
+
+    def _note(self, key, problem: str) -> None:
+        """Log a fetch problem once (until it changes): they repeat every retry."""
+        if self._problems.get(key) != problem:
+            self._problems[key] = problem
+            where = f"{key[0]}-{key[1]}" if key is not None else "connection"
+            log.info("[ReplicaFetcher broker=%d leader=%d] %s: %s", self.manager.node_id, self.leader_id, where,
+                     problem)
 
     def _log(self, key):
         return self.manager.broker.data.log(*key)
@@ -398,7 +411,10 @@ class Fetcher:
             for p in topic["partitions"]:
                 key = (topic["topic"], p["partition"])
                 target, plog = self.partitions.get(key), logs.get(key)
-                if target is None or plog is None or p["error_code"] != E.NONE:
+                if target is None or plog is None:
+                    continue
+                if p["error_code"] != E.NONE:
+                    self._note(key, f"OffsetForLeaderEpoch: {E.error_name(p['error_code'])}")
                     continue
                 end = plog.log_end_offset
                 cut = p["end_offset"] if p["leader_epoch"] >= 0 else min(self.manager.hw.get(key, 0), end)
@@ -456,8 +472,7 @@ class Fetcher:
                 elif code == E.OFFSET_OUT_OF_RANGE:
                     target.truncated = False
                 else:
-                    log.debug("Fetch of %s-%d from broker %d: %s", key[0], key[1], self.leader_id,
-                              E.error_name(code))
+                    self._note(key, f"Fetch: {E.error_name(code)}")
         if appended:
             manager.broker.notify_data()
         return progressed

@@ -451,7 +451,7 @@ class ZooKeeperSync:
                 pass
         self._watched.discard(topic_path(name))
 
-    def _publish_topic(self, meta: TopicMetadata) -> None:
+    def _publish_topic(self, meta: TopicMetadata) -> bool:
         """AdminZkClient.createTopicWithAssignment for a topic created through the Admin API
         (with its topic id, as a 2.8 broker writes it: the other brokers take the same)."""
         self._set_or_create(f"{CONFIG_TOPICS}/{meta.name}", encode_config(dict(meta.configs)))
@@ -460,7 +460,8 @@ class ZooKeeperSync:
         try:
             self.zk.create(topic_path(meta.name), data, makepath=True)
         except NodeExistsError:
-            pass
+            return False  # another broker published it first (both auto-created it)
+        return True
 
     def _publish_partitions(self, name: str, zk_topic: ZkTopic, assignment: dict[int, list[int]]) -> None:
         data = encode_topic_assignment(zk_topic.topic_id, {p: ReplicaAssignment(list(r))
@@ -649,6 +650,8 @@ class ZooKeeperSync:
             # Partitions: more in ZooKeeper -> add here; more here (CreatePartitions) -> publish.
             if len(zt.assignment) > meta.partitions:
                 self._add_local_partitions(name, zt.assignment)
+            elif any(meta.assignment.get(p) != list(r) for p, r in zt.assignment.items()):
+                self._set_local_replicas(name, zt.assignment)
             elif meta.partitions > len(zt.assignment):
                 combined = {**meta.assignment, **zt.assignment}
                 await self._run(self._publish_partitions, name, zt, combined)
@@ -679,7 +682,16 @@ class ZooKeeperSync:
                 meta = engine.topic(name)
             except UnknownTopicOrPartitionError:
                 continue
-            await self._run(self._publish_topic, meta)
+            if not await self._run(self._publish_topic, meta):
+                # Lost the race to another broker: this copy (just created, empty) goes, and
+                # the next pass creates the topic as ZooKeeper has it.
+                try:
+                    engine.delete_topic(name)
+                    self.broker.data.forget_topic(name)
+                except (KafkaError, OSError):
+                    pass
+                self._dirty.set()
+                continue
             self._known[name] = Known(dict(meta.configs), dict(meta.configs))
             self._dirty.set()  # next pass writes its partition states
 
@@ -736,6 +748,14 @@ class ZooKeeperSync:
             meta.assignment.update({p: list(r) for p, r in assignment.items() if p in meta.assignment})
             engine.store.put(meta)
         log.info("[KafkaServer id=%d] Topic %s now has %d partitions (from ZooKeeper)", self.node_id, name, total)
+
+    def _set_local_replicas(self, name: str, assignment: dict[int, list[int]]) -> None:
+        """The replicas ZooKeeper lists win over the local assignment."""
+        engine = self.engine
+        with locked(engine.admin_lock_path):
+            meta = engine.store.get(name)
+            meta.assignment.update({p: list(r) for p, r in assignment.items() if p in meta.assignment})
+            engine.store.put(meta)
 
     def _replace_local_configs(self, name: str, configs: dict[str, str]) -> None:
         usable = self._usable_configs(name, configs)
