@@ -98,6 +98,35 @@ def test_replicated_topic_metadata_and_describe(pk, cluster):
     proc = pk("pk-topics", "--zookeeper", cluster.connect, "--describe", "--topic", "rf3")
     assert proc.returncode == 0, proc.err
     assert "Isr: " in proc.out and proc.out.count("\tLeader: ") == 3
+    _non_leader_refuses(cluster, topic["partitions"][0])
+
+
+def _non_leader_refuses(cluster, part):
+    """Produce, Fetch and ListOffsets on a follower: NOT_LEADER_OR_FOLLOWER, with the leader
+    where the version carries it."""
+    from conftest import ProtocolClient
+    from pk.engine import records
+
+    leader, epoch, p = part["leader_id"], part["leader_epoch"], part["partition_index"]
+    follower = next(b for b in part["replica_nodes"] if b != leader)
+    batch = records.encode_batch([(None, b"v", [], 1700000000000)])
+    with ProtocolClient(cluster.brokers[follower].port) as client:
+        answer = client.call(0, 12, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+            {"name": "rf3", "partition_data": [{"index": p, "records": batch}]}]})
+        (result,) = answer["responses"][0]["partition_responses"]
+        assert result["error_code"] == 6  # NOT_LEADER_OR_FOLLOWER
+        assert result["current_leader"] == {"leader_id": leader, "leader_epoch": epoch}
+        assert [e["node_id"] for e in answer["node_endpoints"]] == [leader]
+        assert answer["node_endpoints"][0]["port"] == cluster.brokers[leader].port
+        answer = client.call(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                     "isolation_level": 0, "session_id": 0, "session_epoch": -1, "topics": [
+                                         {"topic": "rf3", "partitions": [{"partition": p, "fetch_offset": 0,
+                                                                          "partition_max_bytes": 1 << 20}]}],
+                                     "forgotten_topics_data": [], "rack_id": ""})
+        assert answer["responses"][0]["partitions"][0]["error_code"] == 6
+        answer = client.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "rf3", "partitions": [{"partition_index": p, "timestamp": -1}]}]})
+        assert answer["topics"][0]["partitions"][0]["error_code"] == 6
 
 
 def test_acks_all_survives_leader_kill_and_the_broker_rejoins(cluster):

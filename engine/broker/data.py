@@ -143,8 +143,10 @@ class DataHandlers:
         return state
 
     def _not_leader(self, topic: str, partition: int, state) -> KafkaError:
-        return _refused(E.NOT_LEADER_OR_FOLLOWER,
-                        f"This server is not the leader for partition {topic}-{partition} (leader: {state.leader})")
+        error = _refused(E.NOT_LEADER_OR_FOLLOWER,
+                         f"This server is not the leader for partition {topic}-{partition} (leader: {state.leader})")
+        error.current_leader = state.leader, state.leader_epoch  # for answers that carry it (KIP-951)
+        return error
 
     def forget_topic(self, topic: str) -> None:
         """A topic was deleted: drop what was cached about it."""
@@ -203,6 +205,9 @@ class DataHandlers:
                                                         body["transactional_id"], waits)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
+                    leader = getattr(exc, "current_leader", None)
+                    if leader is not None and leader[0] >= 0:
+                        result["current_leader"] = {"leader_id": leader[0], "leader_epoch": leader[1]}
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
                 except OSError as exc:
                     log.error("Error appending to %s-%d: %s", name, pdata["index"], exc)
@@ -218,7 +223,12 @@ class DataHandlers:
             if failures:
                 raise CloseConnection(f"Produce with acks=0 failed: {'; '.join(failures)}")
             return None
-        return {"responses": responses, "throttle_time_ms": 0}
+        response = {"responses": responses, "throttle_time_ms": 0}
+        leaders = sorted({r["current_leader"]["leader_id"] for t in responses for r in t["partition_responses"]
+                          if "current_leader" in r})
+        if leaders:
+            response["node_endpoints"] = self.node_endpoints(request, leaders)
+        return response
 
     def _write_refusal(self, request, name: str | None, topic_id) -> KafkaError | None:
         """TOPIC_AUTHORIZATION_FAILED unless the caller may WRITE the topic (checked before its
