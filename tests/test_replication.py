@@ -248,3 +248,52 @@ def test_replication_factor_from_zookeeper_tool_and_auto_creation(pk, zookeeper,
         cluster.wait_applied("auto", 1)
         assert sorted(cluster.metadata(state["leader"], "auto")["topics"][0]["partitions"][0]["replica_nodes"]) \
             == [0, 1, 2]
+
+
+def test_repeated_leader_kills_lose_and_duplicate_nothing(cluster):
+    """An idempotent acks=all producer runs while the leader's broker is SIGKILLed and
+    restarted, three times: every acknowledged record is read back exactly once."""
+    import threading
+
+    create(cluster, "kills")
+    p = producer(cluster)
+    acked, failed, stop = [], [], threading.Event()
+
+    def done(err, msg):
+        (failed if err else acked).append(msg.value())
+
+    def run():
+        i = 0
+        while not stop.is_set():
+            try:
+                p.produce("kills", b"%06d" % i, partition=0, on_delivery=done)
+                i += 1
+            except BufferError:
+                pass
+            p.poll(0.002)
+        p.flush(90)
+    worker = threading.Thread(target=run)
+    worker.start()
+    failovers = []
+    try:
+        for _ in range(3):
+            before = len(acked)
+            wait_for(lambda: len(acked) > before + 50, what="records acknowledged")
+            leader = cluster.state("kills", 0)["leader"]
+            cluster.kill(leader)
+            killed = time.monotonic()
+            cluster.wait_state("kills", 0, lambda s: s["leader"] not in (leader, -1))
+            after = len(acked)
+            wait_for(lambda: len(acked) > after, what="an acknowledgement from the new leader", timeout=60)
+            failovers.append(time.monotonic() - killed)
+            cluster.start(leader)
+            cluster.wait_state("kills", 0, lambda s: len(s["isr"]) == 3, timeout=60)
+    finally:
+        stop.set()
+        worker.join(120)
+    print("failover times (s):", " ".join(f"{t:.1f}" for t in failovers))
+    assert not failed
+    values = consume_all(cluster, "kills", expected=len(acked), timeout=90)
+    assert len(values) == len(set(values))  # no duplicates
+    assert set(acked) <= set(values)  # nothing acknowledged is lost
+    assert values == sorted(values)  # in production order
