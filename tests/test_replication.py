@@ -150,6 +150,11 @@ def test_acks_all_survives_leader_kill_and_the_broker_rejoins(cluster):
     print(f"failover (leader kill -> first acks=all produce ok): {failover:.1f} s")
     values = consume_all(cluster, "fo", expected=800)
     assert values == first + acked + more  # every acknowledged record, exactly once, in order
+    from pk.engine import checkpoint
+
+    new_leader = state["leader"]
+    path = f"{cluster.brokers[new_leader].data_dir}/replication-offset-checkpoint"
+    wait_for(lambda: checkpoint.read(path).get(("fo", 0)) == 800, what="the HW checkpoint")
 
     cluster.start(leader)  # the old leader truncates, catches up and rejoins the ISR
     cluster.wait_state("fo", 0, lambda s: sorted(s["isr"]) == [0, 1, 2], timeout=30)
@@ -170,6 +175,17 @@ def test_min_insync_replicas(cluster):
     loose = ck.Producer({"bootstrap.servers": cluster.brokers[state["leader"]].bootstrap, "acks": "1"})
     acked, failed = produce(loose, "mi", [b"y"])
     assert acked == [b"y"], failed
+    from conftest import ProtocolClient
+    from pk.engine import records
+
+    batch = records.encode_batch([(None, b"z", [], 1700000000000)])
+    with ProtocolClient(cluster.brokers[state["leader"]].port) as client:
+        def send(acks):
+            answer = client.call(0, 12, {"transactional_id": None, "acks": acks, "timeout_ms": 5000, "topic_data": [
+                {"name": "mi", "partition_data": [{"index": 0, "records": batch}]}]})
+            return answer["responses"][0]["partition_responses"][0]["error_code"]
+        assert send(-1) == 19  # NOT_ENOUGH_REPLICAS, before the append
+        assert send(1) == 0
 
 
 def test_a_follower_kept_down_leaves_the_isr(zookeeper, tmp_path):
