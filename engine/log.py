@@ -587,16 +587,7 @@ class PartitionLog:
             bases = list(self._bases)
             keep = [b for b in bases if b <= offset]
             if not keep or offset < self._log_start_offset:
-                # Nothing stays: start over empty at `offset` (Kafka's truncateFullyAndStartAt).
-                fresh = LogSegment.create(self.dir, offset)
-                fresh.next_offset = offset
-                for base in bases:
-                    if base != offset:
-                        self._segments.pop(base).delete_files()
-                self._segments[offset] = fresh
-                self._bases = [offset]
-                self._log_start_offset = offset
-                self._checkpoint_log_start_offset()
+                self._start_over(offset)  # nothing stays
             else:
                 for base in bases:
                     if base > keep[-1]:
@@ -621,6 +612,34 @@ class PartitionLog:
             self._open_transactions = None
             self._wrote = True
             return self.active_segment.next_offset
+
+    @_storage_errors
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and make `offset` its start and end (Kafka's truncateFullyAndStartAt:
+        a follower whose log ends before the leader's log start)."""
+        with self._write_lock():
+            self._start_over(offset)
+            self._bump(cache_current=True)
+            leader_epochs.write_entries(self.dir, [])
+            self._checkpointed_epoch = None
+            checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT, {(self.topic, self.partition): offset})
+            self._open_transactions = None
+            self._wrote = True
+
+    def _start_over(self, offset: int) -> None:
+        """One empty segment at `offset`, every other segment gone (the caller holds the lock)."""
+        bases = list(self._bases)
+        if offset in self._segments:
+            self._segments.pop(offset).delete_files()
+        fresh = LogSegment.create(self.dir, offset)
+        fresh.next_offset = offset
+        for base in bases:
+            if base != offset:
+                self._segments.pop(base).delete_files()
+        self._segments[offset] = fresh
+        self._bases = [offset]
+        self._log_start_offset = offset
+        self._checkpoint_log_start_offset()
 
     def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
                        now_ms: int | None = None) -> tuple[int, int]:

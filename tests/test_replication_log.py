@@ -73,3 +73,22 @@ def test_truncate_across_segments(tmp_path):
     assert fp.truncate_to(0) == 0 and _values(fp) == []
     follower.close()
     leader.close()
+
+
+def test_start_over_at_the_leaders_log_start(tmp_path):
+    leader, follower = _leader_and_follower(tmp_path, segment_bytes="14000")
+    lp, fp = leader.partition("t", 0), follower.partition("t", 0)
+    for i in range(40):
+        lp.append_records([(None, bytes(1000), [], 1700000000000)])
+    fp.append_as_follower(lp.read(0, 1 << 24))
+    start = lp.delete_records_before(lp.segments[-1].base_offset)
+    assert fp.log_end_offset < start
+    fp.truncate_fully_and_start_at(start)
+    assert (fp.log_start_offset, fp.log_end_offset, len(fp.segments)) == (start, start, 1)
+    assert fp.append_as_follower(lp.read(start, 1 << 24)) == lp.log_end_offset
+    assert _values(fp) == _values(lp)
+    follower.close()
+    again = Engine(str(tmp_path / "follower"))
+    assert _values(again.partition("t", 0)) == _values(lp)
+    again.close()
+    leader.close()

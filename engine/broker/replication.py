@@ -469,6 +469,13 @@ class Fetcher:
                     hw = min(p["high_watermark"], end)
                     if hw > manager.hw.get(key, -1):
                         manager.hw[key] = hw
+                elif code == E.OFFSET_OUT_OF_RANGE and p["log_start_offset"] > plog.log_end_offset:
+                    # The leader no longer has what we would fetch next (retention): start
+                    # over at its log start.
+                    log.info("[ReplicaFetcher broker=%d leader=%d] %s-%d: starting over at the leader's log start %d",
+                             manager.node_id, self.leader_id, key[0], key[1], p["log_start_offset"])
+                    plog.truncate_fully_and_start_at(p["log_start_offset"])
+                    manager.broker.data.producers.forget_partition(*key)
                 elif code == E.OFFSET_OUT_OF_RANGE:
                     target.truncated = False
                 else:
