@@ -188,16 +188,16 @@ def test_min_insync_replicas(cluster):
         assert send(1) == 0
 
 
-def test_a_follower_kept_down_leaves_the_isr(zookeeper, tmp_path):
+def test_a_follower_kept_down_leaves_the_isr(pk, zookeeper, tmp_path):
     """The leader drops a follower that stopped fetching after replica.lag.time.max.ms (here
     well before ZooKeeper ends the stopped broker's session), keeping its leader epoch, and
     takes it back once it caught up."""
     with ReplicationCluster(zookeeper, tmp_path, 3, {"replica.lag.time.max.ms": "1500"}) as cluster:
         cluster.start_all()
-        _follower_kept_down(cluster)
+        _follower_kept_down(pk, cluster)
 
 
-def _follower_kept_down(cluster):
+def _follower_kept_down(pk, cluster):
     create(cluster, "lag")
     state = cluster.state("lag", 0)
     follower = next(b for b in range(3) if b != state["leader"])
@@ -206,6 +206,15 @@ def _follower_kept_down(cluster):
         shrunk = cluster.wait_state("lag", 0, lambda s: follower not in s["isr"], timeout=20)
         assert shrunk["leader"] == state["leader"] and shrunk["leader_epoch"] == state["leader_epoch"]
         assert cluster.zk.exists(f"/brokers/ids/{follower}")  # the leader's doing, not the controller's
+        leader = cluster.brokers[state["leader"]].bootstrap
+        isr = ",".join(map(str, shrunk["isr"]))
+
+        def under_replicated():
+            proc = pk("pk-topics", "--bootstrap-server", leader, "--describe", "--under-replicated-partitions")
+            assert proc.returncode == 0, proc.err
+            return f"\tTopic: lag\tPartition: 0\tLeader: {state['leader']}\t" in proc.out \
+                and f"\tIsr: {isr}" in proc.out
+        wait_for(under_replicated, what="pk-topics to list the partition as under-replicated")
     finally:
         cluster.brokers[follower].proc.send_signal(signal.SIGCONT)
     cluster.wait_state("lag", 0, lambda s: follower in s["isr"], timeout=20)
