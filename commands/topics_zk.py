@@ -6,7 +6,7 @@ Admin-client tool, and lives here:
 
 - create: 2.8's config rules (LogConfig of 2.8, its message.format.version WARNING), 2.8's
   topic-name messages, the broker/replication-factor check before the name and existence
-  checks, replica assignment computed here (backends/zookeeper.assign_replicas_to_brokers), no broker
+  checks, replica assignment computed here (engine/replica_assignment.py), no broker
   check for --replica-assignment, `--if-not-exists` silent;
 - list: one line per topic, `<t> - marked for deletion` for pending deletions;
 - describe: Leader/Isr from the partition state znodes, no TopicId unless the znode has one,

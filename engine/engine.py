@@ -33,6 +33,7 @@ from .errors import (
 from .fileutil import atomic_write, inside, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
+from .replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
 
 NODE_ID = 0
@@ -65,6 +66,7 @@ class Engine:
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.node_id = NODE_ID
+        self.cluster_brokers: list[int] | None = None  # ZooKeeper mode: the registered brokers
         self._pk_dir = os.path.join(self.data_dir, ".pk")
         self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
@@ -175,7 +177,8 @@ class Engine:
     # ------------------------------------------------------------------ queries
     @property
     def live_brokers(self) -> list[int]:
-        return [self.node_id]
+        """This broker; in ZooKeeper mode every registered broker (set by the broker's sync)."""
+        return list(self.cluster_brokers) if self.cluster_brokers else [self.node_id]
 
     def list_topics(self) -> list[str]:
         return self.store.names()
@@ -230,7 +233,11 @@ class Engine:
             replication_factor = int(self.broker_config["default.replication.factor"])
         brokers = self.live_brokers
         validation.validate_replicas_available(replication_factor, len(brokers))
-        return {p: brokers[:replication_factor] for p in range(num_partitions)}
+        if len(brokers) == 1:
+            return {p: brokers[:replication_factor] for p in range(num_partitions)}
+        # Several brokers (ZooKeeper mode): Kafka's rack-unaware assignment, random start.
+        return assign_replicas_to_brokers([BrokerMetadata(b) for b in sorted(brokers)], num_partitions,
+                                          replication_factor)
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],
                                  replication_factor: int | None = None) -> dict[int, list[int]]:

@@ -541,6 +541,106 @@ class PartitionLog:
             self._wrote = True
         return out
 
+    @_storage_errors
+    def append_as_follower(self, data) -> int:
+        """A follower's append (replication): the leader's batches exactly as fetched, their
+        offsets and leader epochs kept; the first must start at this log's end (else
+        OffsetOutOfRangeError: the fetcher truncates or resets first). Each new leader epoch
+        seen goes into the leader-epoch cache. Returns the new log end offset. One header
+        read per batch, no per-record work."""
+        batches = list(records.iter_batches(data))
+        if not batches:
+            return self.log_end_offset
+        now_ms = int(time.time() * 1000)
+        interval = self.config["index.interval.bytes"]
+        with self._write_lock():
+            entries = None
+            for pos, header in batches:
+                seg = self.active_segment
+                if header.base_offset != seg.next_offset:
+                    raise OffsetOutOfRangeError(
+                        f"Replicated batch at offset {header.base_offset} does not follow the log end "
+                        f"{seg.next_offset} of {self.topic}-{self.partition}")
+                self._maybe_roll(header.size, header.max_timestamp, header.last_offset, now_ms)
+                seg = self.active_segment
+                epoch = header.partition_leader_epoch
+                if self._checkpointed_epoch is None or epoch > self._checkpointed_epoch:
+                    entries = leader_epochs.read_entries(self.dir) if entries is None else entries
+                    if not entries or entries[-1][0] < epoch:
+                        entries.append((epoch, header.base_offset))
+                        leader_epochs.write_entries(self.dir, entries)
+                    self._checkpointed_epoch = entries[-1][0] if entries else None
+                seg.append(bytes(data[pos:pos + header.size]), header, interval)
+            self._wrote = True
+            self._open_transactions = None
+            return self.active_segment.next_offset
+
+    @_storage_errors
+    def truncate_to(self, offset: int) -> int:
+        """Cut the log at `offset` (a follower's divergent tail, KIP-101): segments from it on
+        go, the one holding it is cut at the batch boundary with its indexes rebuilt, and the
+        leader-epoch cache loses the epochs starting at or past it. Returns the log end offset."""
+        with self._write_lock():
+            if offset >= self.active_segment.next_offset:
+                return self.active_segment.next_offset
+            interval = self.config["index.interval.bytes"]
+            bases = list(self._bases)
+            keep = [b for b in bases if b <= offset]
+            if not keep or offset < self._log_start_offset:
+                self._start_over(offset)  # nothing stays
+            else:
+                for base in bases:
+                    if base > keep[-1]:
+                        self._segments.pop(base).delete_files()
+                self._bases = keep
+                seg = self._segments[keep[-1]]
+                size = seg.file_size()
+                pos, header = seg.find_position(offset, size)
+                if header is not None and header.base_offset < offset:
+                    pos += header.size  # a batch straddling `offset` stays whole (Kafka cuts at batch ends)
+                os.ftruncate(seg.fd, pos)
+                seg.rebuild_indexes(interval, pos)
+                seg.load_state(pos)
+            self._bump(cache_current=True)
+            entries = [e for e in leader_epochs.read_entries(self.dir) if e[1] < offset]
+            leader_epochs.write_entries(self.dir, entries)
+            self._checkpointed_epoch = entries[-1][0] if entries else None
+            point = checkpoint.read(os.path.join(self.data_dir, checkpoint.RECOVERY_POINT)).get(
+                (self.topic, self.partition), 0)
+            if point > offset:
+                checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT, {(self.topic, self.partition): offset})
+            self._open_transactions = None
+            self._wrote = True
+            return self.active_segment.next_offset
+
+    @_storage_errors
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and make `offset` its start and end (Kafka's truncateFullyAndStartAt:
+        a follower whose log ends before the leader's log start)."""
+        with self._write_lock():
+            self._start_over(offset)
+            self._bump(cache_current=True)
+            leader_epochs.write_entries(self.dir, [])
+            self._checkpointed_epoch = None
+            checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT, {(self.topic, self.partition): offset})
+            self._open_transactions = None
+            self._wrote = True
+
+    def _start_over(self, offset: int) -> None:
+        """One empty segment at `offset`, every other segment gone (the caller holds the lock)."""
+        bases = list(self._bases)
+        if offset in self._segments:
+            self._segments.pop(offset).delete_files()
+        fresh = LogSegment.create(self.dir, offset)
+        fresh.next_offset = offset
+        for base in bases:
+            if base != offset:
+                self._segments.pop(base).delete_files()
+        self._segments[offset] = fresh
+        self._bases = [offset]
+        self._log_start_offset = offset
+        self._checkpoint_log_start_offset()
+
     def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
                        now_ms: int | None = None) -> tuple[int, int]:
         """Encode (key, value, headers, timestamp) tuples as one batch and append it."""

@@ -11,6 +11,7 @@ byte as Kafka writes them and decoded as Kafka reads them (no ZooKeeper I/O here
   /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} after a config change
   /admin/delete_topics/<t>                the deletion marker (no data)
   /controller, /controller_epoch, /cluster/id
+  /isr_change_notification/isr_change_<seq>  {"version":1,"partitions":[{"topic":..,"partition":..}]}
 
 Key order is Jackson's over the Scala/Java maps Kafka builds: Scala's mutable.HashMap order for
 the assignment maps and the broker registration, java.util.Properties order for configs.
@@ -32,9 +33,10 @@ DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 # KafkaZkClient.createTopLevelPaths (2.8)
 PERSISTENT_PATHS = ("/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
-                    "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification",
+                    ISR_CHANGE_NOTIFICATION, "/latest_producer_id_block", "/log_dir_event_notification",
                     CONFIG_TOPICS, "/config/clients", "/config/users", "/config/brokers", "/config/ips")
 
 
@@ -167,3 +169,9 @@ def encode_partition_state(leader: int, leader_epoch: int, isr: list[int], contr
     """TopicPartitionStateZNode.encode (the order Kafka 2.8 writes)."""
     return (f'{{"controller_epoch":{controller_epoch},"leader":{leader},"version":1,'
             f'"leader_epoch":{leader_epoch},"isr":[{",".join(map(str, isr))}]}}').encode()
+
+
+def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
+    """IsrChangeNotificationSequenceZNode.encode: the partitions whose ISR the leader changed."""
+    body = ",".join(f'{{"topic":{jackson_string(t)},"partition":{p}}}' for t, p in partitions)
+    return ('{"version":1,"partitions":[' + body + "]}").encode()

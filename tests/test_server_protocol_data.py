@@ -447,7 +447,8 @@ def test_zookeeper_leader_epoch_is_stamped_cached_and_reported(zookeeper, tmp_pa
 
     cluster = ZkCluster(zookeeper, tmp_path)
     try:
-        b = cluster.broker(0)
+        # Broker 0 is not in the state's ISR: only an unclean election gives it the partition.
+        b = cluster.broker(0, unclean_leader_election_enable="true")
         cluster.zk.create("/brokers/topics/zk-ep/partitions/0/state",
                           b'{"controller_epoch":1,"leader":5,"version":1,"leader_epoch":3,"isr":[5]}', makepath=True)
         cluster.zk.set("/brokers/topics/zk-ep", b'{"version":1,"partitions":{"0":[0]}}')

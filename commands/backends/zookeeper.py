@@ -4,7 +4,7 @@ What `kafka-topics --zookeeper` did in Kafka 2.8.2, mirrored from
   core/src/main/scala/kafka/zk/KafkaZkClient.scala   the znode reads and writes
   core/src/main/scala/kafka/zk/AdminZkClient.scala   create / add partitions / change config
   core/src/main/scala/kafka/zk/ZkData.scala          the JSON documents
-  core/src/main/scala/kafka/admin/AdminUtils.scala   replica assignment (assign_replicas_to_brokers)
+  core/src/main/scala/kafka/admin/AdminUtils.scala   replica assignment (pk.engine.replica_assignment)
 (see docs/versions.md). The znode paths and JSON documents (byte for byte what
 Kafka 2.8 writes) are in pk.engine.zk_formats; relative to the connect string's chroot, the
 state znodes are written by the controller and only read here, and /config/topics/<t> is
@@ -17,12 +17,16 @@ ZkFatalError is what Kafka never caught, printed as the JVM's first line.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
 from pk.engine.errors import KafkaError, TopicExistsError
 from pk.engine.javacompat import JavaRandom
+from pk.engine.replica_assignment import (  # noqa: F401  (re-exported: the ZooKeeper tools' names)
+    BrokerMetadata,
+    assign_replicas_to_brokers,
+    rack_alternated_broker_list,
+)
 from pk.engine.zk_formats import (
     BROKER_IDS,
     CONFIG_CHANGES,
@@ -51,90 +55,6 @@ SESSION_TIMEOUT_S = 30.0
 
 class ZkFatalError(KafkaError):
     """An exception Kafka 2.8 let escape main(): str() is the JVM's first line."""
-
-
-# --------------------------------------------------------------------------- AdminUtils
-@dataclass(frozen=True)
-class BrokerMetadata:
-    id: int
-    rack: str | None = None
-
-
-def rack_alternated_broker_list(rack_of: dict[int, str]) -> list[int]:
-    """AdminUtils.getRackAlternatedBrokerList: racks sorted, each rack's brokers sorted, then
-    one broker from each rack in turn (rack1: 0,1; rack2: 2 -> 0,2,1)."""
-    by_rack: dict[str, list[int]] = {}
-    for broker, rack in rack_of.items():
-        by_rack.setdefault(rack, []).append(broker)
-    queues = {rack: sorted(ids) for rack, ids in by_rack.items()}
-    racks = sorted(queues)
-    result: list[int] = []
-    i = 0
-    while len(result) < len(rack_of):
-        queue = queues[racks[i]]
-        if queue:
-            result.append(queue.pop(0))
-        i = (i + 1) % len(racks)
-    return result
-
-
-def _replica_index(first: int, shift: int, j: int, n: int) -> int:
-    return (first + 1 + (shift + j) % (n - 1)) % n
-
-
-def assign_replicas_to_brokers(brokers: list[BrokerMetadata], n_partitions: int, replication_factor: int,
-                               fixed_start_index: int = -1, start_partition_id: int = -1,
-                               rng: JavaRandom | None = None) -> dict[int, list[int]]:
-    """AdminUtils.assignReplicasToBrokers (Kafka 2.8): `brokers` sorted by id. Without a fixed
-    start index, the start index and then the first replica shift are rng.next_int(n)."""
-    if n_partitions <= 0:
-        raise TopicCommandError("Number of partitions must be larger than 0.")
-    if replication_factor <= 0:
-        raise TopicCommandError("Replication factor must be larger than 0.")
-    if replication_factor > len(brokers):
-        raise TopicCommandError(f"Replication factor: {replication_factor} larger than available brokers: "
-                                f"{len(brokers)}.")
-    rng = rng or JavaRandom()
-    racked = [b for b in brokers if b.rack is not None]
-    if not racked:
-        arranged = [b.id for b in brokers]
-        rack_of = None
-    elif len(racked) < len(brokers):
-        raise TopicCommandError("Not all brokers have rack information for replica rack aware assignment.")
-    else:
-        rack_of = {b.id: b.rack for b in brokers}
-        arranged = rack_alternated_broker_list(rack_of)
-    n = len(arranged)
-    start = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
-    shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(n)
-    partition = max(0, start_partition_id)
-    result: dict[int, list[int]] = {}
-    for _ in range(n_partitions):
-        if partition > 0 and partition % n == 0:
-            shift += 1
-        first = (partition + start) % n
-        replicas = [arranged[first]]
-        if rack_of is None:
-            replicas += [arranged[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
-        else:
-            num_racks = len(set(rack_of.values()))
-            racks_with = {rack_of[replicas[0]]}
-            k = 0
-            for _ in range(replication_factor - 1):
-                while True:
-                    broker = arranged[_replica_index(first, shift * num_racks, k, n)]
-                    rack = rack_of[broker]
-                    k += 1
-                    # Skip a broker whose rack already has a replica while some rack has none,
-                    # and a broker that already has one while some broker has none.
-                    if ((rack not in racks_with or len(racks_with) == num_racks)
-                            and (broker not in replicas or len(replicas) == n)):
-                        replicas.append(broker)
-                        racks_with.add(rack)
-                        break
-        result[partition] = replicas
-        partition += 1
-    return result
 
 
 # --------------------------------------------------------------------------- ZkData

@@ -55,6 +55,7 @@ class Broker:
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
+        self.replication = None  # a ReplicaManager (replication.py) in ZooKeeper mode
         from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
         from . import client_metrics
 

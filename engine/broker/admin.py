@@ -462,7 +462,7 @@ class AdminHandlers:
 
     # ------------------------------------------------------------------ cluster, records
     async def describe_cluster(self, request) -> dict:
-        """The one broker; v1: asked of a broker, a controllers' listing is a mismatch; v2: fenced
+        """The brokers (one, or ZooKeeper mode's registered ones); v1: asked of a broker, a controllers' listing is a mismatch; v2: fenced
         brokers on request (a live broker is never fenced)."""
         body = request.body
         endpoint = body["endpoint_type"]
@@ -478,10 +478,11 @@ class AdminHandlers:
             answer["error_message"] = ("The request was sent to an endpoint of type BROKER, but we wanted "
                                        "an endpoint of type CONTROLLER")
             return answer
-        answer["controller_id"] = self.broker.node_id
-        host, port = self.broker.endpoint(request)  # of the listener the request came in on
-        answer["brokers"] = [{"broker_id": self.broker.node_id, "host": host, "port": port, "rack": None,
-                              "is_fenced": False}]
+        # The brokers and controller Metadata reports (in ZooKeeper mode, every registered broker).
+        metadata = self.broker.data.metadata
+        answer["controller_id"] = metadata.controller_id()
+        answer["brokers"] = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None,
+                              "is_fenced": False} for b in metadata.brokers(request)]
         guard = self.broker.guard
         if body["include_cluster_authorized_operations"]:
             if not guard.enabled:

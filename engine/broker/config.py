@@ -67,6 +67,12 @@ KNOWN: dict[str, str | None] = {
     "log.flush.interval.ms": None,
     "zookeeper.connect": None,
     "zookeeper.connection.timeout.ms": "18000",
+    "zookeeper.session.timeout.ms": "18000",
+    # Replication between ZooKeeper-mode brokers (replication.py)
+    "replica.lag.time.max.ms": "30000",
+    "replica.fetch.wait.max.ms": "500",
+    "unclean.leader.election.enable": "false",
+    "min.insync.replicas": "1",
     "cluster.id": None,
     "authorizer.class.name": "",
     "super.users": None,
@@ -243,5 +249,6 @@ class BrokerConfig:
                 "delete.topic.enable", "offsets.topic.num.partitions", "offsets.topic.segment.bytes",
                 "log.retention.check.interval.ms", "log.retention.hours", "log.retention.minutes",
                 "log.retention.ms", "log.retention.bytes", "log.segment.bytes", "log.roll.ms",
-                "log.roll.hours", "log.cleanup.policy", "message.max.bytes", "log.message.timestamp.type")
+                "log.roll.hours", "log.cleanup.policy", "message.max.bytes", "log.message.timestamp.type",
+                "min.insync.replicas")
         return {k: self.values[k] for k in keys if self.values.get(k) is not None}

@@ -46,6 +46,7 @@ from . import features
 from .fetch_sessions import FetchPartition, FetchSessionCache
 from .metadata import MetadataHandlers
 from .producer_state import EXPIRATION_MS, ProducerError, ProducerStateManager
+from .replication import NO_LEADER
 from .topic_ids import ZERO, TopicIds
 
 log = logging.getLogger("pk.broker")
@@ -126,9 +127,26 @@ class DataHandlers:
         return self.log(name, partition)
 
     def leader_epoch(self, topic: str, partition: int) -> int:
-        """The partition's leader epoch: 0 on a lone broker, ZooKeeper mode's when it runs."""
-        zk = self.broker.zookeeper
-        return zk.leader_epoch(topic, partition) if zk is not None else 0
+        """The partition's leader epoch: 0 on a lone broker, its state znode's in ZooKeeper mode."""
+        state = self.replica_state(topic, partition)
+        return state.leader_epoch if state is not None and state.leader_epoch >= 0 else 0
+
+    def replica_state(self, topic: str, partition: int):
+        """The partition's replication state (replication.py), None when this broker leads it
+        alone (no ZooKeeper, or an internal topic, which stays local)."""
+        replication = self.broker.replication
+        if replication is None:
+            return None
+        state = replication.states.get((topic, partition))
+        if state is None and not topic_names.is_internal(topic):
+            return NO_LEADER  # not (yet) in ZooKeeper, or no live replica: no leader known
+        return state
+
+    def _not_leader(self, topic: str, partition: int, state) -> KafkaError:
+        error = _refused(E.NOT_LEADER_OR_FOLLOWER,
+                         f"This server is not the leader for partition {topic}-{partition} (leader: {state.leader})")
+        error.current_leader = state.leader, state.leader_epoch  # for answers that carry it (KIP-951)
+        return error
 
     def forget_topic(self, topic: str) -> None:
         """A topic was deleted: drop what was cached about it."""
@@ -169,6 +187,7 @@ class DataHandlers:
         responses = []
         failures = []
         appended = False
+        waits = []  # acks=all appends waiting for the high watermark (replicated partitions)
         for topic in body["topic_data"]:
             # v13 names the topic by id: the name last seen for it, checked against each log
             name = self.topic_ids.cached_name(topic["topic_id"]) if version >= 13 else topic["name"]
@@ -183,9 +202,12 @@ class DataHandlers:
                     plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
                     name = plog.topic
                     appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
-                                                        body["transactional_id"])
+                                                        body["transactional_id"], waits)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
+                    leader = getattr(exc, "current_leader", None)
+                    if leader is not None and leader[0] >= 0:
+                        result["current_leader"] = {"leader_id": leader[0], "leader_epoch": leader[1]}
                     failures.append(f"{name}-{pdata['index']}: {E.error_name(exc.code)} ({exc})")
                 except OSError as exc:
                     log.error("Error appending to %s-%d: %s", name, pdata["index"], exc)
@@ -195,11 +217,18 @@ class DataHandlers:
             responses.append({"name": name or "", "topic_id": topic["topic_id"], "partition_responses": results})
         if appended:
             self.broker.notify_data()
+        if waits:
+            await self.broker.replication.wait_for_hw(waits, body["timeout_ms"])
         if acks == 0:
             if failures:
                 raise CloseConnection(f"Produce with acks=0 failed: {'; '.join(failures)}")
             return None
-        return {"responses": responses, "throttle_time_ms": 0}
+        response = {"responses": responses, "throttle_time_ms": 0}
+        leaders = sorted({r["current_leader"]["leader_id"] for t in responses for r in t["partition_responses"]
+                          if "current_leader" in r})
+        if leaders:
+            response["node_endpoints"] = self.node_endpoints(request, leaders)
+        return response
 
     def _write_refusal(self, request, name: str | None, topic_id) -> KafkaError | None:
         """TOPIC_AUTHORIZATION_FAILED unless the caller may WRITE the topic (checked before its
@@ -222,23 +251,31 @@ class DataHandlers:
         return plog
 
     def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
-                           transactional_id: str | None = None) -> bool:
-        """Validate and append one partition's batch, filling `result`; True if appended."""
+                           transactional_id: str | None = None, waits: list | None = None) -> bool:
+        """Validate and append one partition's batch, filling `result`; True if appended.
+        A replicated partition's acks=all append goes into `waits` (answered at the HW)."""
         topic, partition = plog.topic, plog.partition
+        state = self.replica_state(topic, partition)
+        if state is not None and state.leader != self.broker.node_id:
+            raise self._not_leader(topic, partition, state)
         header = self._validate(data, version)
         config = plog.config
-        if acks == -1 and config["min.insync.replicas"] > 1:
+        isr = state.isr if state is not None else (self.broker.node_id,)
+        if acks == -1 and config["min.insync.replicas"] > len(isr):
             raise _refused(E.NOT_ENOUGH_REPLICAS,
-                           f"The size of the current ISR Set({self.broker.node_id}) is insufficient to "
+                           f"The size of the current ISR Set({', '.join(map(str, isr))}) is insufficient to "
                            f"satisfy the min.isr requirement of {config['min.insync.replicas']} for "
                            f"partition {topic}-{partition}")
         if header.is_transactional:
             self._check_transactional(header, transactional_id, topic, partition, version)
-        state = None
+        replicated, state = state, None
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
             original = state.check(header)
             if original is not None:  # a retry of a batch already stored
+                if replicated is not None and acks == -1 and waits is not None and len(replicated.isr) > 1:
+                    waits.append(((topic, partition), original.last_offset + 1, result,
+                                  config["min.insync.replicas"]))
                 result["base_offset"] = original.first_offset
                 if version >= 5:
                     result["log_start_offset"] = plog.log_start_offset
@@ -256,6 +293,10 @@ class DataHandlers:
             raise exc
         if state is not None:
             state.update(header, first, last, now_ms)
+        if replicated is not None:
+            self.broker.replication.leader_appended((topic, partition), last + 1)
+            if acks == -1 and waits is not None and len(replicated.isr) > 1:
+                waits.append(((topic, partition), last + 1, result, config["min.insync.replicas"]))
         result["base_offset"] = first
         if version >= 5:
             result["log_start_offset"] = plog.log_start_offset
@@ -315,19 +356,21 @@ class DataHandlers:
             return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
         wanted = context.partitions
         denied = self._unauthorized(request, acls.READ, wanted) if self.broker.guard.enabled else ()
+        # A follower broker's fetch (replication.py) names its broker id.
+        replica_id = body["replica_id"] if version < 15 else (body.get("replica_state") or {}).get("replica_id", -1)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
         while True:
             answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version,
-                                                           body["isolation_level"] == 1, denied)
+                                                           body["isolation_level"] == 1, denied, replica_id)
             remaining = deadline - loop.time()
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
             if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
                 break
-            tokens = [plog.change_token() for plog in logs]
+            tokens = self._change_tokens(logs)
             while remaining > 0:
                 await self.broker.wait_for_data(min(remaining, RECHECK_SECONDS))
-                if [plog.change_token() for plog in logs] != tokens:
+                if self._change_tokens(logs) != tokens:
                     break
                 remaining = deadline - loop.time()
             else:
@@ -335,11 +378,32 @@ class DataHandlers:
         session_id, answers = context.finish(answers, int(time.time() * 1000))
         response = {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": session_id,
                     "responses": _by_topic(answers)}
-        if any("current_leader" in a for a in answers):
-            host, port = self.broker.endpoint(request)
-            response["node_endpoints"] = [{"node_id": self.broker.node_id, "host": host, "port": port,
-                                           "rack": None}]
+        leaders = sorted({a["current_leader"]["leader_id"] for a in answers if "current_leader" in a})
+        if leaders:
+            response["node_endpoints"] = self.node_endpoints(request, leaders)
         return response
+
+    def node_endpoints(self, request, node_ids) -> list[dict]:
+        """KIP-951's node_endpoints: where the named brokers (current leaders) listen."""
+        brokers = self.broker.replication.brokers if self.broker.replication is not None else {}
+        out = []
+        for node in node_ids:
+            if node == self.broker.node_id:
+                host, port = self.broker.endpoint(request)
+            elif node in brokers:
+                host, port = brokers[node]
+            else:
+                continue
+            out.append({"node_id": node, "host": host, "port": port, "rack": None})
+        return out
+
+    def _change_tokens(self, logs) -> list:
+        """What a waiting Fetch compares: each log's change token, and in replicated
+        partitions the high watermark (a consumer waits for it to move)."""
+        replication = self.broker.replication
+        if replication is None:
+            return [plog.change_token() for plog in logs]
+        return [(plog.change_token(), replication.hw.get((plog.topic, plog.partition))) for plog in logs]
 
     def _fetch_partitions(self, body: dict, version: int) -> list[FetchPartition]:
         """The request's partitions; v13+ name topics by id (a topic unknown by its id keeps
@@ -370,7 +434,7 @@ class DataHandlers:
         return {key for key, name in names.items() if name is not None and name not in allowed}
 
     def _fetch_once(self, wanted: list[FetchPartition], max_bytes: int, version: int, read_committed: bool,
-                    denied=()):
+                    denied=(), replica_id: int = -1):
         """Read every wanted partition, in order, but those `denied` (TOPIC_AUTHORIZATION_FAILED).
         Returns (answers, bytes of records, whether a partition failed, the logs read); each
         answer carries its topic's name and id."""
@@ -395,6 +459,13 @@ class DataHandlers:
                 want.topic = plog.topic
             except KafkaError as exc:
                 part["error_code"] = exc.code
+                failed = True
+                continue
+            state = self.replica_state(plog.topic, want.partition)
+            if state is not None and state.leader != self.broker.node_id:
+                part["error_code"] = E.NOT_LEADER_OR_FOLLOWER
+                if state.leader >= 0:
+                    part["current_leader"] = {"leader_id": state.leader, "leader_epoch": state.leader_epoch}
                 failed = True
                 continue
             logs.append(plog)
@@ -436,6 +507,14 @@ class DataHandlers:
                 part["error_code"] = exc.code
                 failed = True
                 continue
+            if state is not None:  # the high watermark: consumers read below it, followers learn it
+                key = (plog.topic, want.partition)
+                if replica_id >= 0:
+                    end = self.broker.replication.follower_fetched(key, replica_id, want.fetch_offset, end)
+                else:
+                    hw = self.broker.replication.high_watermark(key, end)
+                    if hw < end:
+                        data, end = _below(data, hw), hw
             lso = self.last_stable_offset(plog, end)
             if read_committed:
                 data = self._committed_view(plog, want.fetch_offset, data, lso, end, part)
@@ -521,11 +600,16 @@ class DataHandlers:
 
     def _list_offset(self, topic: str, request: dict, part: dict, read_committed: bool) -> None:
         plog = self.log(topic, request["partition_index"])
+        state = self.replica_state(topic, request["partition_index"])
+        if state is not None and state.leader != self.broker.node_id:
+            raise self._not_leader(topic, request["partition_index"], state)
         code = check_leader_epoch(request["current_leader_epoch"], plog.leader_epoch)
         if code != E.NONE:
             part["error_code"] = code
             return
         found = plog.list_offset(request["timestamp"])
+        if found is not None and state is not None and request["timestamp"] == LATEST_TIMESTAMP:
+            found = (self.broker.replication.high_watermark((topic, request["partition_index"]), found[0]), found[1])
         if found is not None and read_committed and request["timestamp"] == LATEST_TIMESTAMP:
             found = (self.last_stable_offset(plog, found[0]), found[1])  # read_committed sees up to the LSO
         if found is not None:
@@ -547,6 +631,9 @@ class DataHandlers:
                     if topic["topic"] not in visible:
                         raise _refused(E.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
                     plog = self.log(topic["topic"], p["partition"])
+                    state = self.replica_state(topic["topic"], p["partition"])
+                    if state is not None and state.leader != self.broker.node_id:
+                        raise self._not_leader(topic["topic"], p["partition"], state)
                     code = check_leader_epoch(p["current_leader_epoch"], plog.leader_epoch)
                     if code != E.NONE:
                         part["error_code"] = code
@@ -599,6 +686,16 @@ def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> 
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')" for i in keyless[:3])
     result["error_message"] = (f"One or more records have been rejected due to {len(keyless)} record errors "
                                f"in total, and only showing the first three errors at most: [{shown}]")
+
+
+def _below(data, offset: int):
+    """The batches of `data` that end below `offset` (a consumer's view under the HW)."""
+    end = 0
+    for pos, header in records.iter_batches(data):
+        if header.last_offset >= offset:
+            break
+        end = pos + header.size
+    return data[:end]
 
 
 def _whole_batches(data: bytes, limit: int) -> bytes:

@@ -1,7 +1,8 @@
 """Handlers of the cluster's description: Metadata and DescribeTopicPartitions (KIP-966).
 
-One broker leads every partition, alone in its ISR; the leader epoch is the partition's
-(0, or ZooKeeper mode's). Without an authorizer, asked for authorized operations, the broker
+A lone broker leads every partition, alone in its ISR, with leader epoch 0. In ZooKeeper mode
+the brokers are the registered ones and a replicated partition's leader, leader epoch and
+ISR are its state znode's (replication.py); replicas are the topic's assignment. Without an authorizer, asked for authorized operations, the broker
 answers every operation Kafka grants a super user; not asked, INT32_MIN. With one, topics the
 caller may not DESCRIBE are left out of "all topics" and refused when named, and auto-creation
 needs CREATE on the cluster or the topic.
@@ -39,11 +40,30 @@ class MetadataHandlers:
         host, port = self.broker.endpoint(request)  # of the listener the request came in on
         return {"node_id": self.broker.node_id, "host": host, "port": port, "rack": None}
 
-    def _partition(self, topic: str, partition: int) -> dict:
+    def _partition(self, topic: str, partition: int, assignment: dict | None = None) -> dict:
         node = self.broker.node_id
-        return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
-                "leader_epoch": self.data.leader_epoch(topic, partition),
-                "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
+        state = self.data.replica_state(topic, partition)
+        if state is None:
+            return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
+                    "leader_epoch": self.data.leader_epoch(topic, partition),
+                    "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
+        replication = self.broker.replication
+        # ZooKeeper's assignment (the local one follows it); the local one before a state is known
+        replicas = list(state.replicas or (assignment or {}).get(partition, ()))
+        return {"error_code": E.NONE if state.leader >= 0 else E.LEADER_NOT_AVAILABLE,
+                "partition_index": partition, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
+                "replica_nodes": replicas, "isr_nodes": list(state.isr),
+                "offline_replicas": [r for r in replicas if not replication.live(r)]}
+
+    def brokers(self, request) -> list[dict]:
+        """This broker (at the listener the request came in on), and in ZooKeeper mode every
+        other registered broker."""
+        entries = [self._broker_entry(request)]
+        replication = self.broker.replication
+        if replication is not None:
+            entries += [{"node_id": b, "host": host, "port": port, "rack": None}
+                        for b, (host, port) in sorted(replication.brokers.items()) if b != self.broker.node_id]
+        return sorted(entries, key=lambda e: e["node_id"])
 
     def _unknown(self, name: str | None, code: int = E.UNKNOWN_TOPIC_OR_PARTITION,
                  topic_id: uuid.UUID = ZERO) -> dict:
@@ -59,7 +79,7 @@ class MetadataHandlers:
         return {
             "error_code": E.NONE, "name": name, "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
             "is_internal": topic_names.is_internal(name),
-            "partitions": [self._partition(name, p) for p in sorted(meta.assignment)],
+            "partitions": [self._partition(name, p, meta.assignment) for p in sorted(meta.assignment)],
             "topic_authorized_operations": operations,
         }
 
@@ -109,13 +129,19 @@ class MetadataHandlers:
             cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
-            "brokers": [self._broker_entry(request)],
+            "brokers": self.brokers(request),
             "cluster_id": self.engine.cluster_id,
-            "controller_id": self.broker.node_id,
+            "controller_id": self.controller_id(),
             "topics": topics,
             "cluster_authorized_operations": cluster_operations,
             "error_code": E.NONE,
         }
+
+    def controller_id(self) -> int:
+        zk = self.broker.zookeeper
+        if zk is None:
+            return self.broker.node_id
+        return zk.controller_id if zk.controller_id >= 0 else self.broker.node_id
 
     def _operations(self, request, name: str, asked: int) -> int:
         """topic_authorized_operations: `asked` (everything, or INT32_MIN when not asked) without
@@ -187,7 +213,7 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p), "eligible_leader_replicas": [],
+                           "partitions": [{**self._partition(name, p, meta.assignment), "eligible_leader_replicas": [],
                                            "last_known_elr": []} for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:

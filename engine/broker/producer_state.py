@@ -224,3 +224,8 @@ class ProducerStateManager:
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self._partitions if k[0] == topic]:
             del self._partitions[key]
+
+    def forget_partition(self, topic: str, partition: int) -> None:
+        """The partition's log changed under the state (a follower's truncation, a new
+        leadership): rebuild it from the log when next needed."""
+        self._partitions.pop((topic, partition), None)

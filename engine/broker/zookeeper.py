@@ -21,8 +21,19 @@ every RESYNC_S seconds): the znodes under /brokers/topics are the source of trut
   - /admin/delete_topics/<t> deletes the topic from the engine and (the controller) removes
     /brokers/topics/<t>, /config/topics/<t> and then the marker, as a 2.8 controller with
     delete.topic.enable=true does;
-  - for each partition whose first live replica is this broker, /brokers/topics/<t>/partitions/
-    <p>/state says leader = this broker, isr = [this broker];
+  - the controller keeps /brokers/topics/<t>/partitions/<p>/state (Kafka 2.8's JSON): a new
+    partition gets leader = its first live replica and isr = its live replicas; when a broker's
+    registration goes, the partitions it led move to their first live ISR member (leader epoch
+    + 1, the lost broker out of the ISR), or to no leader (-1) when none is left (unclean
+    leader election off); a lost follower leaves the ISR; a returning ISR member of a
+    leaderless partition leads it again. Every write is conditional on the znode's version;
+  - every broker reads the state znodes (watched) and hands them to replication.py, which
+    makes it leader or follower of its replicas; the leader itself writes its ISR changes
+    (conditionally, plus an /isr_change_notification sequential znode);
+  - every broker must use the same topic id: a topic created through the Admin API is
+    published with its topic_id (as a 2.8 broker does); for a znode without one (kafka-topics
+    --zookeeper writes none) each broker derives it from the cluster id, the name and the
+    znode's creation transaction id (czxid), so they agree without writing to the znode;
   - changes made through the Admin API (CreateTopics, CreatePartitions, DeleteTopics, configs)
     land in the engine first and are written back to ZooKeeper here (a deletion as the marker,
     which the next pass carries out). Internal topics that exist only locally
@@ -35,6 +46,8 @@ reconnects with a new session: the broker registers again and runs for controlle
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import logging
 import os
@@ -46,6 +59,7 @@ from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
 from ..zk_formats import (
     BROKER_IDS,
+    ISR_CHANGE_NOTIFICATION,
     CLUSTER_ID,
     CONFIG_CHANGES,
     CONFIG_TOPICS,
@@ -62,6 +76,7 @@ from ..zk_formats import (
     encode_config,
     encode_config_change,
     encode_controller,
+    encode_isr_change,
     encode_partition_state,
     encode_topic_assignment,
     partition_state_path,
@@ -72,6 +87,7 @@ from .. import topic_config, topic_names
 from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrPartitionError
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
+from .replication import PartitionState, ReplicaManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
 ctl_log = logging.getLogger("kafka.controller.KafkaController")
@@ -119,7 +135,9 @@ class ZooKeeperSync:
         self._session_lost = threading.Event()
         self._known: dict[str, Known] = {}
         self._watched: set[str] = set()
-        self._states: dict[tuple[str, int], tuple[int, int]] = {}  # (t, p) -> (leader, leader_epoch) written
+        self.replication: ReplicaManager | None = None
+        self.controller_id = -1
+        self._loop = None
         self._local_sig: dict[str, int] = {}
         self._next_resync = 0.0
         self._busy = False
@@ -225,6 +243,8 @@ class ZooKeeperSync:
         """Register, run for controller, set the watches, and take the topics from ZooKeeper."""
         self.broker = broker
         self.engine = broker.engine
+        self._loop = asyncio.get_running_loop()
+        self.replication = broker.replication = ReplicaManager(broker, self)
         await self._run(self._register)
         await self._run(self._elect)
         await self._run(self._set_watches)
@@ -238,7 +258,6 @@ class ZooKeeperSync:
             if self._session_lost.is_set() and self.zk.connected:
                 self._session_lost.clear()
                 log.info("[KafkaServer id=%d] ZooKeeper session re-established: registering again", self.node_id)
-                self._states.clear()
                 try:
                     await self._run(self._register)
                 except (KazooException, ZooKeeperStartupError) as exc:
@@ -257,6 +276,7 @@ class ZooKeeperSync:
             sig = self._local_signature()
             if dirty or sig != self._local_sig or time.monotonic() >= self._next_resync:
                 await self._reconcile()
+            await self.replication.tick()
         except KazooException as exc:
             log.warning("ZooKeeper sync failed (%s: %s); retrying", type(exc).__name__, exc)
             self._dirty.set()
@@ -265,6 +285,8 @@ class ZooKeeperSync:
 
     def close(self) -> None:
         self._closed = True
+        if self.replication is not None:
+            self.replication.close()
         if self.zk is not None:
             try:
                 self.zk.stop()
@@ -286,6 +308,16 @@ class ZooKeeperSync:
 
     def _flag(self, *_args) -> None:
         self._dirty.set()
+        loop = self._loop
+        if loop is not None and not self._closed:
+            try:  # act now rather than at the next second's tick (elections, ISR changes)
+                loop.call_soon_threadsafe(self._tick_soon)
+            except RuntimeError:
+                pass  # the loop is closing
+
+    def _tick_soon(self) -> None:
+        if not self._busy and not self._closed and self.broker is not None:
+            asyncio.ensure_future(self.tick())
 
     def _set_watches(self) -> None:
         from kazoo.recipe.watchers import ChildrenWatch, DataWatch
@@ -294,10 +326,11 @@ class ZooKeeperSync:
             ChildrenWatch(self.zk, path, self._flag)
         DataWatch(self.zk, CONTROLLER, self._flag)
 
-    def _watch_topic(self, name: str) -> None:
+    def _watch_topic(self, name: str, partitions=()) -> None:
         from kazoo.recipe.watchers import DataWatch
 
-        for path in (topic_path(name), f"{CONFIG_TOPICS}/{name}"):
+        paths = [topic_path(name), f"{CONFIG_TOPICS}/{name}"] + [partition_state_path(name, p) for p in partitions]
+        for path in paths:
             if path not in self._watched:
                 self._watched.add(path)
                 DataWatch(self.zk, path, self._flag)
@@ -362,12 +395,14 @@ class ZooKeeperSync:
         except NoNodeError:
             return []
 
-    def _read_cluster(self) -> tuple[dict[str, ZkTopic], set[str], set[int], int]:
-        """(topics, delete markers, live broker ids, controller epoch) as ZooKeeper has them now."""
+    def _read_cluster(self) -> tuple[dict[str, ZkTopic], set[str], dict[int, tuple[str, int]], int]:
+        """(topics, delete markers, live brokers' endpoints, controller epoch) as ZooKeeper has
+        them now."""
         topics: dict[str, ZkTopic] = {}
         for name in self._children(TOPICS):
-            data = self._get(topic_path(name))
-            if data is None:
+            try:
+                data, stat = self.zk.get(topic_path(name))
+            except NoNodeError:
                 continue
             try:
                 parsed = decode_topic_assignment(data)
@@ -375,21 +410,37 @@ class ZooKeeperSync:
                 log.warning("Ignoring topic %s: invalid assignment %r", name, data)
                 continue
             configs = decode_config(self._get(f"{CONFIG_TOPICS}/{name}"))
-            topics[name] = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, parsed.topic_id, configs)
-            self._watch_topic(name)
+            topic_id = parsed.topic_id or self._derived_topic_id(name, stat.czxid)
+            topics[name] = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, topic_id, configs)
+            self._watch_topic(name, parsed.partitions)
         markers = set(self._children(DELETE_TOPICS))
-        live = set()
+        live: dict[int, tuple[str, int]] = {}
         for child in self._children(BROKER_IDS):
+            data = self._get(f"{BROKER_IDS}/{child}")
             try:
-                live.add(int(child))
-            except ValueError:
-                pass
+                js = json.loads(data)
+                live[int(child)] = (str(js["host"]), int(js["port"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+        try:
+            self.controller_id = int(json.loads(self._get(CONTROLLER) or b"{}").get("brokerid", -1))
+        except (ValueError, TypeError, AttributeError):
+            self.controller_id = -1
         epoch = self._get(CONTROLLER_EPOCH)
         try:
             epoch = int(epoch) if epoch else 0
         except ValueError:
             epoch = 0
         return topics, markers, live, epoch
+
+    def _derived_topic_id(self, name: str, czxid: int) -> str:
+        """The same id on every broker for a topic whose znode has none."""
+        digest = hashlib.sha256(f"{self.cluster_id}/{name}/{czxid}".encode()).digest()
+        for i in range(len(digest) - 15):
+            text = base64.urlsafe_b64encode(digest[i:i + 16]).decode().rstrip("=")
+            if not text.startswith("-"):  # as Kafka never hands out
+                return text
+        return "A" + text[1:]
 
     def _remove_topic_znodes(self, name: str) -> None:
         """TopicDeletionManager.completeDeleteTopic: the topic, its config, then the marker."""
@@ -400,14 +451,17 @@ class ZooKeeperSync:
                 pass
         self._watched.discard(topic_path(name))
 
-    def _publish_topic(self, meta: TopicMetadata) -> None:
-        """AdminZkClient.createTopicWithAssignment for a topic created through the Admin API."""
+    def _publish_topic(self, meta: TopicMetadata) -> bool:
+        """AdminZkClient.createTopicWithAssignment for a topic created through the Admin API
+        (with its topic id, as a 2.8 broker writes it: the other brokers take the same)."""
         self._set_or_create(f"{CONFIG_TOPICS}/{meta.name}", encode_config(dict(meta.configs)))
-        data = encode_topic_assignment(None, {p: ReplicaAssignment(list(r)) for p, r in sorted(meta.assignment.items())})
+        data = encode_topic_assignment(meta.topic_id, {p: ReplicaAssignment(list(r))
+                                                       for p, r in sorted(meta.assignment.items())})
         try:
             self.zk.create(topic_path(meta.name), data, makepath=True)
         except NodeExistsError:
-            pass
+            return False  # another broker published it first (both auto-created it)
+        return True
 
     def _publish_partitions(self, name: str, zk_topic: ZkTopic, assignment: dict[int, list[int]]) -> None:
         data = encode_topic_assignment(zk_topic.topic_id, {p: ReplicaAssignment(list(r))
@@ -434,40 +488,106 @@ class ZooKeeperSync:
         except NodeExistsError:
             pass
 
-    def _write_states(self, wanted: dict[tuple[str, int], int], epoch: int) -> None:
-        """Leader = this broker, isr = [this broker] for each wanted (topic, partition); a
-        state znode saying otherwise is overwritten with the next leader epoch."""
-        for (name, p), leader in wanted.items():
-            if self._states.get((name, p), (None,))[0] == leader:
-                continue
-            path = partition_state_path(name, p)
-            try:
-                data, stat = self.zk.get(path)
-            except NoNodeError:
-                data = None
-            if data is None:
-                try:
-                    self.zk.create(path, encode_partition_state(leader, 0, [leader], epoch), makepath=True)
-                    self._states[(name, p)] = (leader, 0)
-                    continue
-                except NodeExistsError:
-                    data, stat = self.zk.get(path)
-            try:
-                js = json.loads(data)
-                current, leader_epoch, isr = int(js["leader"]), int(js["leader_epoch"]), list(js["isr"])
-            except (ValueError, KeyError, TypeError):
-                current, leader_epoch, isr = -1, -1, []
-            if current == leader and isr == [leader]:
-                self._states[(name, p)] = (leader, leader_epoch)
-                continue
-            self.zk.set(path, encode_partition_state(leader, leader_epoch + 1, [leader], epoch), version=stat.version)
-            self._states[(name, p)] = (leader, leader_epoch + 1)
+    def _elect_leaders(self, topics: dict[str, ZkTopic], live: set[int], epoch: int) -> None:
+        """The controller's partition state machine: states for new partitions, elections
+        for partitions whose leader is gone, lost followers out of the ISR. Each write is
+        conditional on the version read; a lost race is retried on the next pass."""
+        from kazoo.exceptions import BadVersionError
 
-    def leader_epoch(self, topic: str, partition: int) -> int:
-        """The partition's leader epoch as this broker last wrote or read it in its state znode
-        (0 before it took the leadership): what its appends stamp and its answers report."""
-        state = self._states.get((topic, partition))
-        return state[1] if state is not None and state[0] == self.node_id and state[1] >= 0 else 0
+        for child in self._children(ISR_CHANGE_NOTIFICATION):  # read as Kafka's controller does, then gone
+            try:
+                self.zk.delete(f"{ISR_CHANGE_NOTIFICATION}/{child}")
+            except NoNodeError:
+                pass
+        unclean = str(self.engine.broker_config.get("unclean.leader.election.enable",
+                                                     self.config.get("unclean.leader.election.enable"))).lower() == "true"
+        for name, zt in topics.items():
+            for p, replicas in zt.assignment.items():
+                path = partition_state_path(name, p)
+                try:
+                    data, stat = self.zk.get(path)
+                except NoNodeError:
+                    data = None
+                if data is None:
+                    online = [r for r in replicas if r in live]
+                    if online:
+                        try:
+                            self.zk.create(path, encode_partition_state(online[0], 0, online, epoch), makepath=True)
+                        except NodeExistsError:
+                            self._dirty.set()
+                    continue
+                current = _parse_state(data)
+                if current is None:
+                    continue
+                leader, leader_epoch, isr = current
+                new = None
+                if leader >= 0 and leader in live:
+                    if any(r not in live for r in isr):  # lost followers leave the ISR
+                        new = (leader, [r for r in isr if r in live])
+                else:
+                    candidates = [r for r in replicas if r in live and r in isr]
+                    if candidates:
+                        new = (candidates[0], [r for r in isr if r in live])
+                    elif unclean and any(r in live for r in replicas):
+                        first = next(r for r in replicas if r in live)
+                        new = (first, [first])
+                    elif leader != -1:
+                        # No live ISR member: offline, the last ISR member kept (Kafka's
+                        # removeReplicasFromIsr never empties the ISR).
+                        new = (-1, [r for r in isr if r in live] or isr[:1] or [leader])
+                if new is None:
+                    continue
+                state = encode_partition_state(new[0], leader_epoch + 1, new[1], epoch)
+                try:
+                    self.zk.set(path, state, version=stat.version)
+                    ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s", self.node_id, name,
+                                 p, leader, new[0], leader_epoch + 1, new[1])
+                except (BadVersionError, NoNodeError):
+                    self._dirty.set()
+
+    def _read_states(self, topics: dict[str, ZkTopic]) -> dict[tuple[str, int], PartitionState]:
+        states = {}
+        for name, zt in topics.items():
+            for p, replicas in zt.assignment.items():
+                try:
+                    data, stat = self.zk.get(partition_state_path(name, p))
+                except NoNodeError:
+                    continue
+                current = _parse_state(data)
+                if current is None:
+                    continue
+                try:
+                    controller_epoch = int(json.loads(data)["controller_epoch"])
+                except (ValueError, KeyError, TypeError):
+                    controller_epoch = 0
+                states[(name, p)] = PartitionState(tuple(replicas), current[0], current[1], tuple(current[2]),
+                                                   stat.version, controller_epoch)
+        return states
+
+    async def write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
+        """The leader's ISR change (Kafka 2.8 without AlterIsr): the state znode, conditional
+        on its version, then an /isr_change_notification sequential znode. The znode's new
+        version, or None when the write lost (the next read brings the winner's state)."""
+        return await self._run(self._write_isr, key, state)
+
+    def _write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
+        from kazoo.exceptions import BadVersionError
+
+        data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch)
+        try:
+            stat = self.zk.set(partition_state_path(*key), data, version=state.zk_version)
+        except (BadVersionError, NoNodeError):
+            self._dirty.set()
+            return None
+        except KazooException as exc:
+            log.warning("Writing the ISR of %s-%d failed: %s", key[0], key[1], exc)
+            return None
+        try:
+            self.zk.create(f"{ISR_CHANGE_NOTIFICATION}/isr_change_", encode_isr_change([key]), sequence=True,
+                           makepath=True)
+        except KazooException:
+            pass
+        return stat.version
 
     # ------------------------------------------------------------------ reconcile (event loop)
     def _local_signature(self) -> dict[str, int]:
@@ -482,7 +602,9 @@ class ZooKeeperSync:
 
     async def _reconcile(self) -> None:
         self._next_resync = time.monotonic() + RESYNC_S
-        topics, markers, live, epoch = await self._run(self._read_cluster)
+        topics, markers, endpoints, epoch = await self._run(self._read_cluster)
+        live = set(endpoints)
+        self.engine.cluster_brokers = sorted(live)  # where new topics' replicas go
         if self.is_controller:
             self.controller_epoch = max(self.controller_epoch, epoch)
         else:
@@ -505,13 +627,10 @@ class ZooKeeperSync:
                     pass
                 local.discard(name)
             self._known.pop(name, None)
-            for key in [k for k in self._states if k[0] == name]:
-                del self._states[key]
             if self.is_controller:
                 await self._run(self._remove_topic_znodes, name)
             topics.pop(name, None)
 
-        wanted_states: dict[tuple[str, int], int] = {}
         for name, zt in sorted(topics.items()):
             if name in markers or not zt.assignment:
                 continue
@@ -531,6 +650,8 @@ class ZooKeeperSync:
             # Partitions: more in ZooKeeper -> add here; more here (CreatePartitions) -> publish.
             if len(zt.assignment) > meta.partitions:
                 self._add_local_partitions(name, zt.assignment)
+            elif any(meta.assignment.get(p) != list(r) for p, r in zt.assignment.items()):
+                self._set_local_replicas(name, zt.assignment)
             elif meta.partitions > len(zt.assignment):
                 combined = {**meta.assignment, **zt.assignment}
                 await self._run(self._publish_partitions, name, zt, combined)
@@ -543,10 +664,6 @@ class ZooKeeperSync:
                 await self._run(self._publish_configs, name, dict(meta.configs))
                 zt.configs = dict(meta.configs)
             self._known[name] = Known(dict(zt.configs), dict(engine.topic(name).configs))
-            for p, replicas in zt.assignment.items():
-                leader = next((b for b in replicas if b in live), None)
-                if leader == self.node_id:
-                    wanted_states[(name, p)] = leader
 
         # Topics only here: created through the Admin API (publish them), or their znode went
         # away without a deletion marker (drop them, as the znode is the source of truth).
@@ -565,12 +682,24 @@ class ZooKeeperSync:
                 meta = engine.topic(name)
             except UnknownTopicOrPartitionError:
                 continue
-            await self._run(self._publish_topic, meta)
+            if not await self._run(self._publish_topic, meta):
+                # Lost the race to another broker: this copy (just created, empty) goes, and
+                # the next pass creates the topic as ZooKeeper has it.
+                try:
+                    engine.delete_topic(name)
+                    self.broker.data.forget_topic(name)
+                except (KafkaError, OSError):
+                    pass
+                self._dirty.set()
+                continue
             self._known[name] = Known(dict(meta.configs), dict(meta.configs))
             self._dirty.set()  # next pass writes its partition states
 
-        if wanted_states:
-            await self._run(self._write_states, wanted_states, self.controller_epoch or 1)
+        active = {n: zt for n, zt in topics.items() if n not in markers and zt.assignment}
+        if self.is_controller:
+            await self._run(self._elect_leaders, active, live, self.controller_epoch or 1)
+        states = await self._run(self._read_states, active)
+        self.replication.apply(states, endpoints)
         self._local_sig = self._local_signature()
 
     def _create_local(self, name: str, zt: ZkTopic) -> bool:
@@ -620,6 +749,14 @@ class ZooKeeperSync:
             engine.store.put(meta)
         log.info("[KafkaServer id=%d] Topic %s now has %d partitions (from ZooKeeper)", self.node_id, name, total)
 
+    def _set_local_replicas(self, name: str, assignment: dict[int, list[int]]) -> None:
+        """The replicas ZooKeeper lists win over the local assignment."""
+        engine = self.engine
+        with locked(engine.admin_lock_path):
+            meta = engine.store.get(name)
+            meta.assignment.update({p: list(r) for p, r in assignment.items() if p in meta.assignment})
+            engine.store.put(meta)
+
     def _replace_local_configs(self, name: str, configs: dict[str, str]) -> None:
         usable = self._usable_configs(name, configs)
         current = self.engine.topic(name).configs
@@ -628,3 +765,12 @@ class ZooKeeperSync:
                                             delete_configs=[k for k in current if k not in usable])
         except KafkaError as exc:
             log.warning("Applying the configs of topic %s from ZooKeeper failed: %s", name, exc)
+
+
+def _parse_state(data: bytes | None) -> tuple[int, int, list[int]] | None:
+    """(leader, leader_epoch, isr) of a state znode, None if unreadable."""
+    try:
+        js = json.loads(data)
+        return int(js["leader"]), int(js["leader_epoch"]), [int(r) for r in js["isr"]]
+    except (ValueError, KeyError, TypeError):
+        return None
