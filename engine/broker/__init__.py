@@ -17,6 +17,7 @@ with acks=0), registered by a handler module:
   every handler makes before acting
 - sasl.py: SaslHandshake/SaslAuthenticate outside an authentication (the server runs each SASL
   connection's authentication); scram.py: Describe/AlterUserScramCredentials
+- delegation_tokens.py: Create/Renew/Expire/DescribeDelegationToken
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -31,6 +32,7 @@ from typing import Awaitable, Callable
 
 from ..engine import Engine
 from ..protocol import SUPPORTED_VERSIONS, Request
+from ..delegation_tokens import DelegationTokens
 from ..scram_credentials import ScramCredentials
 from .config import BrokerConfig
 
@@ -49,12 +51,14 @@ class Broker:
         # listener they came in on.
         self.endpoints = {l.name: (l.advertised_host, l.advertised_port) for l in config.listeners}
         self.scram_credentials = ScramCredentials(engine.data_dir)
+        from .delegation_tokens import secret_key
+        self.delegation_tokens = DelegationTokens(engine.data_dir, secret_key(config))
         self.handlers: dict[int, Handler] = {}
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
-        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
+        from . import admin, authorizer, data, delegation_tokens, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -68,6 +72,7 @@ class Broker:
         self.acls = authorizer.AclHandlers(self)
         self.sasl = sasl.SaslHandlers(self)
         self.scram = scram.ScramHandlers(self)
+        self.tokens = delegation_tokens.DelegationTokenHandlers(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""
@@ -102,7 +107,8 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls):
+        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls,
+                     self.tokens):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()
