@@ -353,3 +353,23 @@ def test_bad_values_fail_as_kafkas_tool(broker):
                           ("ab=c", "Input byte array has wrong 4-byte ending unit")):
         answer = _as(broker, "dave", "--renew", "--hmac", hmac, "--renew-time-period", "1")
         assert (answer.returncode, answer.stderr) == (1, message + "\n")
+
+
+def test_a_token_session_ends_with_the_token(broker):
+    """The session of a token login lasts until the token's expiry (told to the client as its
+    session lifetime); the next request after it closes the connection."""
+    from pk.commands.backends.wire import WireClient, connection_security
+    from pk.commands.properties import load_properties
+    from pk.engine.protocol import ApiKey
+
+    token_id, hmac = _create(broker, "dave", "--max-life-time-period", "1500")
+    config = load_properties(_token_config(broker, token_id, hmac))
+    client = WireClient(broker.sasl_ssl, 20, security=connection_security(config))
+    try:
+        describe_cluster = (ApiKey.DESCRIBE_CLUSTER, 0, {"include_cluster_authorized_operations": False})
+        assert client.call(*describe_cluster)["error_code"] == 0
+        time.sleep(1.6)  # the token's lifetime: nothing to wait for but the clock
+        with pytest.raises(ConnectionError):
+            client.call(*describe_cluster)
+    finally:
+        client.close()

@@ -173,6 +173,7 @@ class _Scram:
         self.complete = False
         self.authorization_id: str | None = None
         self.token_authenticated = False
+        self.token_expiry_ms: int | None = None
         self._user: str | None = None
 
     def _lookup(self, user: str):
@@ -182,6 +183,7 @@ class _Scram:
             if credential is None:
                 return None
             self._user = _principal_name(token.owner)
+            self.token_expiry_ms = token.expiry_ms
         else:
             credential = self.credentials.get(user, self.mechanism)
             if credential is None:
@@ -245,6 +247,7 @@ class SaslAuthenticator:
         self._bad_reauth_mechanism = False
         self._previous_mechanism: str | None = None
         self._expires_at: float | None = None  # monotonic seconds
+        self._credential_expiry_ms: int | None = None  # a token's expiry (wall-clock ms)
 
     @property
     def complete(self) -> bool:
@@ -337,14 +340,21 @@ class SaslAuthenticator:
                                            f"{old[0]}.{old[1]}: {new[0]}.{new[1]}")
             self.principal = principal
             self.token_authenticated = getattr(self._server, "token_authenticated", False)
+            self._credential_expiry_ms = getattr(self._server, "token_expiry_ms", None)
             self._server = None
             self._handshaken = False
             self._reauthenticating = False
         return reply
 
     def _session_lifetime_ms(self) -> int:
+        """connections.max.reauth.ms, cut short by the expiry of the token logged in with (as
+        Kafka's SaslServerAuthenticator bounds a session by its credential's lifetime)."""
         lifetime = self.settings.reauth_ms
-        self._expires_at = time.monotonic() + lifetime / 1000 if lifetime else None
+        bounded = bool(lifetime)
+        if self._credential_expiry_ms is not None:
+            left = max(0, self._credential_expiry_ms - int(time.time() * 1000))
+            lifetime, bounded = (min(lifetime, left) if lifetime else left), True
+        self._expires_at = time.monotonic() + lifetime / 1000 if bounded else None
         return lifetime
 
 
