@@ -373,3 +373,16 @@ def test_a_token_session_ends_with_the_token(broker):
             client.call(*describe_cluster)
     finally:
         client.close()
+
+
+def test_the_secret_is_never_described(broker):
+    """DescribeConfigs of the broker: the token secret is a PASSWORD config, as in Kafka."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ResourceType.BROKER, "0")
+    entries = admin.describe_configs([resource])[resource].result(timeout=30)
+    secret = entries["delegation.token.secret.key"]
+    assert (secret.value, secret.is_sensitive) == (None, True)
+    assert entries["delegation.token.max.lifetime.ms"].value == "604800000"
+    assert entries["delegation.token.expiry.check.interval.ms"].value == "200"
