@@ -7,6 +7,8 @@ tokens in the data directory without their HMACs, and SCRAM logins with a token
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac as hmac_lib
 import json
 import os
 import re
@@ -111,7 +113,7 @@ def test_create_describe_renew_expire(broker):
                               "RENEWERS                  ISSUEDATE       EXPIRYDATE      MAXDATE        "]
     (token_id, hmac, owner, requester, renewers, issued, expires, max_date), = _rows(created.stdout)
     assert (owner, requester, renewers) == ("User:dave", "User:dave", "[User:erin]")
-    assert base64.b64decode(hmac) == __import__("hmac").new(SECRET.encode(), token_id.encode(), "sha512").digest()
+    assert base64.b64decode(hmac) == hmac_lib.new(SECRET.encode(), token_id.encode(), hashlib.sha512).digest()
     # the default lifetimes: a day to expiry, a week at most
     day = lambda text: time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M")) // 86400  # noqa: E731
     assert (day(expires) - day(issued), day(max_date) - day(issued)) == (1, 7)
@@ -124,7 +126,7 @@ def test_create_describe_renew_expire(broker):
         assert described.stdout.startswith(f"Calling describe token operation for owners: [{', '.join(owners)}]\n"
                                            f"Total number of tokens : 1\nTOKENID"), described.stdout
         assert [r[:2] for r in _rows(described.stdout)] == [(token_id, hmac)]
-    # a user who is neither owner nor renewer, without ACLs, sees nothing; a super user sees all
+    # neither owner nor renewer: a super user (admin) is allowed every token
     assert "Total number of tokens : 1" in _as(broker, "admin", "--describe", "--owner-principal", "User:dave").stdout
 
     renewed = _as(broker, "erin", "--renew", "--hmac", hmac, "--renew-time-period", "3600000")
@@ -242,8 +244,8 @@ def test_login_with_a_token(broker):
                 assert client.call(key, version, body)["error_code"] == 64  # DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
         finally:
             client.close()
-    refused = _as(broker, "dave", "--describe", "--owner-principal", "User:dave")  # the owner's own login still may
-    assert refused.returncode == 0
+    own_login = _as(broker, "dave", "--describe", "--owner-principal", "User:dave")  # dave's password login still may
+    assert own_login.returncode == 0
     broker.configs["token"] = _token_config(broker, token_id, hmac)
     assert _as(broker, "token", "--describe").stderr.startswith(
         "org.apache.kafka.common.errors.UnsupportedByAuthenticationException: ")
