@@ -48,6 +48,9 @@ CLASSES: dict[str, str] = {
     # kafka-delete-records.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
     "kafka.admin.DeleteRecordsCommand": "pk.cli.delete_records:cli",
     "org.apache.kafka.tools.DeleteRecordsCommand": "pk.cli.delete_records:cli",
+    # kafka-delegation-tokens.sh: kafka.admin up to 3.4, org.apache.kafka.tools from 3.5.
+    "kafka.admin.DelegationTokenCommand": "pk.cli.delegation_tokens:cli",
+    "org.apache.kafka.tools.DelegationTokenCommand": "pk.cli.delegation_tokens:cli",
     # kafka-log-dirs.sh: kafka.admin up to 3.5, org.apache.kafka.tools from 3.6.
     "kafka.admin.LogDirsCommand": "pk.cli.log_dirs:cli",
     "org.apache.kafka.tools.LogDirsCommand": "pk.cli.log_dirs:cli",

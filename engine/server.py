@@ -120,7 +120,8 @@ class Server:
         client_host = "/" + str(peer[0]) if isinstance(peer, tuple) and peer else ""
         listener = endpoint.listener
         principal = tls_principal(writer.get_extra_info("ssl_object")) if endpoint.tls else ANONYMOUS
-        auth = (SaslAuthenticator(endpoint.sasl, self.broker.scram_credentials, str(peer))
+        auth = (SaslAuthenticator(endpoint.sasl, self.broker.scram_credentials, str(peer),
+                                  self.broker.delegation_tokens)
                 if endpoint.sasl else None)
         try:
             while True:
@@ -176,6 +177,7 @@ class Server:
                                 return
                             continue
                     request.principal = auth.principal or ANONYMOUS
+                    request.token_authenticated = auth.token_authenticated
                 try:
                     body = await self.broker.handle(request)
                     response = request.response(body) if body is not None else None

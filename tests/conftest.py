@@ -540,6 +540,7 @@ def kafka_secure(tmp_path_factory, tls_certs):
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": "User:ANONYMOUS;User:admin",
+        "delegation.token.secret.key": security_setup.TOKEN_SECRET,  # delegation tokens enabled
         **security_setup.secure_listener_settings(tls_certs),
     }
     broker.sasl_ssl, broker.ssl, broker.certs = f"127.0.0.1:{sasl_port}", f"127.0.0.1:{ssl_port}", tls_certs

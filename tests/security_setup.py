@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 # The PLAIN users every secured broker in the tests knows (from its JAAS config).
 PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}
+# The delegation token secret of the secured brokers (delegation.token.secret.key).
+TOKEN_SECRET = "pk-tests-token-secret"
 # The client certificate's subject, as openssl takes it.
 CLIENT_SUBJECT = "/C=DE/O=pk, Inc./OU=tests/CN=alice"
 # ... and the principal Kafka's DefaultKafkaPrincipalBuilder makes of it (RFC 2253 order:

@@ -415,7 +415,12 @@ def test_frame_round_trip_every_request_and_response(key, version):
 
 
 # The first flexible version of each API (Kafka's "flexibleVersions"; OffsetDelete has none).
-FIRST_FLEXIBLE = {0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 18: 3,
+FIRST_FLEXIBLE = {
+                  38: 2,
+                  39: 2,
+                  40: 2,
+                  41: 2,
+                  0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 18: 3,
                   19: 5, 20: 4, 21: 2, 22: 2, 23: 4, 24: 3, 25: 3, 26: 3, 27: 1, 28: 3, 29: 2, 30: 2, 31: 2, 32: 4, 33: 2, 35: 2,
                   36: 2, 37: 2, 42: 2, 43: 2, 44: 1, 50: 0, 51: 0, 60: 0, 61: 0, 65: 0, 66: 0, 68: 0, 69: 0, 75: 0,
                   74: 0,
@@ -431,6 +436,10 @@ def test_flexible_versions_are_kafkas():
 # What a Kafka 4.4 broker advertises in ApiVersions, for the APIs pk serves or is expected to
 # (read from the oracle broker; tests/test_oracle_server.py compares the live answers).
 KAFKA_44_RANGES = {
+    38: (1, 3),
+    39: (1, 2),
+    40: (1, 2),
+    41: (1, 3),
     0: (0, 13), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 10), 9: (1, 10), 10: (0, 6), 11: (0, 9),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 5), 19: (2, 7), 20: (1, 6),
     21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6),

@@ -144,6 +144,10 @@ def _build_kp(data_class, struct_field, struct_: Struct, version: int, d: dict):
 # TxnOffsetCommit v6): they
 # are checked against Kafka's own schemas (test_protocol_kafka_schemas.py) and live brokers.
 KAFKA_PYTHON_LACKS = {(18, 5), (28, 6), (42, 3), (68, 0), (68, 1), (69, 0), (69, 1)}
+KAFKA_PYTHON_LACKS |= {(38, v) for v in range(1, 4)}  # CreateDelegationToken
+KAFKA_PYTHON_LACKS |= {(39, v) for v in range(1, 3)}  # RenewDelegationToken
+KAFKA_PYTHON_LACKS |= {(40, v) for v in range(1, 3)}  # ExpireDelegationToken
+KAFKA_PYTHON_LACKS |= {(41, v) for v in range(1, 4)}  # DescribeDelegationToken
 
 
 def test_kafka_python_covers_every_api_of_the_profile():

@@ -82,7 +82,11 @@ class _Connection:
         import scramp
 
         scram = scramp.ScramClient([security.mechanism], security.username, security.password)
-        first = self._sasl_round(scram.get_client_first().encode(), security)
+        client_first = scram.get_client_first()
+        if security.token_auth:  # Kafka's SCRAM extension: the login is a delegation token
+            client_first += ",tokenauth=true"
+            scram.client_first_bare += ",tokenauth=true"  # scramp signs the bare message it keeps
+        first = self._sasl_round(client_first.encode(), security)
         scram.set_server_first(first.decode())
         final = self._sasl_round(scram.get_client_final().encode(), security)
         try:
@@ -132,6 +136,7 @@ class Security:
     mechanism: str | None = None
     username: str = ""
     password: str = ""
+    token_auth: bool = False  # SCRAM with a delegation token (the JAAS option tokenauth="true")
 
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -164,6 +169,7 @@ def connection_security(config: dict[str, str]) -> Security | None:
             raise ClientConfigError(f"pk: sasl.jaas.config must be one {wanted} entry with username and password "
                                     f"for sasl.mechanism={security.mechanism}")
         security.username, security.password = options["username"], options["password"]
+        security.token_auth = wanted == SCRAM_MODULE and options.get("tokenauth", "").strip().lower() == "true"
     return security
 
 

@@ -18,6 +18,7 @@ with acks=0), registered by a handler module:
 - sasl.py: SaslHandshake/SaslAuthenticate outside an authentication (the server runs each SASL
   connection's authentication); scram.py: Describe/AlterUserScramCredentials
 - client_metrics.py: ListConfigResources and the client-metrics resources of the config APIs
+- delegation_tokens.py: Create/Renew/Expire/DescribeDelegationToken
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
 is never told about an API the broker cannot answer.
@@ -32,6 +33,7 @@ from typing import Awaitable, Callable
 
 from ..engine import Engine
 from ..protocol import SUPPORTED_VERSIONS, Request
+from ..delegation_tokens import DelegationTokens
 from ..scram_credentials import ScramCredentials
 from .config import BrokerConfig
 
@@ -50,14 +52,16 @@ class Broker:
         # listener they came in on.
         self.endpoints = {l.name: (l.advertised_host, l.advertised_port) for l in config.listeners}
         self.scram_credentials = ScramCredentials(engine.data_dir)
+        from .delegation_tokens import secret_key
+        self.delegation_tokens = DelegationTokens(engine.data_dir, secret_key(config))
         self.handlers: dict[int, Handler] = {}
         self.started = time.time()
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         self.replication = None  # a ReplicaManager (replication.py) in ZooKeeper mode
-        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
-        from . import client_metrics
+        from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
+                       log_dirs, log_upkeep, sasl, scram, transactions)
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -72,6 +76,7 @@ class Broker:
         self.sasl = sasl.SaslHandlers(self)
         self.scram = scram.ScramHandlers(self)
         self.client_metrics = client_metrics.ClientMetricsHandlers(self)
+        self.tokens = delegation_tokens.DelegationTokenHandlers(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""
@@ -106,7 +111,8 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls):
+        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls,
+                     self.tokens):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

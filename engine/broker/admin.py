@@ -286,8 +286,11 @@ class AdminHandlers:
                      for v, source in ((config.values.get(key), STATIC_BROKER_CONFIG),
                                        (KNOWN[key], DEFAULT_CONFIG)) if v is not None]
             source = found[0]["source"] if found else DEFAULT_CONFIG
+            sensitive = config_docs.BROKER_TYPES.get(key) == "password"
+            if sensitive:  # Kafka never tells a PASSWORD config's value
+                value, found = None, [{**f, "value": None} for f in found]
             entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                            "is_sensitive": False, "synonyms": found if with_synonyms else [],
+                            "is_sensitive": sensitive, "synonyms": found if with_synonyms else [],
                             "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
                             "documentation": None})
         return entries

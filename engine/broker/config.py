@@ -100,6 +100,12 @@ KNOWN: dict[str, str | None] = {
     "ssl.truststore.certificates": None,
     "ssl.endpoint.identification.algorithm": "https",
     "ssl.principal.mapping.rules": "DEFAULT",
+    # Delegation tokens (engine/broker/delegation_tokens.py): off unless a secret is set.
+    "delegation.token.secret.key": None,
+    "delegation.token.master.key": None,
+    "delegation.token.max.lifetime.ms": "604800000",
+    "delegation.token.expiry.time.ms": "86400000",
+    "delegation.token.expiry.check.interval.ms": "3600000",
 }
 
 # Kafka's listener.security.protocol.map when unset: every security protocol's name is a

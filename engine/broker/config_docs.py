@@ -28,6 +28,11 @@ BROKER_TYPES: dict[str, str] = {
     "num.io.threads": "int", "num.recovery.threads.per.data.dir": "int",
     "log.flush.interval.messages": "long", "log.flush.interval.ms": "long", "zookeeper.connect": "string",
     "zookeeper.connection.timeout.ms": "int", "cluster.id": "string",
+    "delegation.token.secret.key": "password",
+    "delegation.token.master.key": "password",
+    "delegation.token.max.lifetime.ms": "long",
+    "delegation.token.expiry.time.ms": "long",
+    "delegation.token.expiry.check.interval.ms": "long",
 }
 
 _TOPIC_DOCS = {

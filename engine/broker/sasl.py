@@ -30,6 +30,7 @@ import scramp
 from ..javacompat import hashmap_order
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from ..delegation_tokens import DelegationTokens
 from ..scram_credentials import ScramCredentials
 from .config import BrokerConfig, ConfigError, Listener
 
@@ -157,28 +158,50 @@ class _InvalidCredentials(Exception):
 
 
 class _Scram:
-    """RFC 5802 over scramp's ScramServer: client-first -> server-first, client-final -> server-final."""
+    """RFC 5802 over scramp's ScramServer: client-first -> server-first, client-final -> server-final.
 
-    def __init__(self, mechanism: str, credentials: ScramCredentials):
+    Kafka's client may add SCRAM extensions to its first message (`tokenauth=true`: the user
+    name is a delegation token id and the password the token's HMAC, KIP-48); scramp knows no
+    extensions, so they are taken out before it reads the message and put back into the
+    message it signs."""
+
+    def __init__(self, mechanism: str, credentials: ScramCredentials, tokens: DelegationTokens | None = None):
         self.mechanism = mechanism
         self.credentials = credentials
+        self.tokens = tokens
         self.server = scramp.ScramMechanism(mechanism).make_server(self._lookup)
         self.complete = False
         self.authorization_id: str | None = None
+        self.token_authenticated = False
+        self.token_expiry_ms: int | None = None
         self._user: str | None = None
 
     def _lookup(self, user: str):
-        credential = self.credentials.get(user, self.mechanism)
-        if credential is None:
-            return None  # scramp: unknown user
-        self._user = user
+        if self.token_authenticated:
+            token = self.tokens.tokens().get(user) if self.tokens is not None else None
+            credential = self.tokens.credential(user, self.mechanism) if token is not None else None
+            if credential is None:
+                return None
+            self._user = _principal_name(token.owner)
+            self.token_expiry_ms = token.expiry_ms
+        else:
+            credential = self.credentials.get(user, self.mechanism)
+            if credential is None:
+                return None  # scramp: unknown user
+            self._user = user
         return credential.salt, credential.stored_key, credential.server_key, credential.iterations
 
     def evaluate(self, token: bytes) -> bytes:
         try:
             text = token.decode("utf-8")
             if self.server.stage is None:
-                self.server.set_client_first(text)
+                bare_start = text.index(",", text.index(",") + 1) + 1
+                attributes = text[bare_start:].split(",")
+                extensions = dict(a.split("=", 1) for a in attributes if len(a.split("=", 1)[0]) > 1)
+                self.token_authenticated = extensions.get("tokenauth", "").lower() == "true"
+                standard = [a for a in attributes if len(a.split("=", 1)[0]) <= 1]
+                self.server.set_client_first(text[:bare_start] + ",".join(standard))
+                self.server.client_first_bare = text[bare_start:]  # the proof covers the extensions
                 return self.server.get_server_first().encode()
             self.server.set_client_final(text)
             final = self.server.get_server_final().encode()
@@ -189,8 +212,13 @@ class _Scram:
         return final
 
 
-def _mechanism_server(name: str, settings: SaslSettings, credentials: ScramCredentials):
-    return _Plain(settings.plain_users) if name == "PLAIN" else _Scram(name, credentials)
+def _principal_name(principal: str) -> str:
+    return principal.partition(":")[2]
+
+
+def _mechanism_server(name: str, settings: SaslSettings, credentials: ScramCredentials,
+                      tokens: DelegationTokens | None):
+    return _Plain(settings.plain_users) if name == "PLAIN" else _Scram(name, credentials, tokens)
 
 
 # ---------------------------------------------------------------------- per connection
@@ -203,9 +231,12 @@ class SaslAuthenticator:
     connection is not authenticated, every SaslHandshake/SaslAuthenticate, and every request
     after the session expired; `handle` answers (body, close_after)."""
 
-    def __init__(self, settings: SaslSettings, credentials: ScramCredentials, peer: str = ""):
+    def __init__(self, settings: SaslSettings, credentials: ScramCredentials, peer: str = "",
+                 tokens: DelegationTokens | None = None):
         self.settings = settings
         self.credentials = credentials
+        self.tokens = tokens
+        self.token_authenticated = False  # the principal is a delegation token's owner
         self.peer = peer
         self.principal: str | None = None  # "User:<name>" once authenticated
         self.mechanism: str | None = None  # of the current (re-)authentication
@@ -216,6 +247,7 @@ class SaslAuthenticator:
         self._bad_reauth_mechanism = False
         self._previous_mechanism: str | None = None
         self._expires_at: float | None = None  # monotonic seconds
+        self._credential_expiry_ms: int | None = None  # a token's expiry (wall-clock ms)
 
     @property
     def complete(self) -> bool:
@@ -261,7 +293,7 @@ class SaslAuthenticator:
         self._bad_reauth_mechanism = self._reauthenticating and mechanism != self.mechanism
         self._previous_mechanism = self.mechanism
         self.mechanism = mechanism
-        self._server = _mechanism_server(mechanism, self.settings, self.credentials)
+        self._server = _mechanism_server(mechanism, self.settings, self.credentials, self.tokens)
         self.raw_tokens = request.api_version == 0
         return {"error_code": E.NONE, "mechanisms": self.settings.mechanisms}, False
 
@@ -307,14 +339,22 @@ class SaslAuthenticator:
                 raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
                                            f"{old[0]}.{old[1]}: {new[0]}.{new[1]}")
             self.principal = principal
+            self.token_authenticated = getattr(self._server, "token_authenticated", False)
+            self._credential_expiry_ms = getattr(self._server, "token_expiry_ms", None)
             self._server = None
             self._handshaken = False
             self._reauthenticating = False
         return reply
 
     def _session_lifetime_ms(self) -> int:
+        """connections.max.reauth.ms, cut short by the expiry of the token logged in with (as
+        Kafka's SaslServerAuthenticator bounds a session by its credential's lifetime)."""
         lifetime = self.settings.reauth_ms
-        self._expires_at = time.monotonic() + lifetime / 1000 if lifetime else None
+        bounded = bool(lifetime)
+        if self._credential_expiry_ms is not None:
+            left = max(0, self._credential_expiry_ms - int(time.time() * 1000))
+            lifetime, bounded = (min(lifetime, left) if lifetime else left), True
+        self._expires_at = time.monotonic() + lifetime / 1000 if bounded else None
         return lifetime
 
 

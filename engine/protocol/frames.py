@@ -56,7 +56,8 @@ class Request:
     """
 
     __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "body",
-                 "unsupported_version", "client_host", "principal", "listener_name", "security_protocol")
+                 "unsupported_version", "client_host", "principal", "listener_name", "security_protocol",
+                 "token_authenticated")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
                  client_id: str | None, body: dict | None, unsupported_version: bool = False):
@@ -73,6 +74,7 @@ class Request:
         self.principal = "User:ANONYMOUS"
         self.listener_name = "PLAINTEXT"
         self.security_protocol = "PLAINTEXT"
+        self.token_authenticated = False  # SASL with a delegation token (tokenauth=true)
 
     @property
     def name(self) -> str:
