@@ -406,3 +406,27 @@ def test_pk_tools_with_java_client_configs(secure, tmp_path):
     assert listed.returncode != 0 and "Traceback" not in listed.stderr
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            "SCRAM-SHA-512" in listed.stderr
+
+
+def test_password_configs_are_described_without_their_values(tmp_path):
+    """DescribeConfigs of the broker never returns a PASSWORD-typed config's value (Kafka marks
+    them sensitive): the JAAS config holds PLAIN users' passwords, the PEM entries private keys."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    secrets = {"sasl.jaas.config": S.jaas_plain({"alice": "alice-secret"}), "ssl.key.password": "key-secret",
+               "ssl.keystore.password": "store-secret", "ssl.truststore.password": "trust-secret"}
+    data_dir = str(tmp_path / "data")
+    os.makedirs(data_dir)
+    broker = BrokerProcess(data_dir)
+    broker.overrides.update(secrets)
+    broker.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        resource = ConfigResource(ResourceType.BROKER, "0")
+        entries = admin.describe_configs([resource])[resource].result(timeout=30)
+    finally:
+        broker.stop()
+    for key in (*secrets, "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates"):
+        assert (entries[key].value, entries[key].is_sensitive) == (None, True), key
+    described = " ".join(str(e.value) for e in entries.values())
+    assert not any(word in described for word in ("alice-secret", "key-secret", "store-secret", "trust-secret"))

@@ -28,6 +28,12 @@ BROKER_TYPES: dict[str, str] = {
     "num.io.threads": "int", "num.recovery.threads.per.data.dir": "int",
     "log.flush.interval.messages": "long", "log.flush.interval.ms": "long", "zookeeper.connect": "string",
     "zookeeper.connection.timeout.ms": "int", "cluster.id": "string",
+    # Kafka's PASSWORD-typed keys: DescribeConfigs marks them sensitive and never returns a value
+    # (the JAAS config carries PLAIN users' passwords; the PEM entries carry private keys).
+    "sasl.jaas.config": "password", "ssl.keystore.password": "password", "ssl.key.password": "password",
+    "ssl.keystore.key": "password", "ssl.keystore.certificate.chain": "password",
+    "ssl.truststore.password": "password", "ssl.truststore.certificates": "password",
+    "ssl.keystore.type": "string", "ssl.keystore.location": "string",
     "delegation.token.secret.key": "password",
     "delegation.token.master.key": "password",
     "delegation.token.max.lifetime.ms": "long",
