@@ -9,6 +9,7 @@ with acks=0), registered by a handler module:
   OffsetForLeaderEpoch; metadata.py: Metadata, DescribeTopicPartitions
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - log_dirs.py: DescribeLogDirs, DescribeProducers
+- reassignment.py: AlterPartitionReassignments, ListPartitionReassignments
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
@@ -55,6 +56,7 @@ class Broker:
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
+        from . import reassignment
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -68,6 +70,7 @@ class Broker:
         self.acls = authorizer.AclHandlers(self)
         self.sasl = sasl.SaslHandlers(self)
         self.scram = scram.ScramHandlers(self)
+        self.reassignments = reassignment.Reassignments(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""

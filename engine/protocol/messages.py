@@ -60,6 +60,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.DELETE_GROUPS: (0, 3),
     ApiKey.ELECT_LEADERS: (0, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 1),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
