@@ -62,6 +62,9 @@ CLASSES: dict[str, str] = {
     # kafka-leader-election.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools from 3.7.
     "kafka.admin.LeaderElectionCommand": "pk.cli.leader_election:cli",
     "org.apache.kafka.tools.LeaderElectionCommand": "pk.cli.leader_election:cli",
+    # kafka-reassign-partitions.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools.reassign from 3.7.
+    "kafka.admin.ReassignPartitionsCommand": "pk.cli.reassign_partitions:cli",
+    "org.apache.kafka.tools.reassign.ReassignPartitionsCommand": "pk.cli.reassign_partitions:cli",
     # kafka-transactions.sh: org.apache.kafka.tools since it appeared in 3.0 (KIP-664).
     "org.apache.kafka.tools.TransactionsCommand": "pk.cli.transactions:cli",
     # kafka-server-start.sh, every version.

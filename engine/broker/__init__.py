@@ -9,7 +9,7 @@ with acks=0), registered by a handler module:
   OffsetForLeaderEpoch; metadata.py: Metadata, DescribeTopicPartitions
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - log_dirs.py: DescribeLogDirs, DescribeProducers
-- reassignment.py: AlterPartitionReassignments, ListPartitionReassignments
+- reassignment.py: AlterPartitionReassignments, ListPartitionReassignments, AlterReplicaLogDirs
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)

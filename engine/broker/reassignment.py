@@ -1,4 +1,5 @@
-"""Partition reassignment: AlterPartitionReassignments (45) and ListPartitionReassignments (46).
+"""Partition reassignment: AlterPartitionReassignments (45), ListPartitionReassignments (46) and
+AlterReplicaLogDirs (34), the move of a replica to another log directory of its broker.
 
 A reassignment moves a partition from its current replicas to target replicas: the targets
 not yet in the replica set are *adding* (they must catch up), the current replicas not in the
@@ -13,13 +14,20 @@ Checks and texts are the KRaft controller's (ReplicationControlManager): unknown
 partition, then the target list (empty, unregistered broker, duplicate broker); a cancel
 (replicas null) of a partition with nothing ongoing answers NO_REASSIGNMENT_IN_PROGRESS. Both
 APIs need the cluster permission (ALTER, DESCRIBE), refused for the whole request otherwise.
+
+The broker has one log directory (the engine's data directory): a move to it is done already,
+a move to any other path is refused with LOG_DIR_NOT_FOUND, as Kafka refuses a path that is not
+one of its log.dirs (compared as given: a trailing slash makes another path).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from .. import acls
+from .. import acls, validation
+from ..javacompat import hashmap_order
+
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -59,6 +67,7 @@ class Reassignments:
         self.ongoing: dict[tuple[str, int], ReassignmentPlan] = {}
         broker.register(ApiKey.ALTER_PARTITION_REASSIGNMENTS, self.alter_partition_reassignments)
         broker.register(ApiKey.LIST_PARTITION_REASSIGNMENTS, self.list_partition_reassignments)
+        broker.register(ApiKey.ALTER_REPLICA_LOG_DIRS, self.alter_replica_log_dirs)
 
     # ------------------------------------------------------------------ AlterPartitionReassignments
     async def alter_partition_reassignments(self, request) -> dict:
@@ -132,6 +141,36 @@ class Reassignments:
                     "adding_replicas": plan.adding, "removing_replicas": plan.removing})
         answer["topics"] = [{"name": t, "partitions": ps} for t, ps in by_topic.items()]
         return answer
+
+
+    # ------------------------------------------------------------------ AlterReplicaLogDirs
+    async def alter_replica_log_dirs(self, request) -> dict:
+        allowed = self.broker.guard.allows_cluster(request, acls.ALTER)
+        log_dir = os.path.abspath(self.engine.data_dir)
+        outcome: dict[tuple[str, int], int] = {}
+        for d in request.body["dirs"]:
+            for t in d["topics"]:
+                for p in t["partitions"]:
+                    if not allowed:
+                        code = E.CLUSTER_AUTHORIZATION_FAILED
+                    elif d["path"] != log_dir:
+                        code = E.LOG_DIR_NOT_FOUND
+                    else:
+                        code = E.NONE if self._hosted(t["name"], p) else E.UNKNOWN_TOPIC_OR_PARTITION
+                    outcome[(t["name"], p)] = code
+        # Kafka answers from a map of partitions grouped by topic: the topics come in the order
+        # of the request, a topic's partitions in the map's iteration order
+        by_topic: dict[str, list[dict]] = {name: [] for name, _ in outcome}
+        for (name, p) in hashmap_order(outcome):
+            by_topic[name].append({"partition_index": p, "error_code": outcome[(name, p)]})
+        return {"throttle_time_ms": 0, "results": [{"topic_name": n, "partitions": ps} for n, ps in by_topic.items()]}
+
+    def _hosted(self, topic: str, partition: int) -> bool:
+        try:
+            validation.validate_topic_name(topic)
+            return partition in self.engine.topic(topic).assignment
+        except KafkaError:
+            return False
 
 
 class _NoReassignmentInProgress(KafkaError):
