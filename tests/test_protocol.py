@@ -417,7 +417,11 @@ def test_frame_round_trip_every_request_and_response(key, version):
 # The first flexible version of each API (Kafka's "flexibleVersions"; OffsetDelete has none).
 FIRST_FLEXIBLE = {0: 9, 1: 12, 2: 6, 3: 9, 8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 18: 3,
                   19: 5, 20: 4, 21: 2, 22: 2, 23: 4, 24: 3, 25: 3, 26: 3, 27: 1, 28: 3, 29: 2, 30: 2, 31: 2, 32: 4, 33: 2, 35: 2,
-                  36: 2, 37: 2, 42: 2, 43: 2, 44: 1, 50: 0, 51: 0, 60: 0, 61: 0, 65: 0, 66: 0, 68: 0, 69: 0, 75: 0}
+                  36: 2, 37: 2, 42: 2, 43: 2, 44: 1, 50: 0, 51: 0, 60: 0, 61: 0, 65: 0, 66: 0, 68: 0, 69: 0, 75: 0,
+                  34: 2,
+                  45: 0,
+                  46: 0,
+                  }
 
 
 def test_flexible_versions_are_kafkas():
