@@ -1,6 +1,6 @@
 """Reading JSON as Kafka's tools read it (server-common's Json and DecodeJson over Jackson):
 the same acceptance (trailing content after the first value is ignored, an empty text is
-Jackson's missing node) and the same error texts, which the tools print after "Error: "."""
+Jackson's missing node, while a text of no characters at all is refused) and the same error texts, which the tools print after "Error: "."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def node_text(value) -> str:
 
 def parse(text: str):
     """Json.tryParseFull: the first JSON value of `text`, or JsonError with Jackson's first line."""
+    if not text:
+        raise JsonError("The input string shouldn't be empty")
     stripped = text.lstrip(" \t\r\n")
     if not stripped:
         return MISSING

@@ -172,7 +172,7 @@ def test_generate_to_the_one_broker(broker, tmp_path):
 
 def test_execute_errors(broker, tmp_path):
     b = broker.bootstrap
-    f = _files(tmp_path, empty="", bad="nojson", none={"version": 1, "partitions": []},
+    f = _files(tmp_path, empty="", blank="\n", bad="nojson", none={"version": 1, "partitions": []},
                dup={"partitions": [{"topic": TOPIC, "partition": 0, "replicas": [0]},
                                    {"topic": TOPIC, "partition": 0, "replicas": [0]}]},
                duprepl={"partitions": [{"topic": TOPIC, "partition": 0, "replicas": [0, 0]},
@@ -186,7 +186,8 @@ def test_execute_errors(broker, tmp_path):
                elsewhere={"partitions": [{"topic": TOPIC, "partition": 0, "replicas": [0], "log_dirs": ["/elsewhere"]}]},
                trunc='{"partitions":[{"topic":"x"}')
     expected = {
-        "empty": "Error: Expected JSON object, received ",
+        "empty": "Error: The input string shouldn't be empty",
+        "blank": "Error: Expected JSON object, received ",
         "bad": "Error: Unrecognized token 'nojson': was expecting (JSON String, Number, Array, Object or token "
                "'null', 'true' or 'false')",
         "none": "Error: Partition reassignment list cannot be empty",
