@@ -46,6 +46,10 @@ def _spec(name: str) -> str:
     return "[" + name.replace("_", "-") + "]"
 
 
+class _Failed(Exception):
+    """A failure Kafka's tool prints as "Error: <message>"."""
+
+
 def _java_long(value: str, option: str) -> int:
     try:
         number = int(value) if value.strip() == value and "_" not in value else None
@@ -54,10 +58,6 @@ def _java_long(value: str, option: str) -> int:
     if number is None or not -2**63 <= number < 2**63:
         raise _Failed(f"Cannot parse argument '{value}' of option {option}")
     return number
-
-
-class _Failed(Exception):
-    pass
 
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,

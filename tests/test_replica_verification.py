@@ -70,8 +70,8 @@ def test_usage_and_option_errors(broker):
              (["--broker-list", "nohost"], "Please provide valid host:port like host1:9091,host2:9092"),
              (["--broker-list", b, "--topics-include", "("], "( is an invalid regex"),
              (["--broker-list", b, "--topics-include", "none"],
-              f"ERROR No topics found. [topics-include] if specified, is either filtering out all topics or there is "
-              f"no topic. (org.apache.kafka.tools.ReplicaVerificationTool)"),
+              "ERROR No topics found. [topics-include] if specified, is either filtering out all topics or there is "
+              "no topic. (org.apache.kafka.tools.ReplicaVerificationTool)"),
              (["--broker-list", b, "--topics-include", "rv-a", "--fetch-size", "x"],
               "Cannot parse argument 'x' of option fetch-size"),
              (["--broker-list", b, "--topics-include", "rv-a", "--time", "1x"], "Cannot parse argument '1x' of option time"),
