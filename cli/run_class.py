@@ -65,6 +65,12 @@ CLASSES: dict[str, str] = {
     # kafka-leader-election.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools from 3.7.
     "kafka.admin.LeaderElectionCommand": "pk.cli.leader_election:cli",
     "org.apache.kafka.tools.LeaderElectionCommand": "pk.cli.leader_election:cli",
+    # kafka-reassign-partitions.sh: kafka.admin (Scala) up to 3.6, org.apache.kafka.tools.reassign from 3.7.
+    "kafka.admin.ReassignPartitionsCommand": "pk.cli.reassign_partitions:cli",
+    "org.apache.kafka.tools.reassign.ReassignPartitionsCommand": "pk.cli.reassign_partitions:cli",
+    # kafka-replica-verification.sh: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools from 3.5.
+    "kafka.tools.ReplicaVerificationTool": "pk.cli.replica_verification:cli",
+    "org.apache.kafka.tools.ReplicaVerificationTool": "pk.cli.replica_verification:cli",
     # kafka-transactions.sh: org.apache.kafka.tools since it appeared in 3.0 (KIP-664).
     "org.apache.kafka.tools.TransactionsCommand": "pk.cli.transactions:cli",
     # kafka-metadata-quorum.sh: kafka.admin (Scala) in 3.3-3.4, org.apache.kafka.tools from 3.5.

@@ -186,13 +186,13 @@ class FixedRandom:
 
 
 def brokers(ids, racks=None):
-    from pk.commands.backends.zookeeper import BrokerMetadata
+    from pk.engine.replica_assignment import BrokerMetadata
 
     return [BrokerMetadata(i, (racks or {}).get(i)) for i in ids]
 
 
 def test_assignment_matches_kafkas_own_tables():
-    from pk.commands.backends.zookeeper import assign_replicas_to_brokers
+    from pk.engine.replica_assignment import assign_replicas_to_brokers
 
     # AdminRackAwareTest.testReplicaAssignment (2.8.2), the table in AdminUtils' comment.
     assert assign_replicas_to_brokers(brokers(range(5)), 10, 3, 0) == {
@@ -203,7 +203,7 @@ def test_assignment_matches_kafkas_own_tables():
 
 
 def test_assignment_with_a_pinned_random():
-    from pk.commands.backends.zookeeper import assign_replicas_to_brokers
+    from pk.engine.replica_assignment import assign_replicas_to_brokers
 
     rng = FixedRandom(3, 1)  # start index 3, replica shift 1
     # By hand: leader index (p + 3) % 5; follower j at (leader + 1 + (shift + j) % 4) % 5, the
@@ -214,7 +214,8 @@ def test_assignment_with_a_pinned_random():
 
 
 def test_java_random_picks_what_kafka_would():
-    from pk.commands.backends.zookeeper import JavaRandom, assign_replicas_to_brokers
+    from pk.engine.javacompat import JavaRandom
+    from pk.engine.replica_assignment import assign_replicas_to_brokers
 
     # java.util.Random(42).nextInt(3) twice gives 2, 0: start index 2, shift 0.
     r = JavaRandom(42)
@@ -244,7 +245,7 @@ def test_java_random_against_the_jvm(tmp_path):
 
 
 def test_rack_aware_assignment():
-    from pk.commands.backends.zookeeper import assign_replicas_to_brokers, rack_alternated_broker_list
+    from pk.engine.replica_assignment import assign_replicas_to_brokers, rack_alternated_broker_list
 
     # AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers (2.8.2).
     racks = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}

@@ -22,11 +22,7 @@ from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
 from pk.engine.errors import KafkaError, TopicExistsError
 from pk.engine.javacompat import JavaRandom
-from pk.engine.replica_assignment import (  # noqa: F401  (re-exported: the ZooKeeper tools' names)
-    BrokerMetadata,
-    assign_replicas_to_brokers,
-    rack_alternated_broker_list,
-)
+from pk.engine.replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from pk.engine.zk_formats import (
     BROKER_IDS,
     CONFIG_CHANGES,

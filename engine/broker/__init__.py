@@ -9,6 +9,7 @@ with acks=0), registered by a handler module:
   OffsetForLeaderEpoch; metadata.py: Metadata, DescribeTopicPartitions
 - admin.py: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DeleteRecords, ...
 - log_dirs.py: DescribeLogDirs, DescribeProducers
+- reassignment.py: AlterPartitionReassignments, ListPartitionReassignments, AlterReplicaLogDirs
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
@@ -61,7 +62,7 @@ class Broker:
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         self.replication = None  # a ReplicaManager (replication.py) in ZooKeeper mode
         from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
-                       log_dirs, log_upkeep, sasl, scram, transactions)
+                       log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -77,6 +78,7 @@ class Broker:
         self.scram = scram.ScramHandlers(self)
         self.client_metrics = client_metrics.ClientMetricsHandlers(self)
         self.tokens = delegation_tokens.DelegationTokenHandlers(self)
+        self.reassignments = reassignment.Reassignments(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""
