@@ -150,22 +150,29 @@ def test_start_status_restart_and_stop(cluster, pk):
     assert (again.returncode, again.err) == (1, f"local-cluster: the cluster in {cluster.dir} is already running "
                                                  "(scripts/local-cluster status)\n")
     other = local_cluster("start", "--dir", cluster.dir, "--port", str(cluster.port + 10))
-    assert (other.returncode, other.err) == (1, f"local-cluster: {cluster.dir} holds a cluster started with "
-                                                f"--port {cluster.port} (stop it and remove the directory to change it)\n")
+    assert (other.returncode, other.err) == (
+        1, f"local-cluster: {cluster.dir} holds a cluster started with --port {cluster.port} "
+           "(stop it and remove the directory to change it)\n")
 
-    # The tutorial's lost broker: SIGKILL by pid; status says so; start brings back that one only.
+    # The tutorial's lost broker: SIGKILL by pid; status says so; start brings back that one only,
+    # with the config as the user left it.
     os.kill(pids["broker 1"], signal.SIGKILL)
+    with open(os.path.join(cluster.dir, "config", "server-1.properties"), "a") as f:
+        f.write("# edited\n")
     deadline = time.monotonic() + 10
     while _alive(pids["broker 1"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     status = local_cluster("status", "--dir", cluster.dir)
     assert status.returncode == 1
-    assert [line.split()[3:5] for line in status.out.splitlines() if line.startswith("broker 1")] == [["not", "running"]]
+    broker_1 = [line.split() for line in status.out.splitlines() if line.startswith("broker 1")]
+    assert [words[3:5] for words in broker_1] == [["not", "running"]]
     restarted = local_cluster("start", "--dir", cluster.dir)
     assert restarted.returncode == 0, restarted.err
     now = _pids(restarted.out)
     assert {k: v for k, v in now.items() if k != "broker 1"} == {k: v for k, v in pids.items() if k != "broker 1"}
     assert now["broker 1"] != pids["broker 1"] and _alive(now["broker 1"])
+    with open(os.path.join(cluster.dir, "config", "server-1.properties")) as f:
+        assert f.read().endswith("# edited\n")
     assert local_cluster("status", "--dir", cluster.dir).returncode == 0
 
     stopped = local_cluster("stop", "--dir", cluster.dir)
@@ -176,6 +183,31 @@ def test_start_status_restart_and_stop(cluster, pk):
     assert all(_free(cluster.port + b) for b in range(3))
     again = local_cluster("stop", "--dir", cluster.dir)
     assert (again.returncode, again.err) == (1, f"local-cluster: the cluster in {cluster.dir} is not running\n")
+
+
+@needs_zookeeper
+def test_a_broker_that_cannot_start_is_named(tmp_path):
+    """Broker 1's data directory locked by another process: pk-server-start stops with Kafka's
+    fatal line, which the start reports; stop then stops what did start."""
+    import fcntl
+
+    c = Started.__new__(Started)
+    c.dir, c.zk_port, c.port = str(tmp_path / "cluster"), free_port(), free_ports(3)
+    data = os.path.join(c.dir, "kafka-logs-1")
+    os.makedirs(data)
+    with open(os.path.join(data, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            proc = local_cluster("start", "--dir", c.dir, "--zookeeper-port", str(c.zk_port), "--port", str(c.port))
+            assert proc.returncode == 1
+            assert proc.err == (f"local-cluster: broker 1 did not start: Exiting Kafka due to fatal exception: Failed "
+                                f"to acquire lock on file .lock in {data}. A Kafka instance in another process or thread "
+                                f"is using this directory. (see {c.dir}/logs/broker-1/pkServer.out)\n")
+        finally:
+            status = local_cluster("status", "--dir", c.dir)
+            assert set(_pids(status.out)) == {"zookeeper", "broker 0", "broker 2"}
+            c.stop()
+    assert not any(_alive(pid) for pid in _pids(status.out).values())
 
 
 @needs_zookeeper

@@ -261,7 +261,8 @@ def test_kafka_2_8_records_the_replication_scenario(kafka28_replication_steps):
         assert restarted[p]["Isr"].split(",")[-1] == str(KILLED)  # rejoined at the end
     assert steps["restarted: describe --zookeeper --under-replicated-partitions"] == ""
 
-    assert steps["preferred election"] == f"Successfully completed leader election (PREFERRED) for partitions {TOPIC}-0\n"
+    assert steps["preferred election"] == (
+        f"Successfully completed leader election (PREFERRED) for partitions {TOPIC}-0\n")
     # Kafka 2.8 prints the partitions whose election was not needed as an empty list.
     assert steps["preferred election, already preferred"] == "Valid replica already elected for partitions \n"
     assert partition_lines(steps["elected: describe --zookeeper"])[0]["Leader"] == "0"
