@@ -512,6 +512,21 @@ def kafka28(tmp_path_factory, zookeeper):
     broker.stop()
 
 
+@pytest.fixture(scope="session")
+def kafka28_cluster(tmp_path_factory, zookeeper):
+    """Three real Apache Kafka 2.8.2 brokers (ids 0, 1, 2) under the chroot /kafka28-cluster, with
+    test_oracle_replication's settings (short ZooKeeper sessions, no automatic rebalancing);
+    `.brokers[i]` are killed (SIGKILL by pid) and restarted by the tests, `.zookeeper` is the
+    connect string Kafka's tools take."""
+    from test_oracle_replication import CLUSTER_SETTINGS
+
+    cluster = kafka_oracle.KafkaCluster(_dist("2.8"), str(tmp_path_factory.mktemp("kafka28-cluster")),
+                                        f"{zookeeper}/kafka28-cluster", overrides=CLUSTER_SETTINGS)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
 # --------------------------------------------------------------------------- listener security
 import security_setup  # noqa: E402
 

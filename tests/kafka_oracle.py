@@ -70,6 +70,8 @@ SCRIPTS_28 = {
     "kafka-consumer-perf-test": "kafka.tools.ConsumerPerformance",
     "kafka-delete-records": "kafka.admin.DeleteRecordsCommand",
     "kafka-broker-api-versions": "kafka.admin.BrokerApiVersionsCommand",
+    "kafka-leader-election": "kafka.admin.LeaderElectionCommand",
+    "kafka-reassign-partitions": "kafka.admin.ReassignPartitionsCommand",
     "kafka-server-start": "kafka.Kafka",
 }
 
@@ -253,6 +255,7 @@ class KafkaBroker:
         self.config_path = os.path.join(root, "server.properties")
         self.log_path = os.path.join(root, "server.log")
         self.overrides = overrides or {}
+        self.heap = "1g"
         self.proc: subprocess.Popen | None = None
 
     def config(self) -> dict[str, str]:
@@ -288,6 +291,12 @@ class KafkaBroker:
         return {**common, **mode, **self.overrides}
 
     def start(self, timeout: float = 90) -> "KafkaBroker":
+        self.launch()
+        return self.wait_started(timeout)
+
+    def launch(self) -> None:
+        """Start the JVM without waiting (KafkaCluster starts its brokers side by side); the
+        same port and log dir each time, so that a stopped broker comes back as itself."""
         os.makedirs(self.root, exist_ok=True)
         with open(self.config_path, "w") as f:
             f.writelines(f"{k}={v}\n" for k, v in self.config().items())
@@ -298,9 +307,11 @@ class KafkaBroker:
             if fmt.returncode != 0:
                 raise RuntimeError(f"kafka-storage format failed: {fmt.stdout.decode()}{fmt.stderr.decode()}")
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([*self.dist.java("server", "1g"), "kafka.Kafka", self.config_path],
+        self.proc = subprocess.Popen([*self.dist.java("server", self.heap), "kafka.Kafka", self.config_path],
                                      stdout=log, stderr=subprocess.STDOUT)
         log.close()
+
+    def wait_started(self, timeout: float = 90) -> "KafkaBroker":
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -328,6 +339,42 @@ class KafkaBroker:
         except subprocess.TimeoutExpired:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL by pid: the broker loses its ZooKeeper session only when the session times out."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+class KafkaCluster:
+    """Brokers 0..size-1 of one release in ZooKeeper mode under one ZooKeeper connect string
+    (give it a chroot of its own), started side by side; `brokers[i]` is broker id i, stopped,
+    killed and restarted one by one by the tests."""
+
+    def __init__(self, dist: KafkaDist, root: str, zookeeper: str, size: int = 3,
+                 overrides: dict[str, str] | None = None, heap: str = "512m"):
+        self.zookeeper = zookeeper
+        self.brokers = [KafkaBroker(dist, os.path.join(root, f"broker-{i}"), zookeeper=zookeeper, node_id=i,
+                                    overrides=overrides) for i in range(size)]
+        for broker in self.brokers:
+            broker.heap = heap
+        self.bootstrap = ",".join(b.bootstrap for b in self.brokers)
+
+    def start(self, timeout: float = 120) -> "KafkaCluster":
+        try:
+            for broker in self.brokers:
+                broker.launch()
+            for broker in self.brokers:
+                broker.wait_started(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for broker in self.brokers:
+            broker.stop()
 
 
 def wait_for_leaders(bootstrap: str, topics: dict[str, int]) -> None:
