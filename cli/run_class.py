@@ -93,6 +93,8 @@ CLASSES: dict[str, str] = {
     # StreamsResetter: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
     "kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
     "org.apache.kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
+    # kafka-groups.sh: org.apache.kafka.tools.GroupsCommand since it appeared in 4.0 (KIP-1043).
+    "org.apache.kafka.tools.GroupsCommand": "pk.cli.groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only
