@@ -117,3 +117,42 @@ def dependency_lines(features: list[str]) -> list[str]:
             lines.append(f"{_describe_level(feature, level)} requires:")
             lines += [f"    {_describe_level(f, lvl)}" for f, lvl in needs]
     return lines
+
+
+# --------------------------------------------------------------------------- kafka-storage feature-dependencies
+def _storage_feature(text: str) -> tuple[str, int]:
+    """kafka-storage reads `name=level` its own way: split at the first '=', both sides
+    trimmed, the level a Java short."""
+    if "=" not in text:
+        raise FeatureError(f"Invalid feature format: {text}. Expected format: 'feature=version' "
+                           "(e.g. 'group.version=1')")
+    name, _, level = text.partition("=")
+    name, level = name.strip(), level.strip()
+    try:
+        value = int(level)
+        if not -32768 <= value <= 32767 or not level.lstrip("+-").isdigit():
+            raise ValueError
+    except ValueError:
+        raise FeatureError(f"Invalid version format: {level} for feature {name}") from None
+    return name, value
+
+
+def storage_dependency_lines(features: list[str]):
+    """kafka-storage feature-dependencies: the same answers as kafka-features', with the
+    storage tool's own error texts; each feature's lines come before the next one is read
+    (an error after a good feature follows its lines, as Kafka prints them)."""
+    for text in features:
+        feature, level = _storage_feature(text)
+        if feature == "metadata.version":
+            if level not in METADATA_VERSIONS:
+                raise FeatureError(f"Unknown metadata.version {level}")
+        elif feature not in FEATURE_LEVELS:
+            raise FeatureError(f"Unknown feature: {feature}")
+        elif level not in FEATURE_LEVELS[feature]:
+            raise FeatureError(f"Feature level {level} is not supported for feature {feature}")
+        needs = DEPENDENCIES.get((feature, level))
+        if not needs:
+            yield f"{_describe_level(feature, level)} has no dependencies."
+        else:
+            yield f"{_describe_level(feature, level)} requires:"
+            yield from (f"    {_describe_level(f, lvl)}" for f, lvl in needs)
