@@ -54,7 +54,7 @@ class Broker:
         # Woken on every append, so that waiting Fetch requests answer within milliseconds.
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
-        from . import admin, authorizer, data, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
+        from . import admin, authorizer, data, features, groups, log_dirs, log_upkeep, sasl, scram, transactions  # each registers its handlers
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -68,6 +68,7 @@ class Broker:
         self.acls = authorizer.AclHandlers(self)
         self.sasl = sasl.SaslHandlers(self)
         self.scram = scram.ScramHandlers(self)
+        self.features = features.FeatureHandlers(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""
