@@ -103,13 +103,17 @@ def _hash_order(names: list[str]) -> list[str]:
 def check_update(feature: str, level: int, upgrade_type: int, current: int | None, node_id: int) -> str | None:
     """Why the controller refuses one update, or None."""
     invalid = f"Invalid update version {level} for feature {feature}. "
-    if feature not in SUPPORTED:
+    if feature not in SUPPORTED:  # (removing one is "not found", setting one "not supported")
+        if level == 0:
+            return invalid + f"Feature {feature} not found."
         return invalid + f"Local controller {node_id} does not support this feature."
     lo, hi = SUPPORTED[feature]
     below_range = level < lo and not (level == 0 and feature != "metadata.version")
     if level > hi or below_range:
         return invalid + f"Local controller {node_id} only supports versions {lo}-{hi}"
     current = current or 0
+    if level > current and upgrade_type != UPGRADE:
+        return invalid + "Can't downgrade to a newer version."
     if level >= current:
         return None
     if upgrade_type == UPGRADE:
