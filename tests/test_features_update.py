@@ -70,8 +70,8 @@ def test_upgrade_downgrade_disable_on_the_server(server, tmp_path):
     for args, line in [
         (["upgrade", "--feature", "group.version=2"], "Could not upgrade group.version to 2. " + ALL_FAILED +
          "Invalid update version 2 for feature group.version. Local controller 0 only supports versions 0-1"),
-        (["upgrade", "--feature", "transaction.version=1"], "Could not upgrade transaction.version to 1. " + ALL_FAILED +
-         "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this feature "
+        (["upgrade", "--feature", "transaction.version=1"],
+         "Could not upgrade transaction.version to 1. " + ALL_FAILED + "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this feature "
          "without setting the upgrade type to either safe or unsafe downgrade."),
         (["disable", "--feature", "kraft.version", "--dry-run"], "Can not disable kraft.version. " + ALL_FAILED +
          "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature."),
@@ -101,9 +101,10 @@ def test_update_features_v0_and_v1_answer_per_feature(server):
             {"feature": "group.version", "max_version_level": 0, "upgrade_type": 2}]})
         assert answer["error_code"] == 0 and [(r["feature"], r["error_code"]) for r in answer["results"]] == [
             ("group.version", 0)]
-        answer = client.call(ApiKey.UPDATE_FEATURES, 2, {"timeout_ms": 1000, "validate_only": False, "feature_updates": [
-            {"feature": "group.version", "max_version_level": 1, "upgrade_type": 1},
-            {"feature": "group.version", "max_version_level": 1, "upgrade_type": 1}]})
+        answer = client.call(ApiKey.UPDATE_FEATURES, 2, {
+            "timeout_ms": 1000, "validate_only": False, "feature_updates": [
+                {"feature": "group.version", "max_version_level": 1, "upgrade_type": 1},
+                {"feature": "group.version", "max_version_level": 1, "upgrade_type": 1}]})
         assert answer["error_code"] == 42  # INVALID_REQUEST: a feature twice
     finally:
         client.close()

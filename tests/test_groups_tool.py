@@ -138,7 +138,8 @@ def test_list_on_the_bundled_engine(tmp_path):
      "Error while executing groups command : Found multiple arguments for option protocol, but you asked for "
      "only one"),
     (["--list", "--consumer", "--share"], 'Option "[consumer]" can\'t be used with option "[share]"'),
-    (["--list", "--group-type", "share", "--consumer"], 'Option "[consumer]" can\'t be used with option "[group-type]"'),
+    (["--list", "--group-type", "share", "--consumer"],
+     'Option "[consumer]" can\'t be used with option "[group-type]"'),
     (["--list", "--share", "--streams", "--protocol", "x"], 'Option "[share]" can\'t be used with option "[protocol]"'),
     (["--list", "--streams", "--protocol", "x"], 'Option "[streams]" can\'t be used with option "[protocol]"'),
     (["--list", "--group-type"], "Option group-type requires an argument"),
