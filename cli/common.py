@@ -91,6 +91,11 @@ class OwnParserCommand(QuietPipe, click.Command):
         super().__init__(*args, **kwargs)
         self.prog = prog
 
+    def shell_complete(self, ctx, incomplete: str):
+        # Click would offer the command's own options (it has none) for a word starting with
+        # "-": the arguments' completion knows the tool's options, so it answers every word.
+        return [item for param in self.params for item in param.shell_complete(ctx, incomplete)]
+
     def main(self, args=None, prog_name=None, **extra):
         args = list(sys.argv[1:] if args is None else args)
         complete_var = "_" + self.prog.replace("-", "_").upper() + "_COMPLETE"

@@ -107,6 +107,8 @@ CLASSES: dict[str, str] = {
     # StreamsResetter: kafka.tools (Scala) up to 3.4, org.apache.kafka.tools (Java) from 3.5.
     "kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
     "org.apache.kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
+    # kafka-groups.sh: org.apache.kafka.tools.GroupsCommand since it appeared in 4.0 (KIP-1043).
+    "org.apache.kafka.tools.GroupsCommand": "pk.cli.groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only
@@ -167,15 +169,28 @@ def run(argv: list[str]) -> None:
 
 
 def _complete_class(ctx, _param, incomplete: str):
-    from click.shell_completion import CompletionItem
+    """Class names first; after one, what the tool it runs completes (its options, and the
+    topic or group names it completes itself)."""
+    from click.shell_completion import CompletionItem, ShellComplete
 
-    if ctx.params.get("args"):
-        return []  # past the class name: the tool's own options are not completed here
-    return [CompletionItem(name) for name in sorted(CLASSES) if name.startswith(incomplete)]
+    words = list(ctx.params.get("args") or ())
+    while words and words[0] in _SCRIPT_FLAGS:  # (-name <service> and -loggc come before the class)
+        words = words[1 + _SCRIPT_FLAGS[words[0]]:]
+    if not words:
+        return [CompletionItem(name) for name in sorted(CLASSES) if name.startswith(incomplete)]
+    command = resolve(words[0])
+    if not isinstance(command, click.Command):
+        return []  # an unknown class, or one run by a plain function: nothing to offer
+    return ShellComplete(command, {}, f"pk-run-class {words[0]}", "").get_completions(words[1:], incomplete)
 
 
 class _RunClassCommand(click.Command):
     """Hands every argument to run(); Click only answers shell-completion requests."""
+
+    def shell_complete(self, ctx, incomplete: str):
+        # Click offers a command's own options for a word starting with "-": after a class
+        # name those are the tool's, so the argument's completion answers every word.
+        return _complete_class(ctx, None, incomplete)
 
     def main(self, args=None, prog_name=None, **extra):
         if args is None:

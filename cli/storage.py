@@ -1,9 +1,9 @@
 """pk-storage: Kafka 4.4's kafka-storage (StorageTool) for pk's data directories: `format`,
-`info` and `random-uuid` (see commands/storage.py).
+`info` and `random-uuid` (see commands/storage.py), and `version-mapping` and
+`feature-dependencies` (Kafka 4.4's feature tables, shared with pk-features).
 
 StorageTool parses with argparse4j: errors are `kafka-storage: error: <message>` (one line
-here; Kafka prints its usage before it), exit 1. Its version-mapping and feature-dependencies
-commands are not there: pk refuses them as an unknown command.
+here; Kafka prints its usage before it), exit 1.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import click
 from .common import OwnParserCommand, fail, run_tool
 
 PROG = "kafka-storage"
-COMMANDS = ("info", "format", "random-uuid")
+COMMANDS = ("info", "format", "version-mapping", "feature-dependencies", "random-uuid")
 # option -> (destination, takes a value); per command, in argparse4j's order of required checks.
 _OPTIONS = {
     "info": {"--config": ("config", True), "-c": ("config", True)},
@@ -24,11 +24,16 @@ _OPTIONS = {
                "--add-scram": ("add_scram", True), "-S": ("add_scram", True),
                "--ignore-formatted": ("ignore_formatted", False), "-g": ("ignore_formatted", False),
                "--standalone": ("standalone", False), "-s": ("standalone", False)},
+    "version-mapping": {"--release-version": ("release", True), "-r": ("release", True)},
+    "feature-dependencies": {"--feature": ("features", True), "-f": ("features", True)},
     "random-uuid": {},
 }
-_ARG_NAMES = {"config": "--config/-c", "cluster_id": "--cluster-id/-t", "add_scram": "--add-scram/-S"}
-_REQUIRED = {"info": ("config",), "format": ("cluster_id", "config"), "random-uuid": ()}
-USAGE = """usage: kafka-storage [-h] {info,format,random-uuid} ...
+_ARG_NAMES = {"config": "--config/-c", "cluster_id": "--cluster-id/-t", "add_scram": "--add-scram/-S",
+              "release": "--release-version/-r", "features": "--feature/-f"}
+_REQUIRED = {"info": ("config",), "format": ("cluster_id", "config"), "version-mapping": (),
+             "feature-dependencies": ("features",), "random-uuid": ()}
+_REPEATED = ("add_scram", "features")  # (argparse4j's append action; others keep the last value)
+USAGE = """usage: kafka-storage [-h] {info,format,version-mapping,feature-dependencies,random-uuid} ...
 
 The Kafka storage tool, for pk's data directories (log.dirs of a pk-server-start config).
 
@@ -36,6 +41,11 @@ The Kafka storage tool, for pk's data directories (log.dirs of a pk-server-start
   format -c CONFIG -t CLUSTER_ID  Format the log directories on this node: meta.properties with the
          [--add-scram MECHANISM=[name=USER,password=PASSWORD(,iterations=N,salt=B64)]]...
          [--ignore-formatted] [--standalone]
+  version-mapping [-r RELEASE_VERSION]
+                                  The feature levels of a metadata version (default: the latest
+                                  stable one).
+  feature-dependencies -f FEATURE=LEVEL ...
+                                  What each feature level requires.
   random-uuid                     Print a random UUID (a new cluster id).
 """
 
@@ -57,7 +67,7 @@ def parse(args: list[str]) -> tuple[str, dict]:
         _error(f"invalid choice: '{command}' (choose from {', '.join(repr(c) for c in COMMANDS)})")
     command = matches[0]
     known = _OPTIONS[command]
-    options: dict = {"add_scram": []}
+    options: dict = {"add_scram": [], "features": []}
     unknown = []
     i = 0
     while i < len(rest):
@@ -78,13 +88,13 @@ def parse(args: list[str]) -> tuple[str, dict]:
                         _error(f"argument {_ARG_NAMES[dest]}: expected one argument")
                     value = rest[i + 1]
                     i += 1
-                if dest == "add_scram":
+                if dest in _REPEATED:
                     options[dest].append(value)
                 else:
                     options[dest] = value
         i += 1
     for dest in _REQUIRED[command]:
-        if options.get(dest) is None:
+        if not options.get(dest):
             _error(f"argument {_ARG_NAMES[dest]} is required")
     if unknown:
         _error("unrecognized arguments: " + " ".join(f"'{u}'" for u in unknown))
@@ -95,6 +105,8 @@ def run(args: list[str]) -> None:
     command, options = parse(list(args))
     from pk.commands import storage
 
+    if command in ("version-mapping", "feature-dependencies"):
+        _features(command, options)
     code = 0
     try:
         if command == "random-uuid":
@@ -112,6 +124,21 @@ def run(args: list[str]) -> None:
     sys.exit(code)
 
 
+def _features(command: str, options: dict) -> None:
+    from pk.commands import features
+
+    try:
+        if command == "version-mapping":
+            lines = features.version_mapping_lines(options.get("release"))
+        else:
+            lines = features.storage_dependency_lines(options["features"])
+        for line in lines:
+            click.echo(line)
+    except features.FeatureError as exc:
+        fail(str(exc))
+    sys.exit(0)
+
+
 def _complete(ctx, _param, incomplete: str):
     from click.shell_completion import CompletionItem
 
@@ -125,7 +152,7 @@ def _complete(ctx, _param, incomplete: str):
                context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete)
 def cli(args):
-    """The Kafka storage tool (kafka-storage format, info, random-uuid)."""
+    """The Kafka storage tool (kafka-storage format, info, random-uuid, version-mapping, feature-dependencies)."""
     run(list(args))
 
 

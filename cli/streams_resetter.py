@@ -6,8 +6,8 @@ Kafka 4.4) on a cluster through confluent-kafka:
 
 jopt-simple options as Kafka reads them (cli/common.KafkaCommand); a failure is Kafka's first
 stderr line (`ERROR: <exception>`), exit 1; input or intermediate topics not found make the
-status 1 after the rest is done. Kafka's --force (removing a group's members) is not there:
-an application still running is refused as Kafka refuses it without --force.
+status 1 after the rest is done. An application still running is refused, unless --force
+removes the group's members first (as Kafka's tool does, with --dry-run too).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def _list(value: str | None) -> list[str]:
                    "consumer. Use --command-config instead.")
 @click.option("--dry-run", is_flag=True,
               help="Display the actions that would be performed without executing the reset commands.")
+@click.option("--force", is_flag=True,
+              help="Force the removal of members of the consumer group (intended to remove stopped members if a "
+                   "long session timeout was used). Make sure to shut down all stream applications when this "
+                   "option is specified to avoid unexpected rebalances.")
 @click.option("--from-file", metavar="<String>", help="Reset offsets to values defined in CSV file.")
 @click.option("--input-topics", metavar="<String: list>",
               help="Comma-separated list of user input topics. For these topics, the tool by default will reset "

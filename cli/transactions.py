@@ -1,11 +1,10 @@
 """pk-transactions: Kafka 4.4's kafka-transactions (TransactionsCommand) against a cluster:
-list, describe, describe-producers, abort, find-hanging.
+list, describe, describe-producers, abort, find-hanging, forceTerminateTransaction.
 
 TransactionsCommand parses with argparse4j: a parse error is `kafka-transactions.sh: error:
 <message>` (one line here; Kafka prints its usage before it, wrapped), exit 1. It is a cluster
 tool: --bootstrap-server is required, as in Kafka (the bundled engine's transactions are the
-ones pk-server-start coordinates: run the tool against it). Kafka 4.4's
-forceTerminateTransaction command is left out: pk refuses it as an unknown command.
+ones pk-server-start coordinates: run the tool against it).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import click
 from .common import OwnParserCommand, fail, run_tool, version_line
 
 PROG = "kafka-transactions.sh"
-COMMANDS = ("list", "describe", "describe-producers", "abort", "find-hanging")
+COMMANDS = ("list", "describe", "describe-producers", "abort", "find-hanging", "forceTerminateTransaction")
 _GLOBAL = {"--bootstrap-server": "bootstrap_server", "--command-config": "command_config"}
 # per command: option -> (dest, Java type, required)
 _OPTIONS = {
@@ -33,6 +32,7 @@ _OPTIONS = {
     "find-hanging": {"--broker-id": ("broker_id", "Integer", False),
                      "--max-transaction-timeout": ("max_transaction_timeout", "Integer", False),
                      "--topic": ("topic", "String", False), "--partition": ("partition", "Integer", False)},
+    "forceTerminateTransaction": {"--transactionalId": ("transactional_id", "String", True)},
 }
 _BITS = {"Short": 16, "Integer": 32, "Long": 64}
 USAGE = ("usage: kafka-transactions.sh [-h] [-v] [--command-config FILE] --bootstrap-server host:port COMMAND ...\n\n"
@@ -48,7 +48,10 @@ USAGE = ("usage: kafka-transactions.sh [-h] [-v] [--command-config FILE] --boots
          "  abort                abort a hanging transaction (--topic, --partition, and --start-offset, or\n"
          "                       --producer-id, --producer-epoch and --coordinator-epoch)\n"
          "  find-hanging         find hanging transactions (--broker-id or --topic [--partition],\n"
-         "                       --max-transaction-timeout MINUTES, 15 by default)\n")
+         "                       --max-transaction-timeout MINUTES, 15 by default)\n"
+         "  forceTerminateTransaction\n"
+         "                       Force abort an ongoing transaction on transactionalId (--transactionalId;\n"
+         "                       requires administrative privileges)\n")
 
 
 def _error(message: str) -> None:
@@ -143,6 +146,8 @@ def run(args: list[str]) -> None:
             lines = cmd.describe_lines(txns, o["transactional_id"])
         elif command == "describe-producers":
             lines = cmd.producer_lines(txns, o["topic"], o["partition"], o.get("broker_id"))
+        elif command == "forceTerminateTransaction":
+            cmd.force_terminate(txns, o["transactional_id"])
         elif command == "abort":
             cmd.abort(txns, o["topic"], o["partition"], o.get("start_offset"), o.get("producer_id"),
                       o.get("producer_epoch"), o.get("coordinator_epoch"))

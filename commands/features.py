@@ -4,6 +4,8 @@ levels pk-server-start reports for it."""
 
 from __future__ import annotations
 
+import os
+
 # MetadataVersion feature levels -> release versions (Kafka 4.4's MetadataVersion enum;
 # tests/test_oracle_admin_tools.py checks them with kafka-features version-mapping)
 METADATA_VERSIONS = {
@@ -34,10 +36,12 @@ def describe_lines(answer: dict) -> list[str]:
     return lines
 
 
-def engine_answer() -> dict:
+def engine_answer(data_dir: str | None = None) -> dict:
+    """The bundled engine's levels: those pk-server-start serves from the data directory."""
     from pk.engine.broker.features import api_versions_fields
+    from pk.engine.paths import default_data_dir
 
-    return api_versions_fields()
+    return api_versions_fields(data_dir or default_data_dir())
 
 
 # --------------------------------------------------------------------------- version-mapping, feature-dependencies
@@ -117,3 +121,137 @@ def dependency_lines(features: list[str]) -> list[str]:
             lines.append(f"{_describe_level(feature, level)} requires:")
             lines += [f"    {_describe_level(f, lvl)}" for f, lvl in needs]
     return lines
+
+
+# --------------------------------------------------------------------------- kafka-storage feature-dependencies
+def _storage_feature(text: str) -> tuple[str, int]:
+    """kafka-storage reads `name=level` its own way: split at the first '=', both sides
+    trimmed, the level a Java short."""
+    if "=" not in text:
+        raise FeatureError(f"Invalid feature format: {text}. Expected format: 'feature=version' "
+                           "(e.g. 'group.version=1')")
+    name, _, level = text.partition("=")
+    name, level = name.strip(), level.strip()
+    try:
+        value = int(level)
+        if not -32768 <= value <= 32767 or not level.lstrip("+-").isdigit():
+            raise ValueError
+    except ValueError:
+        raise FeatureError(f"Invalid version format: {level} for feature {name}") from None
+    return name, value
+
+
+def storage_dependency_lines(features: list[str]):
+    """kafka-storage feature-dependencies: the same answers as kafka-features', with the
+    storage tool's own error texts; each feature's lines come before the next one is read
+    (an error after a good feature follows its lines, as Kafka prints them)."""
+    for text in features:
+        feature, level = _storage_feature(text)
+        if feature == "metadata.version":
+            if level not in METADATA_VERSIONS:
+                raise FeatureError(f"Unknown metadata.version {level}")
+        elif feature not in FEATURE_LEVELS:
+            raise FeatureError(f"Unknown feature: {feature}")
+        elif level not in FEATURE_LEVELS[feature]:
+            raise FeatureError(f"Feature level {level} is not supported for feature {feature}")
+        needs = DEPENDENCIES.get((feature, level))
+        if not needs:
+            yield f"{_describe_level(feature, level)} has no dependencies."
+        else:
+            yield f"{_describe_level(feature, level)} requires:"
+            yield from (f"    {_describe_level(f, lvl)}" for f, lvl in needs)
+
+
+# --------------------------------------------------------------------------- upgrade, downgrade, disable
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3  # FeatureUpdate.UpgradeType
+PAST = {"upgrade": "upgraded", "downgrade": "downgraded", "disable": "disabled"}
+METADATA_DEPRECATED = " `metadata` flag is deprecated and may be removed in a future release."
+
+
+def planned_updates(command: str, features: list[str], metadata: str | None = None,
+                    release: str | None = None) -> list[tuple[str, int]]:
+    """The (feature, level) updates a command asks for, by name, with kafka-features' own
+    refusals; disable names features and sets them to 0."""
+    updates: dict[str, int] = {}
+
+    def add(name: str, level: int) -> None:
+        if name in updates:
+            raise FeatureError(f"Feature {name} was specified more than once.")
+        updates[name] = level
+
+    if command == "disable":
+        for name in features:
+            add(name, 0)
+    else:
+        if release is not None and (features or metadata is not None):
+            raise FeatureError("Can not specify `release-version` with other feature flags.")
+        if release is not None:
+            level = release_level(release)[0]
+            add("metadata.version", level)
+            for feature, levels in FEATURE_LEVELS.items():
+                add(feature, max(lvl for lvl, mv in levels.items() if mv <= level))
+        for text in features:
+            add(*_parse_feature(text))
+        if metadata is not None:
+            add("metadata.version", release_level(metadata)[0])
+    if not updates:
+        raise FeatureError(f"You must specify at least one feature to {command}")
+    if command == "upgrade":
+        for level in updates.values():
+            if level < 1:
+                raise FeatureError("The upgradeType flag should be set to SAFE_DOWNGRADE or UNSAFE_DOWNGRADE when "
+                                   f"the provided maxVersionLevel:{level} is < 1.")
+    return sorted(updates.items())
+
+
+def upgrade_type(command: str, unsafe: bool) -> int:
+    if command == "upgrade":
+        return UPGRADE
+    return UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE
+
+
+def update_cluster(client, updates: list[tuple[str, int]], kind: int, dry_run: bool) -> dict[str, str | None]:
+    """Admin.updateFeatures: one UpdateFeatures request; {feature: error message or None}."""
+    from pk.engine import protocol as kp
+
+    from .backends.kafka_admin import known_error
+
+    answer = client.call(kp.ApiKey.UPDATE_FEATURES, 2, {
+        "timeout_ms": 30000, "validate_only": dry_run,
+        "feature_updates": [{"feature": name, "max_version_level": level, "upgrade_type": kind,
+                             "allow_downgrade": kind != UPGRADE} for name, level in updates]})
+
+    def message(code: int, text: str | None) -> str | None:
+        return None if code == 0 else (text or known_error(code).message)
+
+    per_feature = {r["feature"]: message(r["error_code"], r["error_message"]) for r in answer.get("results") or []}
+    top = message(answer["error_code"], answer.get("error_message"))
+    return {name: top if top is not None else per_feature.get(name) for name, _ in updates}
+
+
+def update_engine(data_dir: str | None, updates: list[tuple[str, int]], kind: int,
+                  dry_run: bool) -> dict[str, str | None]:
+    """The same update on the bundled engine's data directory (the levels pk-server-start
+    serves from it)."""
+    from pk.engine.broker.features import update_levels
+    from pk.engine.paths import default_data_dir
+
+    directory = data_dir or default_data_dir()
+    os.makedirs(directory, exist_ok=True)
+    refusal = update_levels(directory, [(name, level, kind) for name, level in updates], dry_run, 0)
+    return {name: refusal for name, _ in updates}
+
+
+def result_lines(command: str, updates: list[tuple[str, int]], errors: dict[str, str | None],
+                 dry_run: bool) -> tuple[list[str], int]:
+    """kafka-features' line per feature, and how many failed."""
+    lines, failed = [], 0
+    for name, level in updates:
+        target = "" if command == "disable" else f" to {level}"
+        error = errors.get(name)
+        if error is None:
+            lines.append(f"{name} {'can be' if dry_run else 'was'} {PAST[command]}{target}.")
+        else:
+            failed += 1
+            lines.append(f"{'Can not' if dry_run else 'Could not'} {command} {name}{target}. {error}")
+    return lines, failed

@@ -54,6 +54,7 @@ class Options:
     shift_by: str | None = None
     config_file: str | None = None
     dry_run: bool = False
+    force: bool = False
 
     def given(self, name: str) -> bool:
         value = getattr(self, name)
@@ -90,6 +91,8 @@ class Cluster(Protocol):
     """The admin and consumer calls the tool makes (commands/backends/kafka_streams_reset.py)."""
 
     def active_members(self, group: str) -> list[str]: ...
+
+    def remove_members(self, group: str) -> None: ...
 
     def topics(self) -> list[str]: ...
 
@@ -138,7 +141,10 @@ class Resetter:
     def run(self) -> int:
         o = self.o
         members = self.cluster.active_members(o.application_id)
-        if members:
+        if members and o.force:  # (even with --dry-run, as Kafka's tool does)
+            self.out(f"Force deleting all active members in the group: {o.application_id}")
+            self.cluster.remove_members(o.application_id)
+        elif members:
             raise Failure("java.lang.IllegalStateException",
                           f"Consumer group '{o.application_id}' is still active and has following members: "
                           f"[{', '.join(members)}]. Make sure to stop all running application instances before "

@@ -30,6 +30,13 @@ ZERO_UUID = uuid.UUID(int=0)
 DEBUG_HINT = " Enable debug logging for additional detail."
 
 
+# forceTerminateTransaction: the admin client's default request timeout is the transaction
+# timeout it asks for (a terminated id then describes with 30000), and how long it retries
+FENCE_TIMEOUT_MS = 30_000
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS
+FENCE_RETRIABLE = {14, 15, 16, 51}
+
+
 class CommandFailed(Exception):
     """The tool's one-line error (Kafka's printErrorAndExit)."""
 
@@ -115,6 +122,23 @@ class Transactions:
         [p] = answer["topics"][0]["partitions"]
         _check(p["error_code"], p["error_message"])
         return p["active_producers"]
+
+    def force_terminate(self, transactional_id: str, timeout_ms: int = FENCE_TIMEOUT_MS) -> None:
+        """Admin.forceTerminateTransaction (KIP-939), which is fenceProducers of one id: an
+        InitProducerId without producer id and epoch to the id's coordinator, which bumps the
+        epoch and aborts an ongoing transaction. Answers that say "later" are retried until
+        the timeout, as the admin client retries them."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            node = self.coordinator(transactional_id)
+            answer = self.client.call(kp.ApiKey.INIT_PRODUCER_ID, 5, {
+                "transactional_id": transactional_id, "transaction_timeout_ms": timeout_ms,
+                "producer_id": -1, "producer_epoch": -1}, node=node)
+            code = answer["error_code"]
+            if code not in FENCE_RETRIABLE or time.monotonic() >= deadline:
+                _check(code)
+                return
+            time.sleep(0.1)
 
     def abort(self, topic: str, partition: int, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
         """Write an abort marker to the partition's leader (Admin.abortTransaction)."""
@@ -257,3 +281,10 @@ def hanging_lines(txns: Transactions, broker: int | None, topic: str | None, par
         t, str(p), str(s["producer_id"]), str(s["producer_epoch"]), str(s["coordinator_epoch"]),
         str(s["current_txn_start_offset"]), str(s["last_timestamp"]), str((now_ms - s["last_timestamp"]) // 60000)]
         for (t, p), s in hanging])
+
+
+def force_terminate(txns: Transactions, transactional_id: str) -> None:
+    try:
+        txns.force_terminate(transactional_id)
+    except KafkaError as exc:
+        raise failure(f"Failed to force terminate transactionalId `{transactional_id}`", exc) from None

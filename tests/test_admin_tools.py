@@ -197,6 +197,7 @@ def test_features_describe(pk, backend):
             "SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.4-IV2          Epoch: 1") in lines
     for args, line in [([], "Command line error: too few arguments. Type --help for help."),
                        (["bogus"], "Command line error: invalid choice: 'bogus' (choose from 'describe', "
-                                   "'version-mapping', 'feature-dependencies'). Type --help for help.")]:
+                                   "'upgrade', 'downgrade', 'disable', 'version-mapping', 'feature-dependencies'). "
+                                   "Type --help for help.")]:
         r = pk("pk-features", *backend, *args)
         assert (r.returncode, r.out, r.err) == (1, "", line + "\n"), args

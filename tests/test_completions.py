@@ -29,3 +29,27 @@ def test_topic_and_group_names_complete(pk, data_dir):
            "_PK_TOPICS_COMPLETE": "bash_complete"}
     out = subprocess.run([tool_path("pk-topics")], env=env, capture_output=True, text=True).stdout
     assert out.split() == ["plain,orders"]
+
+
+def _complete(tool: str, line: str, env: dict) -> list[str]:
+    words = line.split(" ")
+    var = "_" + tool.replace("-", "_").upper() + "_COMPLETE"
+    env = {**env, "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1), var: "bash_complete"}
+    out = subprocess.run([tool_path(tool)], env=env, capture_output=True, text=True, timeout=60).stdout
+    return [item.split(",", 1)[1] for item in out.split()]
+
+
+def test_run_class_completes_classes_then_the_tools_options(pk, data_dir):
+    pk("pk-topics", "--create", "--topic", "orders")
+    assert _complete("pk-run-class", "pk-run-class org.apache.kafka.tools.Gro", pk.env) == [
+        "org.apache.kafka.tools.GroupsCommand"]
+    # after a class name: the options (and live names) of the pk tool that class runs
+    assert _complete("pk-run-class", "pk-run-class org.apache.kafka.tools.GroupsCommand --gr", pk.env) == [
+        "--group-type"]
+    assert _complete("pk-run-class", "pk-run-class -name x org.apache.kafka.tools.TopicCommand --describe --topic or",
+                     pk.env) == ["orders"]
+    assert _complete("pk-run-class", "pk-run-class kafka.tools.StorageTool feature-dependencies --f", pk.env) == [
+        "--feature"]
+    assert _complete("pk-run-class", "pk-run-class no.such.Class --", pk.env) == []
+    # the argparse4j-style tools complete their options themselves too
+    assert _complete("pk-storage", "pk-storage format --c", pk.env) == ["--config", "--cluster-id"]

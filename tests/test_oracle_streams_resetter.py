@@ -87,3 +87,44 @@ def test_usage_errors_match_kafka(kafka, kafka_tools, tmp_path):
         assert (p.returncode, p.out, p.err.split("\n")[0]) == (k.returncode, k.out, k.err_first), args
         if args:  # with no arguments at all both print their usage after the line
             assert p.err.count("\n") == 1, args
+
+
+def test_force_matches_kafka(kafka, kafka_tools, tmp_path):
+    """--force with a stopped member in each tool's group (a pk-verifiable-consumer frozen with
+    SIGSTOP after joining, its session long): both tools remove it, reset, and print the same;
+    without --force both refuse alike (but for the member ids)."""
+    from test_streams_resetter import stopped_member
+
+    b = kafka.bootstrap
+    pk = Runner(str(tmp_path / "pk-data"))
+    topic = "ot-srf-in"
+    r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--topic", topic, "--partitions", "2")
+    assert r.returncode == 0, r.err
+    wait_for_leaders(b, {topic: 2})
+    members = [stopped_member(b, group, topic) for group in ("ot-srk", "ot-srp")]
+    try:
+        step = ["--input-topics", topic, "--to-earliest"]
+        k = kafka_tools("kafka-streams-application-reset", "--bootstrap-server", b, "--application-id", "ot-srk", *step)
+        p = pk("pk-streams-application-reset", "--bootstrap-server", b, "--application-id", "ot-srp", *step)
+        assert (p.returncode, p.out) == (k.returncode, k.out) == (1, "")
+
+        def refusal(line: str) -> str:
+            """Without the member id; the partitions sorted (Kafka's come in a per-JVM order)."""
+            line = re.sub(r"\(memberId=[^,]*,", "(memberId=,", line)
+            return re.sub(r"topicPartitions=([^)]*)", lambda m: ",".join(sorted(m.group(1).split(","))), line)
+
+        assert refusal(p.err.split("\n")[0].replace("ot-srp", "ot-srk")) == refusal(k.err_first)
+        k = kafka_tools("kafka-streams-application-reset", "--bootstrap-server", b, "--application-id", "ot-srk",
+                        *step, "--force")
+        p = pk("pk-streams-application-reset", "--bootstrap-server", b, "--application-id", "ot-srp", *step, "--force")
+        assert (p.returncode, same_app(p.out), p.err) == (k.returncode, same_app(k.out), k.err)
+        assert (k.returncode, k.err) == (0, "")
+        assert k.out.startswith("Force deleting all active members in the group: ot-srk\n")
+        for group in ("ot-srk", "ot-srp"):
+            d = kafka_tools("kafka-consumer-groups", "--bootstrap-server", b, "--describe", "--members", "--group",
+                            group)
+            assert f"Consumer group '{group}' has no active members." in d.out + d.err, group
+    finally:
+        for m in members:
+            m.kill()
+            m.wait(timeout=30)

@@ -121,7 +121,15 @@ def test_refusals(pk, tmp_path):
     fmt = ["format", "-t", CLUSTER_ID, "-c", config]
     cases = [
         ([], "kafka-storage: error: too few arguments"),
-        (["bogus"], "kafka-storage: error: invalid choice: 'bogus' (choose from 'info', 'format', 'random-uuid')"),
+        (["bogus"], "kafka-storage: error: invalid choice: 'bogus' (choose from 'info', 'format', 'version-mapping', "
+                    "'feature-dependencies', 'random-uuid')"),
+        (["feature-dependencies"], "kafka-storage: error: argument --feature/-f is required"),
+        (["feature-dependencies", "-f", "x"], "Invalid feature format: x. Expected format: 'feature=version' "
+                                              "(e.g. 'group.version=1')"),
+        (["feature-dependencies", "-f", "group.version=abc"], "Invalid version format: abc for feature group.version"),
+        (["feature-dependencies", "-f", "group.version=9"], "Feature level 9 is not supported for feature "
+                                                            "group.version"),
+        (["version-mapping", "-r"], "kafka-storage: error: argument --release-version/-r: expected one argument"),
         (["format"], "kafka-storage: error: argument --cluster-id/-t is required"),
         (["format", "-t", CLUSTER_ID], "kafka-storage: error: argument --config/-c is required"),
         (["info"], "kafka-storage: error: argument --config/-c is required"),
@@ -146,3 +154,21 @@ def test_refusals(pk, tmp_path):
         r = pk("pk-storage", *args)
         assert (r.returncode, r.out, r.err) == (1, "", line + "\n"), args
     assert not os.path.exists(tmp_path / "d")  # nothing written by a refused format
+
+
+def test_version_mapping_and_feature_dependencies(pk):
+    r = pk("pk-storage", "version-mapping", "-r", "3.9-IV0")
+    assert (r.returncode, r.err) == (0, "")
+    assert r.out.splitlines() == ["metadata.version=21 (3.9-IV0)", "kraft.version=1", "transaction.version=0",
+                                  "group.version=0", "eligible.leader.replicas.version=0", "share.version=0",
+                                  "streams.version=0"]
+    # the same table as pk-features'
+    assert pk("pk-storage", "version-mapping").out == pk("pk-features", "version-mapping").out
+    r = pk("pk-storage", "feature-dependencies", "-f", "eligible.leader.replicas.version=1", "--feature",
+           " group.version = 1 ")
+    assert (r.returncode, r.err) == (0, "")
+    assert r.out == ("eligible.leader.replicas.version=1 requires:\n    metadata.version=23 (4.0-IV1)\n"
+                     "group.version=1 has no dependencies.\n")
+    # a feature's lines come before the error of the next one
+    r = pk("pk-storage", "feature-dependencies", "-f", "group.version=1", "-f", "foo=1")
+    assert (r.returncode, r.out, r.err) == (1, "group.version=1 has no dependencies.\n", "Unknown feature: foo\n")

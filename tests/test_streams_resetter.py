@@ -97,6 +97,38 @@ def test_a_running_application_is_refused(server):
                             "following members: [(memberId=") and r.err.count("\n") == 1
 
 
+def stopped_member(bootstrap: str, group: str, topic: str) -> subprocess.Popen:
+    """A member that joined the group and then stopped (SIGSTOP) with a long session: what
+    --force is for. The caller kills it."""
+    import signal
+
+    proc = subprocess.Popen([tool_path("pk-verifiable-consumer"), "--topic", topic, "--group-id", group,
+                             "--session-timeout", "45000", "--bootstrap-server", bootstrap],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    while json.loads(proc.stdout.readline())["name"] != "partitions_assigned":
+        pass
+    proc.send_signal(signal.SIGSTOP)
+    return proc
+
+
+def test_force_removes_the_members_first(server):
+    b, pk = server
+    member = stopped_member(b.bootstrap, "stopped", "sr-in")
+    try:
+        r = pk("pk-streams-application-reset", "--bootstrap-server", b.bootstrap, "--application-id", "stopped",
+               "--input-topics", "sr-in", "--to-offset", "1", "--force")
+        assert (r.returncode, r.err) == (0, ""), r.err
+        assert r.out.splitlines()[0] == "Force deleting all active members in the group: stopped"
+        assert "Reset-offsets for input topics [sr-in]" in r.out
+        assert committed(b.bootstrap, "stopped", [("sr-in", 0), ("sr-in", 1)]) == {("sr-in", 0): 1, ("sr-in", 1): 1}
+        described = pk("pk-consumer-groups", "--bootstrap-server", b.bootstrap, "--describe", "--members", "--group",
+                       "stopped")
+        assert "Consumer group 'stopped' has no active members." in described.err
+    finally:
+        member.kill()
+        member.wait(timeout=30)
+
+
 @pytest.mark.parametrize("args,err", [
     (["--input-topics", "t"], "Missing required option(s) [application-id]"),
     (["--application-id", "a", "--to-earliest", "--to-latest"],

@@ -81,7 +81,9 @@ def test_unknown_transactional_id(broker):
     (["list"], "kafka-transactions.sh: error: argument --bootstrap-server is required"),
     (["--bootstrap-server", "x:1"], "kafka-transactions.sh: error: too few arguments"),
     (["--bootstrap-server", "x:1", "bogus"], "kafka-transactions.sh: error: invalid choice: 'bogus' (choose from "
-     "'list', 'describe', 'describe-producers', 'abort', 'find-hanging')"),
+     "'list', 'describe', 'describe-producers', 'abort', 'find-hanging', 'forceTerminateTransaction')"),
+    (["--bootstrap-server", "x:1", "forceTerminateTransaction"],
+     "kafka-transactions.sh: error: argument --transactionalId is required"),
     (["--bootstrap-server", "x:1", "describe"], "kafka-transactions.sh: error: argument --transactional-id is required"),
     (["--bootstrap-server", "x:1", "list", "--bogus"], "kafka-transactions.sh: error: unrecognized arguments: '--bogus'"),
     (["--bootstrap-server", "x:1", "list", "--duration-filter", "x"],
@@ -94,3 +96,24 @@ def test_unknown_transactional_id(broker):
 ])
 def test_refusals(args, err):
     assert _pk(*args) == (1, "", err + "\n")
+
+
+def test_force_terminate_aborts_the_open_transaction(broker):
+    from confluent_kafka import KafkaException, Producer
+
+    b = ["--bootstrap-server", broker.bootstrap]
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "ptx-force"})
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.produce(TOPIC, b"v", partition=0)
+    producer.flush()
+    assert _pk(*b, "forceTerminateTransaction", "--transactionalId", "ptx-force") == (0, "", "")
+    [_, row] = _rows(_pk(*b, "describe", "--transactional-id", "ptx-force")[1])
+    # the abort bumped the epoch, the new InitProducerId again; the admin client's 30 s timeout
+    assert row[1] == "ptx-force" and row[3:8] == ["2", "Empty", "30000", "None", "None"] and row[8] == ""
+    with pytest.raises(KafkaException, match="fenced"):
+        producer.commit_transaction(10)
+    # an id nobody used yet is created, Empty at epoch 0
+    assert _pk(*b, "forceTerminateTransaction", "--transactionalId", "ptx-fresh") == (0, "", "")
+    [_, row] = _rows(_pk(*b, "describe", "--transactional-id", "ptx-fresh")[1])
+    assert row[3:5] == ["0", "Empty"]

@@ -62,7 +62,7 @@ class Broker:
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         self.replication = None  # a ReplicaManager (replication.py) in ZooKeeper mode
         from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
-                       log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
+                       features, log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -79,6 +79,7 @@ class Broker:
         self.client_metrics = client_metrics.ClientMetricsHandlers(self)
         self.tokens = delegation_tokens.DelegationTokenHandlers(self)
         self.reassignments = reassignment.Reassignments(self)
+        self.features = features.FeatureHandlers(self)
 
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""

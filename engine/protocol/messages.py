@@ -70,6 +70,7 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.UPDATE_FEATURES: (0, 2),
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
