@@ -236,3 +236,19 @@ def test_stop_and_status_without_a_cluster(tmp_path):
     for command in ("stop", "status"):
         proc = local_cluster(command, "--dir", str(tmp_path / "nothing"))
         assert (proc.returncode, proc.err) == (1, f"local-cluster: no local cluster in {tmp_path / 'nothing'}\n")
+
+
+@needs_zookeeper
+def test_every_broker_is_seen_through_any_broker(cluster, pk):
+    assert cluster.started.returncode == 0, cluster.started.err
+    from confluent_kafka.admin import AdminClient
+
+    expected = {b: ("127.0.0.1", cluster.port + b) for b in range(3)}
+    for bootstrap in cluster.bootstraps:
+        metadata = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=15)
+        assert {b: (m.host, m.port) for b, m in metadata.brokers.items()} == expected
+    versions = pk("pk-broker-api-versions", "--bootstrap-server", cluster.bootstraps[0])
+    assert versions.returncode == 0, versions.err
+    listed = [line for line in versions.out.splitlines() if not line.startswith((" ", "\t", ")"))]
+    assert sorted(listed) == sorted(f"{bootstrap} (id: {b} rack: null isFenced: false) -> ("
+                                    for b, bootstrap in enumerate(cluster.bootstraps))
