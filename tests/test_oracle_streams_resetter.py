@@ -28,7 +28,9 @@ def test_reset_steps_match_kafka(kafka, kafka_tools, tmp_path):
     topics = {IN: 3, MID: 2, "ot-srk-store-changelog": 1, "ot-srp-store-changelog": 1,
               "ot-srk-x-repartition": 1, "ot-srp-x-repartition": 1}
     for topic, n in topics.items():
-        r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--topic", topic, "--partitions", str(n))
+        # --if-not-exists: test_usage_errors_match_kafka may have made IN first (on the same broker)
+        r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--if-not-exists", "--topic", topic,
+                        "--partitions", str(n))
         assert r.returncode == 0, r.err
     wait_for_leaders(b, topics)
     for topic in (IN, MID):
@@ -70,6 +72,12 @@ def test_reset_steps_match_kafka(kafka, kafka_tools, tmp_path):
 def test_usage_errors_match_kafka(kafka, kafka_tools, tmp_path):
     b = kafka.bootstrap
     pk = Runner(str(tmp_path / "pk-data"))
+    # The offset parse errors come after the input topic is found: the test makes it itself (it
+    # may run before, or on another worker than, test_reset_steps_match_kafka).
+    r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--if-not-exists", "--topic", IN,
+                    "--partitions", "3")
+    assert r.returncode == 0, r.err
+    wait_for_leaders(b, {IN: 3})
     cases = [
         [],
         ["--bootstrap-server", b],
