@@ -322,3 +322,24 @@ def test_repeated_leader_kills_lose_and_duplicate_nothing(cluster):
     assert len(values) == len(set(values))  # no duplicates
     assert set(acked) <= set(values)  # nothing acknowledged is lost
     assert values == sorted(values)  # in production order
+
+
+def test_tools_see_a_created_topic_led_at_once_through_every_broker(pk, cluster):
+    """CreateTopics and CreatePartitions answer once the controller has elected the new
+    partitions' leaders (Kafka 2.8's delayed create): a describe run right after the create,
+    through any broker, shows them led, as on Kafka."""
+    for i, b in cluster.brokers.items():
+        made = pk("pk-topics", "--bootstrap-server", b.bootstrap, "--create", "--topic", f"now{i}",
+                  "--partitions", "2", "--replication-factor", "3")
+        assert made.returncode == 0, made.err
+        other = cluster.brokers[(i + 1) % len(cluster.brokers)]
+        shown = pk("pk-topics", "--bootstrap-server", other.bootstrap, "--describe", "--topic", f"now{i}")
+        assert shown.returncode == 0, shown.err
+        rows = [line for line in shown.out.splitlines() if "Partition:" in line]
+        assert len(rows) == 2 and all("Leader: none" not in r and "Isr: \t" not in r for r in rows), shown.out
+    grown = pk("pk-topics", "--bootstrap-server", cluster.brokers[0].bootstrap, "--alter", "--topic", "now0",
+               "--partitions", "4")
+    assert grown.returncode == 0, grown.err
+    shown = pk("pk-topics", "--bootstrap-server", cluster.brokers[1].bootstrap, "--describe", "--topic", "now0")
+    rows = [line for line in shown.out.splitlines() if "Partition:" in line]
+    assert len(rows) == 4 and all("Leader: none" not in r for r in rows), shown.out

@@ -121,7 +121,39 @@ class AdminHandlers:
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
+        if not body["validate_only"]:
+            await self._await_leaders([r for r in results if r["error_code"] == E.NONE], body["timeout_ms"])
         return {"throttle_time_ms": 0, "topics": results}
+
+    async def _await_leaders(self, results: list[dict], timeout_ms: int) -> None:
+        """In ZooKeeper mode, answer a creation once every new partition has a leader in this
+        broker's view (the controller elects them through ZooKeeper), as Kafka 2.8's delayed
+        CreateTopics/CreatePartitions do, so that a describe or a produce right after the tool
+        returns finds the topic led; at the request's timeout a topic still waiting gets
+        REQUEST_TIMED_OUT (it exists: the leaders come later). timeout_ms <= 0: no wait."""
+        replication, zookeeper = self.broker.replication, self.broker.zookeeper
+        if replication is None or zookeeper is None or timeout_ms <= 0 or not results:
+            return
+        import asyncio
+
+        def waiting() -> list[dict]:
+            out = []
+            for r in results:
+                try:
+                    partitions = self.engine.topic(r["name"]).assignment
+                except UnknownTopicOrPartitionError:
+                    continue
+                if any((s := replication.state(r["name"], p)) is None or s.leader < 0 for p in partitions):
+                    out.append(r)
+            return out
+
+        zookeeper.wake()  # publish the topic now rather than at the next periodic pass
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        while (pending := waiting()) and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        for r in pending:
+            r["error_code"], r["error_message"] = E.REQUEST_TIMED_OUT, None
 
     def _describe_created(self, result: dict, meta) -> None:
         """A created topic's id (v7), partitions, replication factor and configs (v5+), the
@@ -218,6 +250,8 @@ class AdminHandlers:
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
+        if not body["validate_only"]:
+            await self._await_leaders([r for r in results if r["error_code"] == E.NONE], body["timeout_ms"])
         return {"throttle_time_ms": 0, "results": results}
 
     # ------------------------------------------------------------------ configs

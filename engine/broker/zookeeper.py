@@ -315,6 +315,10 @@ class ZooKeeperSync:
             except RuntimeError:
                 pass  # the loop is closing
 
+    def wake(self) -> None:
+        """Run a pass now (from the event loop): a handler changed what ZooKeeper must learn."""
+        self._flag()
+
     def _tick_soon(self) -> None:
         if not self._busy and not self._closed and self.broker is not None:
             asyncio.ensure_future(self.tick())
