@@ -87,6 +87,7 @@ from .. import topic_config, topic_names
 from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrPartitionError
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
+from . import controller
 from .replication import PartitionState, ReplicaManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -141,6 +142,7 @@ class ZooKeeperSync:
         self._local_sig: dict[str, int] = {}
         self._next_resync = 0.0
         self._busy = False
+        self._again = False
         self._closed = False
 
     # ------------------------------------------------------------------ start-up (blocking)
@@ -282,6 +284,9 @@ class ZooKeeperSync:
             self._dirty.set()
         finally:
             self._busy = False
+            if self._again:
+                self._again = False
+                asyncio.get_running_loop().call_soon(self._tick_soon)
 
     def close(self) -> None:
         self._closed = True
@@ -316,8 +321,14 @@ class ZooKeeperSync:
                 pass  # the loop is closing
 
     def _tick_soon(self) -> None:
-        if not self._busy and not self._closed and self.broker is not None:
-            asyncio.ensure_future(self.tick())
+        if self._closed or self.broker is None:
+            return
+        if self._busy:
+            # A watch fired during a pass: run again right after it rather than at the next
+            # second's tick (other brokers act on a new assignment or leader within milliseconds).
+            self._again = True
+            return
+        asyncio.ensure_future(self.tick())
 
     def _set_watches(self) -> None:
         from kazoo.recipe.watchers import ChildrenWatch, DataWatch
@@ -494,6 +505,8 @@ class ZooKeeperSync:
         conditional on the version read; a lost race is retried on the next pass."""
         from kazoo.exceptions import BadVersionError
 
+        if controller.advance_reassignments(self.zk, list(topics), live, epoch):
+            self._dirty.set()  # the next pass reads the new assignments
         for child in self._children(ISR_CHANGE_NOTIFICATION):  # read as Kafka's controller does, then gone
             try:
                 self.zk.delete(f"{ISR_CHANGE_NOTIFICATION}/{child}")
@@ -563,6 +576,21 @@ class ZooKeeperSync:
                 states[(name, p)] = PartitionState(tuple(replicas), current[0], current[1], tuple(current[2]),
                                                    stat.version, controller_epoch)
         return states
+
+    # ------------------------------------------------------------------ controller commands
+    async def elect_leaders(self, partitions: list[tuple[str, int]], unclean: bool):
+        """ElectLeaders on the controller (controller.py); the brokers see the outcome at once."""
+        results = await self._run(controller.elect_leaders, self.zk, partitions, unclean, self.controller_epoch or 1)
+        self._flag()
+        return results
+
+    async def reassign(self, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
+        result = await self._run(controller.start_reassignment, self.zk, topic, partition, target)
+        self._flag()
+        return result
+
+    async def ongoing_reassignments(self, topics: list[str]):
+        return await self._run(controller.ongoing_reassignments, self.zk, topics)
 
     async def write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
         """The leader's ISR change (Kafka 2.8 without AlterIsr): the state znode, conditional
