@@ -115,7 +115,8 @@ def _elect_one(zk, topic: str, partition: int, unclean: bool, live: set[int], co
 # --------------------------------------------------------------------------- reassignments
 def start_reassignment(zk, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
     """KafkaController.onPartitionReassignment's first step: the topic znode gets the moving
-    replica set (current + adding, as Kafka orders it) with adding/removing replicas; the
+    replica set (the targets, then the current ones not among them, as Kafka 2.8 orders it)
+    with adding/removing replicas, leader epoch + 1; the
     controller's passes (`advance_reassignments`) finish it. `target` None cancels: the
     original replicas (the moving set without the adding ones) come back."""
     for _ in range(RETRIES):
@@ -134,7 +135,8 @@ def start_reassignment(zk, topic: str, partition: int, target: list[int] | None)
         else:
             adding = [r for r in target if r not in original]
             removing = [r for r in original if r not in target]
-            new = ReplicaAssignment(original + adding, adding, removing) if adding or removing \
+            moving = list(dict.fromkeys(list(target) + original))  # 2.8: (new ++ old).distinct
+            new = ReplicaAssignment(moving, adding, removing) if adding or removing \
                 else ReplicaAssignment(list(target))
         parsed.partitions[partition] = new
         try:
@@ -145,6 +147,8 @@ def start_reassignment(zk, topic: str, partition: int, target: list[int] | None)
             return E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
         if target is None:
             _shrink_isr(zk, topic, partition, new.replicas)
+        elif new.adding or new.removing:
+            _bump_epoch(zk, topic, partition)
         return E.NONE, None
     return E.REQUEST_TIMED_OUT, "The reassignment raced with other changes of the topic; retry."
 
@@ -199,6 +203,24 @@ def advance_reassignments(zk, topics: list[str], live: set[int], controller_epoc
             continue
         done.append((topic, p))
     return done
+
+
+def _bump_epoch(zk, topic: str, partition: int) -> None:
+    """The replica set changed: leader epoch + 1, as Kafka 2.8's controller does, so the leader
+    takes the new replicas as followers and they start fetching."""
+    for _ in range(RETRIES):
+        state = _read_state(zk, topic, partition)
+        if state is None:
+            return
+        leader, leader_epoch, isr, controller_epoch, version = state
+        try:
+            zk.set(partition_state_path(topic, partition),
+                   encode_partition_state(leader, leader_epoch + 1, isr, controller_epoch), version=version)
+            return
+        except BadVersionError:
+            continue
+        except NoNodeError:
+            return
 
 
 def _shrink_isr(zk, topic: str, partition: int, replicas: list[int]) -> None:
