@@ -64,6 +64,11 @@ def test_preferred_election_moves_leadership_back(cluster):
     assert _elect(cluster, controller, 0, "pe", [0]) == {("pe", 0): (E.NONE, None)}
     state = cluster.state("pe", 0)
     assert state["leader"] == first and state["leader_epoch"] == moved["leader_epoch"] + 1
+    # every partition (null): listed, those that need no election included (Kafka 2.8)
+    c = ProtocolClient(cluster.brokers[controller].bootstrap)
+    answer = c.call(ApiKey.ELECT_LEADERS, 2, {"election_type": 0, "timeout_ms": 5000, "topic_partitions": None})
+    assert [(r["topic"], [(p["partition_id"], p["error_code"]) for p in r["partition_result"]])
+            for r in answer["replica_election_results"]] == [("pe", [(0, E.ELECTION_NOT_NEEDED)])]
     cluster.wait_applied("pe", 1)
 
 
@@ -101,3 +106,26 @@ def test_reassignment_adds_a_replica_then_removes_one(cluster):
     cluster.kill(replicas[1])
     cluster.wait_state("ra", 0, lambda s: s["leader"] == spare)
     assert consume_all(cluster, "ra", expected=len(values)) == acked
+
+
+def test_pk_tools_through_a_broker_that_is_not_the_controller(pk, cluster, tmp_path):
+    """pk-reassign-partitions and pk-leader-election given any broker reach the controller."""
+    create(cluster, "tools", partitions=1)
+    replicas = json.loads(cluster.get("/brokers/topics/tools"))["partitions"]["0"]
+    other = next(b for b in cluster.brokers if b != _controller(cluster))
+    bootstrap = cluster.brokers[other].bootstrap
+    plan = tmp_path / "plan.json"
+    target = list(reversed(replicas))
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "tools", "partition": 0, "replicas": target}]}))
+    run = pk("pk-reassign-partitions", "--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan),
+             "--execute")
+    assert run.out.endswith("Successfully started partition reassignment for tools-0\n"), run.err
+    wait_for(lambda: json.loads(cluster.get("/brokers/topics/tools"))["partitions"]["0"] == target,
+             what="the new replica order")
+    run = pk("pk-reassign-partitions", "--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan),
+             "--verify")
+    assert "Reassignment of partition tools-0 is completed." in run.out, run.out + run.err
+    run = pk("pk-leader-election", "--bootstrap-server", bootstrap, "--election-type", "preferred",
+             "--topic", "tools", "--partition", "0")
+    assert run.out == "Successfully completed leader election (PREFERRED) for partitions tools-0\n", run.out + run.err
+    cluster.wait_state("tools", 0, lambda s: s["leader"] == target[0])

@@ -548,8 +548,13 @@ class AdminHandlers:
         answer lists them all, the ones that need no election included (Kafka 2.8)."""
         zk = self.broker.zookeeper
         if asked is None:
-            wanted = [(name, p) for name in self.engine.list_topics() if not topic_names.is_internal(name)
-                      for p in sorted(self.engine.topic(name).assignment)]
+            wanted = []
+            for name in self.engine.list_topics():
+                try:
+                    if not topic_names.is_internal(name):
+                        wanted += [(name, p) for p in sorted(self.engine.topic(name).assignment)]
+                except UnknownTopicOrPartitionError:
+                    continue  # deleted meanwhile
         else:
             wanted = [(t["topic"], p) for t in asked for p in t["partitions"]]
         if zk.is_controller:
