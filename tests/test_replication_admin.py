@@ -129,3 +129,14 @@ def test_pk_tools_through_a_broker_that_is_not_the_controller(pk, cluster, tmp_p
              "--topic", "tools", "--partition", "0")
     assert run.out == "Successfully completed leader election (PREFERRED) for partitions tools-0\n", run.out + run.err
     cluster.wait_state("tools", 0, lambda s: s["leader"] == target[0])
+
+
+def test_auto_leader_rebalance_moves_the_preferred_leader_back(zookeeper, tmp_path):
+    with ReplicationCluster(zookeeper, tmp_path, 3, {"leader.imbalance.check.interval.seconds": "1"}) as cluster:
+        cluster.start_all()
+        create(cluster, "auto", partitions=1)
+        first = cluster.state("auto", 0)["leader"]
+        cluster.kill(first)
+        cluster.wait_state("auto", 0, lambda s: s["leader"] not in (first, -1))
+        cluster.start(first)
+        cluster.wait_state("auto", 0, lambda s: s["leader"] == first, timeout=60)

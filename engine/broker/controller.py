@@ -238,3 +238,31 @@ def _shrink_isr(zk, topic: str, partition: int, replicas: list[int]) -> None:
                encode_partition_state(new_leader, leader_epoch + 1, new_isr, controller_epoch), version=version)
     except (BadVersionError, NoNodeError):
         pass
+
+
+# --------------------------------------------------------------------------- auto.leader.rebalance.enable
+def rebalance_leaders(zk, assignments: dict[str, dict[int, list[int]]], live: set[int], percentage: float,
+                      controller_epoch: int) -> list[tuple[str, int]]:
+    """KafkaController.checkAndTriggerAutoLeaderRebalance: for each live broker whose share of
+    the partitions it is the preferred leader of, but does not lead, exceeds
+    leader.imbalance.per.broker.percentage, the preferred election of those partitions (where
+    the preferred replica is in the ISR). Returns the partitions moved."""
+    not_led: dict[int, list[tuple[str, int]]] = {}
+    preferred_of: dict[int, int] = {}
+    for topic, partitions in assignments.items():
+        for p, replicas in partitions.items():
+            if not replicas:
+                continue
+            preferred = replicas[0]
+            preferred_of[preferred] = preferred_of.get(preferred, 0) + 1
+            state = _read_state(zk, topic, p)
+            if state is not None and state[0] != preferred:
+                not_led.setdefault(preferred, []).append((topic, p))
+    moved = []
+    for broker, partitions in sorted(not_led.items()):
+        if broker not in live or 100.0 * len(partitions) / preferred_of[broker] <= percentage:
+            continue
+        for key, (code, _) in elect_leaders(zk, partitions, False, controller_epoch).items():
+            if code == E.NONE:
+                moved.append(key)
+    return moved

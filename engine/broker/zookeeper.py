@@ -143,6 +143,7 @@ class ZooKeeperSync:
         self._next_resync = 0.0
         self._busy = False
         self._again = False
+        self._next_rebalance: float | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ start-up (blocking)
@@ -726,9 +727,34 @@ class ZooKeeperSync:
         active = {n: zt for n, zt in topics.items() if n not in markers and zt.assignment}
         if self.is_controller:
             await self._run(self._elect_leaders, active, live, self.controller_epoch or 1)
+            if self._rebalance_due():
+                moved = await self._run(controller.rebalance_leaders, self.zk,
+                                        {n: zt.assignment for n, zt in active.items()}, live,
+                                        float(self._setting("leader.imbalance.per.broker.percentage", "10")),
+                                        self.controller_epoch or 1)
+                if moved:
+                    ctl_log.info("[Controller id=%d] Preferred leaders back for %s", self.node_id,
+                                 ", ".join(f"{t}-{p}" for t, p in moved))
         states = await self._run(self._read_states, active)
         self.replication.apply(states, endpoints)
         self._local_sig = self._local_signature()
+
+    def _setting(self, name: str, default: str) -> str:
+        return str(self.engine.broker_config.get(name) or self.config.values.get(name) or default)
+
+    def _rebalance_due(self) -> bool:
+        """auto.leader.rebalance.enable (default true, as in Kafka): every
+        leader.imbalance.check.interval.seconds (default 300) on the controller."""
+        if self._setting("auto.leader.rebalance.enable", "true").lower() != "true":
+            return False
+        now = time.monotonic()
+        if self._next_rebalance is None:  # the first check one interval after becoming controller
+            self._next_rebalance = now + float(self._setting("leader.imbalance.check.interval.seconds", "300"))
+            return False
+        if now < self._next_rebalance:
+            return False
+        self._next_rebalance = now + float(self._setting("leader.imbalance.check.interval.seconds", "300"))
+        return True
 
     def _create_local(self, name: str, zt: ZkTopic) -> bool:
         """Create a topic found in ZooKeeper, with its assignment as listed (replicas on other
