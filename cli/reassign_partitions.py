@@ -164,7 +164,8 @@ def _run(action: str, o: dict) -> None:
         props = load_properties(o["command_config"]) if o["command_config"] is not None else {}
         security = connection_security(props)
         cluster = cmd.Cluster(lambda: WireClient(o["bootstrap_server"] or o["bootstrap_controller"], 30.0,
-                                                 "listPartitionReassignments", security=security))
+                                                 "listPartitionReassignments", security=security),
+                              via_brokers=o["bootstrap_server"] is not None)
         if action == "verify":
             cmd.verify(cluster, _read(o["reassignment_json_file"]), o["preserve_throttles"], out)
         elif action == "generate":

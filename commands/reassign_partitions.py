@@ -39,6 +39,9 @@ Partition = tuple[str, int]
 Replica = tuple[str, int, int]  # TopicPartitionReplica: topic, partition, broker
 
 
+NOT_CONTROLLER = 41
+
+
 class Failed(Exception):
     """What Kafka prints as "Error: <message>" (str() is the message)."""
 
@@ -175,9 +178,14 @@ class Cluster:
     """The admin calls the tool makes, over a WireClient made by `connect` at the first call
     (as the Java admin client connects: the files are read and checked before)."""
 
-    def __init__(self, connect):
+    def __init__(self, connect, via_brokers: bool = False):
         self._connect = connect
         self._client = None
+        # Through --bootstrap-server, a broker that answers NOT_CONTROLLER (a ZooKeeper-mode
+        # cluster's brokers other than the controller) is asked again at the controller that
+        # Metadata names, where Kafka's admin client sends these calls in the first place.
+        self._via_brokers = via_brokers
+        self._controller: int | None = None
 
     @property
     def client(self):
@@ -188,6 +196,16 @@ class Cluster:
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+    def _controller_node(self) -> int | None:
+        if not self._via_brokers:
+            return None
+        if self._controller is None:
+            md = self.client.call(kp.ApiKey.METADATA, 12, {
+                "topics": [], "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+            known = {b.node_id for b in self.client.brokers()}
+            self._controller = md.get("controller_id", -1) if md.get("controller_id", -1) in known else -1
+        return None if self._controller < 0 else self._controller
 
     def nodes(self) -> list[tuple[int, str | None]]:
         return [(b.node_id, b.rack) for b in self.client.brokers()]
@@ -217,7 +235,10 @@ class Cluster:
             for t, p in partitions:
                 by_topic.setdefault(t, []).append(p)
             topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
-        answer = self.client.call(kp.ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 30000, "topics": topics})
+        body = {"timeout_ms": 30000, "topics": topics}
+        answer = self.client.call(kp.ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, body)
+        if answer["error_code"] == NOT_CONTROLLER and self._controller_node() is not None:
+            answer = self.client.call(kp.ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, body, node=self._controller_node())
         if answer["error_code"]:
             raise _execution(known_error(answer["error_code"], answer["error_message"]))
         return {(t["name"], p["partition_index"]): OngoingReassignment(list(p["replicas"]), list(p["adding_replicas"]),
@@ -230,9 +251,12 @@ class Cluster:
         by_topic: dict[str, list[dict]] = {}
         for (t, p), replicas in targets.items():
             by_topic.setdefault(t, []).append({"partition_index": p, "replicas": replicas})
-        answer = self.client.call(kp.ApiKey.ALTER_PARTITION_REASSIGNMENTS, 1, {
-            "timeout_ms": 30000, "allow_replication_factor_change": allow_replication_factor_change,
-            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]})
+        body = {"timeout_ms": 30000, "allow_replication_factor_change": allow_replication_factor_change,
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
+        answer = self.client.call(kp.ApiKey.ALTER_PARTITION_REASSIGNMENTS, 1, body)
+        codes = {p["error_code"] for t in answer["responses"] for p in t["partitions"]}
+        if codes == {NOT_CONTROLLER} and self._controller_node() is not None:
+            answer = self.client.call(kp.ApiKey.ALTER_PARTITION_REASSIGNMENTS, 1, body, node=self._controller_node())
         if answer["error_code"]:
             error = known_error(answer["error_code"], answer["error_message"])
             return {tp: error for tp in targets}

@@ -24,6 +24,9 @@ import time
 import pytest
 
 import kafka_oracle
+from types import SimpleNamespace
+
+from conftest import BrokerProcess
 
 kazoo_client = pytest.importorskip("kazoo.client")
 
@@ -282,3 +285,35 @@ def test_kafka_2_8_records_the_replication_scenario(kafka28_replication_steps):
         f"Clearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic {TOPIC}\n")
     reassigned = partition_lines(steps["reassigned: describe --zookeeper"])
     assert reassigned[0]["Replicas"] == ",".join(map(str, REASSIGNED))
+
+
+@pytest.fixture(scope="module")
+def pk_cluster(zookeeper, tmp_path_factory):
+    """Three pk-server-start brokers (ids 0, 1, 2) in a chroot of the session's ZooKeeper, with the
+    scenario's CLUSTER_SETTINGS; `.brokers[i]` (BrokerProcess: .kill() is SIGKILL by pid,
+    .start() brings the same broker back on its port and data directory)."""
+    connect = f"{zookeeper}/pk-replication-{os.getpid()}"
+    root = tmp_path_factory.mktemp("pk-cluster")
+    brokers = []
+    for i in range(3):
+        os.makedirs(root / f"broker-{i}", exist_ok=True)
+        brokers.append(BrokerProcess(str(root / f"broker-{i}" / "data"),
+                                     {"zookeeper.connect": connect, "broker.id": str(i), "node.id": str(i),
+                                      **CLUSTER_SETTINGS}))
+    try:
+        for b in brokers:
+            b.start()
+        yield SimpleNamespace(brokers=brokers, zookeeper=connect)
+    finally:
+        for b in brokers:
+            b.stop()
+
+
+def test_kafka_2_8_tools_see_pk_replicate_as_kafka_2_8(pk_cluster, kafka28_tools, kafka28_replication_steps, tmp_path):
+    """Issue 15's differential test: every step's output of Kafka 2.8's own tools (describe through
+    ZooKeeper and through a broker, consumer-groups, leader-election, reassign-partitions) is the
+    same on the pk cluster as on the Kafka 2.8 cluster."""
+    steps = run_scenario(kafka28_tools, pk_cluster.brokers, pk_cluster.zookeeper, str(tmp_path))
+    assert list(steps) == list(kafka28_replication_steps)
+    for step, kafka_output in kafka28_replication_steps.items():
+        assert steps[step] == kafka_output, step

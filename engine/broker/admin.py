@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from .. import acls, topic_config, validation
+from .. import acls, topic_config, topic_names, validation
 from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
@@ -567,12 +567,40 @@ class AdminHandlers:
                 {"partition_id": p, "error_code": error, "error_message": message} for p in t["partitions"]]}
                 for t in asked or []]
             return {"throttle_time_ms": 0, "error_code": error, "replica_election_results": results}
+        if self.broker.zookeeper is not None:
+            return await self._cluster_election(asked, body.get("election_type", 0) == 1)
         if asked is None:
             results = [{"topic": name, "partition_result": []} for name in self.engine.list_topics()]
         else:
             results = [{"topic": t["topic"], "partition_result": [self._election(t["topic"], p) for p in t["partitions"]]}
                        for t in asked]
         return {"throttle_time_ms": 0, "error_code": E.NONE, "replica_election_results": results}
+
+    async def _cluster_election(self, asked, unclean: bool) -> dict:
+        """ZooKeeper mode: the controller elects (controller.py), as Kafka 2.8's does; another
+        broker answers NOT_CONTROLLER for each partition. Asked for every partition (null), the
+        answer lists them all, the ones that need no election included (Kafka 2.8)."""
+        zk = self.broker.zookeeper
+        if asked is None:
+            wanted = []
+            for name in self.engine.list_topics():
+                try:
+                    if not topic_names.is_internal(name):
+                        wanted += [(name, p) for p in sorted(self.engine.topic(name).assignment)]
+                except UnknownTopicOrPartitionError:
+                    continue  # deleted meanwhile
+        else:
+            wanted = [(t["topic"], p) for t in asked for p in t["partitions"]]
+        if zk.is_controller:
+            outcome = await zk.elect_leaders(wanted, unclean)
+        else:
+            outcome = {key: (E.NOT_CONTROLLER, None) for key in wanted}
+        by_topic: dict[str, list[dict]] = {}
+        for (topic, p) in wanted:
+            code, message = outcome[(topic, p)]
+            by_topic.setdefault(topic, []).append({"partition_id": p, "error_code": code, "error_message": message})
+        return {"throttle_time_ms": 0, "error_code": E.NONE,
+                "replica_election_results": [{"topic": t, "partition_result": ps} for t, ps in by_topic.items()]}
 
     def _election(self, topic: str, partition: int) -> dict:
         result = {"partition_id": partition, "error_code": E.ELECTION_NOT_NEEDED, "error_message": None}

@@ -81,7 +81,9 @@ class Reassignments:
             partitions = []
             for p in topic["partitions"]:
                 code, message = E.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED
-                if not denied:
+                if not denied and self.broker.zookeeper is not None:
+                    code, message = await self._alter_on_cluster(topic["name"], p["partition_index"], p["replicas"])
+                elif not denied:
                     code, message = self._alter_one(topic["name"], p["partition_index"], p["replicas"])
                 partitions.append({"partition_index": p["partition_index"], "error_code": code,
                                    "error_message": message})
@@ -100,6 +102,20 @@ class Reassignments:
         except KafkaError as exc:
             return exc.code, (str(exc) or None)
         return E.NONE, None
+
+    async def _alter_on_cluster(self, topic: str, partition: int, replicas) -> tuple[int, str | None]:
+        """ZooKeeper mode: the controller starts (or cancels) the move in ZooKeeper and its later
+        passes finish it (controller.py), as Kafka 2.8's; another broker answers NOT_CONTROLLER."""
+        zk = self.broker.zookeeper
+        if not zk.is_controller:
+            return E.NOT_CONTROLLER, None
+        if replicas is not None:
+            try:
+                self._replicas(topic, partition)
+                self.engine._check_manual_assignment({partition: replicas})
+            except KafkaError as exc:
+                return exc.code, (str(exc) or None)
+        return await zk.reassign(topic, partition, replicas)
 
     def _replicas(self, topic: str, partition: int) -> list[int]:
         try:
@@ -133,8 +149,18 @@ class Reassignments:
                               for p in t["partition_indexes"]]} for t in asked or []])
             return answer
         wanted = None if asked is None else {(t["name"], p) for t in asked for p in t["partition_indexes"]}
+        ongoing = self.ongoing
+        if self.broker.zookeeper is not None:
+            if not self.broker.zookeeper.is_controller:
+                answer.update(error_code=E.NOT_CONTROLLER)
+                return answer
+            names = sorted({t for t, _ in wanted}) if wanted is not None else self.engine.list_topics()
+            moving = await self.broker.zookeeper.ongoing_reassignments(names)
+            ongoing = {key: ReassignmentPlan(target=[r for r in a.replicas if r not in a.removing],
+                                             replicas=a.replicas, adding=a.adding, removing=a.removing)
+                       for key, a in moving.items()}
         by_topic: dict[str, list[dict]] = {}
-        for (topic, partition), plan in sorted(self.ongoing.items()):
+        for (topic, partition), plan in sorted(ongoing.items()):
             if wanted is None or (topic, partition) in wanted:
                 by_topic.setdefault(topic, []).append({
                     "partition_index": partition, "replicas": plan.replicas,

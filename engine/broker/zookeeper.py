@@ -87,6 +87,7 @@ from .. import topic_config, topic_names
 from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrPartitionError
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
+from . import controller
 from .replication import PartitionState, ReplicaManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -141,6 +142,8 @@ class ZooKeeperSync:
         self._local_sig: dict[str, int] = {}
         self._next_resync = 0.0
         self._busy = False
+        self._again = False
+        self._next_rebalance: float | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ start-up (blocking)
@@ -282,6 +285,9 @@ class ZooKeeperSync:
             self._dirty.set()
         finally:
             self._busy = False
+            if self._again:
+                self._again = False
+                asyncio.get_running_loop().call_soon(self._tick_soon)
 
     def close(self) -> None:
         self._closed = True
@@ -320,8 +326,14 @@ class ZooKeeperSync:
         self._flag()
 
     def _tick_soon(self) -> None:
-        if not self._busy and not self._closed and self.broker is not None:
-            asyncio.ensure_future(self.tick())
+        if self._closed or self.broker is None:
+            return
+        if self._busy:
+            # A watch fired during a pass: run again right after it rather than at the next
+            # second's tick (other brokers act on a new assignment or leader within milliseconds).
+            self._again = True
+            return
+        asyncio.ensure_future(self.tick())
 
     def _set_watches(self) -> None:
         from kazoo.recipe.watchers import ChildrenWatch, DataWatch
@@ -498,6 +510,8 @@ class ZooKeeperSync:
         conditional on the version read; a lost race is retried on the next pass."""
         from kazoo.exceptions import BadVersionError
 
+        if controller.advance_reassignments(self.zk, list(topics), live, epoch):
+            self._dirty.set()  # the next pass reads the new assignments
         for child in self._children(ISR_CHANGE_NOTIFICATION):  # read as Kafka's controller does, then gone
             try:
                 self.zk.delete(f"{ISR_CHANGE_NOTIFICATION}/{child}")
@@ -567,6 +581,21 @@ class ZooKeeperSync:
                 states[(name, p)] = PartitionState(tuple(replicas), current[0], current[1], tuple(current[2]),
                                                    stat.version, controller_epoch)
         return states
+
+    # ------------------------------------------------------------------ controller commands
+    async def elect_leaders(self, partitions: list[tuple[str, int]], unclean: bool):
+        """ElectLeaders on the controller (controller.py); the brokers see the outcome at once."""
+        results = await self._run(controller.elect_leaders, self.zk, partitions, unclean, self.controller_epoch or 1)
+        self._flag()
+        return results
+
+    async def reassign(self, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
+        result = await self._run(controller.start_reassignment, self.zk, topic, partition, target)
+        self._flag()
+        return result
+
+    async def ongoing_reassignments(self, topics: list[str]):
+        return await self._run(controller.ongoing_reassignments, self.zk, topics)
 
     async def write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
         """The leader's ISR change (Kafka 2.8 without AlterIsr): the state znode, conditional
@@ -702,9 +731,34 @@ class ZooKeeperSync:
         active = {n: zt for n, zt in topics.items() if n not in markers and zt.assignment}
         if self.is_controller:
             await self._run(self._elect_leaders, active, live, self.controller_epoch or 1)
+            if self._rebalance_due():
+                moved = await self._run(controller.rebalance_leaders, self.zk,
+                                        {n: zt.assignment for n, zt in active.items()}, live,
+                                        float(self._setting("leader.imbalance.per.broker.percentage", "10")),
+                                        self.controller_epoch or 1)
+                if moved:
+                    ctl_log.info("[Controller id=%d] Preferred leaders back for %s", self.node_id,
+                                 ", ".join(f"{t}-{p}" for t, p in moved))
         states = await self._run(self._read_states, active)
         self.replication.apply(states, endpoints)
         self._local_sig = self._local_signature()
+
+    def _setting(self, name: str, default: str) -> str:
+        return str(self.engine.broker_config.get(name) or self.config.values.get(name) or default)
+
+    def _rebalance_due(self) -> bool:
+        """auto.leader.rebalance.enable (default true, as in Kafka): every
+        leader.imbalance.check.interval.seconds (default 300) on the controller."""
+        if self._setting("auto.leader.rebalance.enable", "true").lower() != "true":
+            return False
+        now = time.monotonic()
+        if self._next_rebalance is None:  # the first check one interval after becoming controller
+            self._next_rebalance = now + float(self._setting("leader.imbalance.check.interval.seconds", "300"))
+            return False
+        if now < self._next_rebalance:
+            return False
+        self._next_rebalance = now + float(self._setting("leader.imbalance.check.interval.seconds", "300"))
+        return True
 
     def _create_local(self, name: str, zt: ZkTopic) -> bool:
         """Create a topic found in ZooKeeper, with its assignment as listed (replicas on other

@@ -1,0 +1,268 @@
+"""The ZooKeeper-mode controller's commands: leader elections asked for through ElectLeaders and
+partition reassignments asked for through AlterPartitionReassignments, as Kafka 2.8's
+KafkaController carries them out.
+
+As in Kafka 2.8, these requests are the controller's: the admin client sends them to the broker
+Metadata names as controller, and any other broker answers NOT_CONTROLLER. The controller acts
+on ZooKeeper directly (the state znode, `/brokers/topics/<t>`), every write conditional on the
+version read; the brokers learn the outcome by their usual watches (zookeeper.py, replication.py).
+
+Everything here blocks on ZooKeeper: callers run it in the executor.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kazoo.exceptions import BadVersionError, NoNodeError
+
+from ..protocol import errors as E
+from ..zk_formats import (
+    BROKER_IDS,
+    ReplicaAssignment,
+    decode_topic_assignment,
+    encode_partition_state,
+    encode_topic_assignment,
+    partition_state_path,
+    topic_path,
+)
+
+NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
+NO_PARTITION = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+RETRIES = 5  # conditional writes lost to a leader's ISR change are re-read and retried
+
+
+def live_brokers(zk) -> set[int]:
+    try:
+        return {int(c) for c in zk.get_children(BROKER_IDS)}
+    except NoNodeError:
+        return set()
+
+
+def _read_state(zk, topic: str, partition: int):
+    """(leader, leader_epoch, isr, controller_epoch, version) of a state znode, or None."""
+    try:
+        data, stat = zk.get(partition_state_path(topic, partition))
+        js = json.loads(data)
+        return (int(js["leader"]), int(js["leader_epoch"]), [int(r) for r in js["isr"]],
+                int(js.get("controller_epoch", 0)), stat.version)
+    except (NoNodeError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read_topic(zk, topic: str):
+    """(TopicAssignment, znode version), or None when the topic has no znode."""
+    try:
+        data, stat = zk.get(topic_path(topic))
+        return decode_topic_assignment(data), stat.version
+    except (NoNodeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- ElectLeaders
+def elect_leaders(zk, partitions: list[tuple[str, int]], unclean: bool, controller_epoch: int
+                  ) -> dict[tuple[str, int], tuple[int, str | None]]:
+    """KafkaController.processReplicaLeaderElection: {partition: (error code, message)}.
+    Preferred: the first assigned replica leads if it is alive and in the ISR. Unclean: a
+    partition without a live leader gets the first live ISR member, else the first live replica."""
+    live = live_brokers(zk)
+    return {(t, p): _elect_one(zk, t, p, unclean, live, controller_epoch) for t, p in partitions}
+
+
+def _elect_one(zk, topic: str, partition: int, unclean: bool, live: set[int], controller_epoch: int):
+    found = _read_topic(zk, topic)
+    if found is None or partition not in found[0].partitions:
+        return NO_PARTITION
+    replicas = found[0].partitions[partition].replicas
+    strategy = ("OfflinePartitionLeaderElectionStrategy(true)" if unclean
+                else "PreferredReplicaPartitionLeaderElectionStrategy")
+    failed = (E.ELIGIBLE_LEADERS_NOT_AVAILABLE if unclean else E.PREFERRED_LEADER_NOT_AVAILABLE,
+              f"Failed to elect leader for partition {topic}-{partition} under strategy {strategy}")
+    for _ in range(RETRIES):
+        state = _read_state(zk, topic, partition)
+        if state is None:
+            return failed
+        leader, leader_epoch, isr, _, version = state
+        if unclean:
+            if leader >= 0 and leader in live:
+                return NOT_NEEDED
+            in_sync = [r for r in replicas if r in live and r in isr]
+            alive = [r for r in replicas if r in live]
+            if in_sync:
+                new_leader, new_isr = in_sync[0], [r for r in isr if r in live]
+            elif alive:
+                new_leader, new_isr = alive[0], [alive[0]]
+            else:
+                return failed
+        else:
+            preferred = replicas[0] if replicas else -1
+            if leader == preferred:
+                return NOT_NEEDED
+            if preferred not in live or preferred not in isr:
+                return failed
+            new_leader, new_isr = preferred, isr
+        data = encode_partition_state(new_leader, leader_epoch + 1, new_isr, controller_epoch)
+        try:
+            zk.set(partition_state_path(topic, partition), data, version=version)
+            return E.NONE, None
+        except BadVersionError:
+            continue
+        except NoNodeError:
+            return NO_PARTITION
+    return failed
+
+
+# --------------------------------------------------------------------------- reassignments
+def start_reassignment(zk, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
+    """KafkaController.onPartitionReassignment's first step: the topic znode gets the moving
+    replica set (the targets, then the current ones not among them, as Kafka 2.8 orders it)
+    with adding/removing replicas, leader epoch + 1; the
+    controller's passes (`advance_reassignments`) finish it. `target` None cancels: the
+    original replicas (the moving set without the adding ones) come back."""
+    for _ in range(RETRIES):
+        found = _read_topic(zk, topic)
+        if found is None:
+            return E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
+        parsed, version = found
+        if partition not in parsed.partitions:
+            return E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic}:{partition}."
+        now = parsed.partitions[partition]
+        original = [r for r in now.replicas if r not in now.adding]
+        if target is None:
+            if not now.adding and not now.removing:
+                return E.NO_REASSIGNMENT_IN_PROGRESS, "No reassignment in progress for partition."
+            new = ReplicaAssignment(original)
+        else:
+            adding = [r for r in target if r not in original]
+            removing = [r for r in original if r not in target]
+            moving = list(dict.fromkeys(list(target) + original))  # 2.8: (new ++ old).distinct
+            new = ReplicaAssignment(moving, adding, removing) if adding or removing \
+                else ReplicaAssignment(list(target))
+        parsed.partitions[partition] = new
+        try:
+            zk.set(topic_path(topic), encode_topic_assignment(parsed.topic_id, parsed.partitions), version=version)
+        except BadVersionError:
+            continue
+        except NoNodeError:
+            return E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
+        if target is None:
+            _shrink_isr(zk, topic, partition, new.replicas)
+        elif new.adding or new.removing:
+            _bump_epoch(zk, topic, partition)
+        return E.NONE, None
+    return E.REQUEST_TIMED_OUT, "The reassignment raced with other changes of the topic; retry."
+
+
+def ongoing_reassignments(zk, topics: list[str]) -> dict[tuple[str, int], ReplicaAssignment]:
+    """The partitions whose topic znode lists adding or removing replicas."""
+    ongoing = {}
+    for topic in topics:
+        found = _read_topic(zk, topic)
+        if found is None:
+            continue
+        for p, a in found[0].partitions.items():
+            if a.adding or a.removing:
+                ongoing[(topic, p)] = a
+    return ongoing
+
+
+def advance_reassignments(zk, topics: list[str], live: set[int], controller_epoch: int) -> list[tuple[str, int]]:
+    """A controller pass over the ongoing reassignments: one whose target replicas are all in
+    the ISR completes (a leader outside the target, or not alive, hands over to the first live
+    in-sync target replica, leader epoch + 1; the ISR keeps only target replicas; the topic
+    znode gets the target replicas and no adding/removing). Returns the completed partitions."""
+    done = []
+    for (topic, p), a in ongoing_reassignments(zk, topics).items():
+        target = [r for r in a.replicas if r not in a.removing]
+        state = _read_state(zk, topic, p)
+        if state is None:
+            continue
+        leader, leader_epoch, isr, _, version = state
+        if any(r not in isr for r in target):
+            continue  # the adding replicas are still catching up
+        new_leader = leader
+        if leader not in target or leader not in live:
+            candidates = [r for r in target if r in live and r in isr]
+            if not candidates:
+                continue
+            new_leader = candidates[0]
+        new_isr = [r for r in isr if r in target]
+        try:
+            zk.set(partition_state_path(topic, p), encode_partition_state(new_leader, leader_epoch + 1, new_isr,
+                                                                          controller_epoch), version=version)
+        except (BadVersionError, NoNodeError):
+            continue
+        found = _read_topic(zk, topic)
+        if found is None:
+            continue
+        parsed, tversion = found
+        parsed.partitions[p] = ReplicaAssignment(target)
+        try:
+            zk.set(topic_path(topic), encode_topic_assignment(parsed.topic_id, parsed.partitions), version=tversion)
+        except (BadVersionError, NoNodeError):
+            continue
+        done.append((topic, p))
+    return done
+
+
+def _bump_epoch(zk, topic: str, partition: int) -> None:
+    """The replica set changed: leader epoch + 1, as Kafka 2.8's controller does, so the leader
+    takes the new replicas as followers and they start fetching."""
+    for _ in range(RETRIES):
+        state = _read_state(zk, topic, partition)
+        if state is None:
+            return
+        leader, leader_epoch, isr, controller_epoch, version = state
+        try:
+            zk.set(partition_state_path(topic, partition),
+                   encode_partition_state(leader, leader_epoch + 1, isr, controller_epoch), version=version)
+            return
+        except BadVersionError:
+            continue
+        except NoNodeError:
+            return
+
+
+def _shrink_isr(zk, topic: str, partition: int, replicas: list[int]) -> None:
+    """After a cancellation: replicas no longer assigned leave the ISR (leader epoch + 1)."""
+    state = _read_state(zk, topic, partition)
+    if state is None:
+        return
+    leader, leader_epoch, isr, controller_epoch, version = state
+    if all(r in replicas for r in isr) and leader in replicas:
+        return
+    new_isr = [r for r in isr if r in replicas] or replicas[:1]
+    new_leader = leader if leader in replicas else new_isr[0]
+    try:
+        zk.set(partition_state_path(topic, partition),
+               encode_partition_state(new_leader, leader_epoch + 1, new_isr, controller_epoch), version=version)
+    except (BadVersionError, NoNodeError):
+        pass
+
+
+# --------------------------------------------------------------------------- auto.leader.rebalance.enable
+def rebalance_leaders(zk, assignments: dict[str, dict[int, list[int]]], live: set[int], percentage: float,
+                      controller_epoch: int) -> list[tuple[str, int]]:
+    """KafkaController.checkAndTriggerAutoLeaderRebalance: for each live broker whose share of
+    the partitions it is the preferred leader of, but does not lead, exceeds
+    leader.imbalance.per.broker.percentage, the preferred election of those partitions (where
+    the preferred replica is in the ISR). Returns the partitions moved."""
+    not_led: dict[int, list[tuple[str, int]]] = {}
+    preferred_of: dict[int, int] = {}
+    for topic, partitions in assignments.items():
+        for p, replicas in partitions.items():
+            if not replicas:
+                continue
+            preferred = replicas[0]
+            preferred_of[preferred] = preferred_of.get(preferred, 0) + 1
+            state = _read_state(zk, topic, p)
+            if state is not None and state[0] != preferred:
+                not_led.setdefault(preferred, []).append((topic, p))
+    moved = []
+    for broker, partitions in sorted(not_led.items()):
+        if broker not in live or 100.0 * len(partitions) / preferred_of[broker] <= percentage:
+            continue
+        for key, (code, _) in elect_leaders(zk, partitions, False, controller_epoch).items():
+            if code == E.NONE:
+                moved.append(key)
+    return moved
