@@ -138,13 +138,12 @@ class MetadataHandlers:
         }
 
     def controller_id(self) -> int:
-        """The broker that answers: every pk broker takes the requests a client sends to "the
-        controller" (admin changes go through ZooKeeper, which the elected controller carries
-        out), as a Kafka 4 broker forwards them and answers with a live broker's id. Naming the
-        ZooKeeper-elected controller instead would send clients to a broker that may just have
-        died: until its session expires /controller still names it, and librdkafka waits for it
-        for a whole request timeout without refreshing its metadata."""
-        return self.broker.node_id
+        """In ZooKeeper mode the broker /controller names (controller.py answers ElectLeaders and
+        reassignments there; the others say NOT_CONTROLLER, as Kafka 2.8's brokers do)."""
+        zk = self.broker.zookeeper
+        if zk is None:
+            return self.broker.node_id
+        return zk.controller_id if zk.controller_id >= 0 else self.broker.node_id
 
     def _operations(self, request, name: str, asked: int) -> int:
         """topic_authorized_operations: `asked` (everything, or INT32_MIN when not asked) without
