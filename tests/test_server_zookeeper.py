@@ -25,7 +25,7 @@ DESCRIBE = ("Topic: first_topic\tPartitionCount: 3\tReplicationFactor: 1\tConfig
             + "".join(f"\tTopic: first_topic\tPartition: {p}\tLeader: 0\tReplicas: 0\tIsr: 0\n" for p in range(3)))
 
 
-def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -250,19 +250,19 @@ def test_admin_api_changes_go_to_zookeeper(pk, cluster):
 
     b = cluster.broker()
     admin = AdminClient({"bootstrap.servers": b.bootstrap})
-    admin.create_topics([NewTopic("via_admin", 2, 1, config={"retention.ms": "123456"})])["via_admin"].result(10)
+    admin.create_topics([NewTopic("via_admin", 2, 1, config={"retention.ms": "123456"})])["via_admin"].result(30)
     wait_for(lambda: cluster.get("/brokers/topics/via_admin"), what="the topic znode")
     assert json.loads(cluster.get("/brokers/topics/via_admin"))["partitions"] == {"0": [0], "1": [0]}
     assert cluster.json("/config/topics/via_admin") == {"version": 1, "config": {"retention.ms": "123456"}}
     wait_for(lambda: cluster.state("via_admin", 1), what="its states")
     assert "via_admin" in topics(pk, cluster, "--list").out.split()
 
-    admin.create_partitions([NewPartitions("via_admin", 3)])["via_admin"].result(10)
+    admin.create_partitions([NewPartitions("via_admin", 3)])["via_admin"].result(30)
     wait_for(lambda: len(json.loads(cluster.get("/brokers/topics/via_admin"))["partitions"]) == 3,
              what="the grown assignment")
     wait_for(lambda: cluster.state("via_admin", 2), what="the new partition's state")
 
-    admin.delete_topics(["via_admin"])["via_admin"].result(10)
+    admin.delete_topics(["via_admin"])["via_admin"].result(30)
     wait_for(lambda: cluster.get("/brokers/topics/via_admin") is None, what="the topic znode to go")
     wait_for(lambda: cluster.get("/admin/delete_topics/via_admin") is None, what="the marker to go")
     assert cluster.get("/config/topics/via_admin") is None
