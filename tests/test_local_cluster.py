@@ -205,8 +205,8 @@ def test_a_broker_that_cannot_start_is_named(tmp_path):
                                 f"is using this directory. (see {c.dir}/logs/broker-1/pkServer.out)\n")
         finally:
             status = local_cluster("status", "--dir", c.dir)
-            assert set(_pids(status.out)) == {"zookeeper", "broker 0", "broker 2"}
-            c.stop()
+            c.stop()  # before any assertion: a failed one must not leave ZooKeeper and brokers running
+    assert set(_pids(status.out)) == {"zookeeper", "broker 0", "broker 2"}
     assert not any(_alive(pid) for pid in _pids(status.out).values())
 
 
