@@ -1,7 +1,8 @@
 """Kafka's argparse4j (0.7.0) tools' argument syntax, for any list of arguments: `--name value`
 or `--name=value`, unambiguous prefixes of option names, argparse4j's error messages (printed
 by the caller as `<prog>: error: <message>`), required options and one required mutually
-exclusive group. cli/producer_perf.py reads ProducerPerformance's arguments the same way."""
+exclusive group, `nargs("+")` and append options. pk's own `-X` takes its value attached too
+(`-Xprop=value`, as kcat does); argparse4j has no such form."""
 
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ class HelpRequested(Exception):
 class Arg:
     flags: tuple[str, ...]
     dest: str
-    action: str = "store"  # store | store_true | help
-    type: str = "String"  # String | Integer | Long
+    action: str = "store"  # store | store_true | nargs+ | append | help
+    type: str = "String"  # String | Integer | Long | Double
     required: bool = False
     mutex: bool = False  # a member of the parser's one required mutually exclusive group
     default: object = None
     choices: tuple[str, ...] | None = None
+    attached: bool = False  # pk's -X: the value may follow the flag directly (-Xprop=value)
 
     @property
     def name(self) -> str:
@@ -45,12 +47,17 @@ _PREFIX = re.compile(r"-+")
 _NEG_NUM = re.compile(r"-\d+")
 _NUMBER = re.compile(r"[+-]?\d+")
 _BITS = {"Integer": 32, "Long": 64}
+_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
 
 
 def _convert(arg: Arg, text: str):
-    """ReflectArgumentType (Integer.valueOf / Long.valueOf), then the choices check."""
+    """ReflectArgumentType (Integer.valueOf / Long.valueOf / Double.valueOf), then the choices check."""
     value: object = text
-    if arg.type in _BITS:
+    if arg.type == "Double":
+        if not _DOUBLE.fullmatch(text.strip()):
+            raise ParseError(f'argument {arg.name}: could not convert \'{text}\' to Double (For input string: "{text}")')
+        value = float(text.strip().rstrip("fFdD").replace("Infinity", "inf"))
+    elif arg.type in _BITS:
         bits = _BITS[arg.type]
         if not _NUMBER.fullmatch(text) or not -2**(bits - 1) <= int(text) < 2**(bits - 1):
             raise ParseError(f'argument {arg.name}: could not convert \'{text}\' to {arg.type} '
@@ -105,8 +112,12 @@ class Parser:
                 continue
             if not is_flag(term):
                 raise ParseError(f"unrecognized arguments: '{' '.join(args[i:])}'")  # no positionals
-            flag, eq, embedded = term.partition("=")
-            value = embedded if eq else None
+            short = self.index.get(term[:2])
+            if short is not None and short.attached and len(term) > 2:
+                flag, value = term[:2], term[2:]
+            else:
+                flag, eq, embedded = term.partition("=")
+                value = embedded if eq else None
             arg = self._resolve(flag)
             if arg is None:
                 if term[:2] == "-h" and not term.startswith("--"):
@@ -124,6 +135,14 @@ class Parser:
                 if value is not None:
                     raise ParseError(f"argument {arg.name}: ignore implicit argument '{value}'")
                 values[arg.dest] = True
+            elif arg.action == "nargs+":
+                items = [value] if value is not None else []
+                while value is None and i < len(args) and not is_flag(args[i]):
+                    items.append(args[i])
+                    i += 1
+                if not items:
+                    raise ParseError(f"argument {arg.name}: expected 1 argument(s)")
+                values[arg.dest] = [_convert(arg, item) for item in items]
             else:
                 if value is None:
                     if i < len(args) and not is_flag(args[i]):
@@ -131,7 +150,8 @@ class Parser:
                         i += 1
                     else:
                         raise ParseError(f"argument {arg.name}: expected one argument")
-                values[arg.dest] = _convert(arg, value)
+                value = _convert(arg, value)
+                values[arg.dest] = (*values[arg.dest], value) if arg.action == "append" else value
             used.add(arg.dest)
         missing = [arg for arg in self.args if arg.required and arg.dest not in used]
         if missing:

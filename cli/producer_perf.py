@@ -6,7 +6,7 @@ or a bootstrap.servers in `--command-property` / `--producer-props` / the config
         --record-size 100 --throughput -1 --producer-props acks=1
 
 Kafka parses this tool's arguments with argparse4j 0.7.0, not jopt-simple, and pk reads them
-the same way (`parse_args` below): `--name value` or `--name=value`, unambiguous prefixes of
+the same way (cli/argparse4j.py): `--name value` or `--name=value`, unambiguous prefixes of
 option names accepted (`--num` is `--num-records`), `--producer-props` taking every following
 word up to the next option, and argparse4j's messages, printed as its error line
 `kafka-producer-perf-test: error: <message>` on stderr, exit 1 (Kafka prints its usage first,
@@ -19,48 +19,20 @@ this one has no `--version`.
 
 from __future__ import annotations
 
-import os
-import re
 import sys
-from dataclasses import dataclass
 
 import click
 
+from .argparse4j import Arg, Argparse4jCommand, Parser
 from .common import QuietPipe, data_dir_option, fail, run_tool, stdout_closed
 
 PROG = "kafka-producer-perf-test"
 
 
-# --------------------------------------------------------------------------- argparse4j
-class ParseError(Exception):
-    """An ArgumentParserException: str() is the message after `producer-performance: error: `."""
-
-
-class HelpRequested(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Arg:
-    flags: tuple[str, ...]
-    dest: str
-    action: str = "store"  # store | store_true | nargs+ | append | help | version
-    type: str = "String"  # String | Integer | Long
-    required: bool = False
-    mutex: bool = False  # the required group: exactly one of --record-size / --payload-file / --payload-monotonic
-    default: object = None
-    choices: tuple[str, ...] | None = None
-
-    @property
-    def name(self) -> str:
-        """argparse4j's textualName(): the flags joined by '/'."""
-        return "/".join(self.flags)
-
-
 # In the order Kafka 4.4's ProducerPerformance.argParser() adds them (argparse4j's optargs_
 # order, which decides which missing required argument is reported), then pk's own. Kafka 4.4
 # has no --version here (argparse4j reports it as an unrecognized argument), nor has pk.
-ARGS = (
+PARSER = Parser((
     Arg(("-h", "--help"), "help", "help"),
     Arg(("--bootstrap-server",), "bootstrap_server"),
     Arg(("--topic",), "topic", required=True),
@@ -82,167 +54,12 @@ ARGS = (
     Arg(("--record-size",), "record_size", type="Integer", mutex=True),
     Arg(("--payload-file",), "payload_file", mutex=True),
     Arg(("--payload-monotonic",), "payload_monotonic", action="store_true", mutex=True, default=False),
-    Arg(("-X",), "x", action="append", default=()),
+    Arg(("-X",), "x", action="append", default=(), attached=True),
     Arg(("--data-dir",), "data_dir"),
-)
-_INDEX = {flag: arg for arg in ARGS for flag in arg.flags}
-_PREFIX = re.compile(r"-+")
-_NEG_NUM = re.compile(r"-\d+")
-_NUMBER = re.compile(r"[+-]?\d+")
-_BITS = {"Integer": 32, "Long": 64}
-_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
+))
 
 
-def _convert(arg: Arg, text: str):
-    """ReflectArgumentType: Integer.valueOf / Long.valueOf, or the string itself."""
-    if arg.choices is not None:
-        if text not in arg.choices:
-            raise ParseError(f"argument {arg.name}: invalid choice: '{text}' (choose from {{{','.join(arg.choices)}}})")
-        return text
-    if arg.type == "String":
-        return text
-    if arg.type == "Double":  # Double.valueOf
-        if _DOUBLE.fullmatch(text.strip()):
-            return float(text.strip().rstrip("fFdD").replace("Infinity", "inf"))
-        raise ParseError(f'argument {arg.name}: could not convert \'{text}\' to Double (For input string: "{text}")')
-    bits = _BITS[arg.type]
-    if _NUMBER.fullmatch(text):
-        value = int(text)
-        if -2**(bits - 1) <= value < 2**(bits - 1):
-            return value
-    raise ParseError(f'argument {arg.name}: could not convert \'{text}\' to {arg.type} (For input string: "{text}")')
-
-
-def _resolve(flag: str) -> Arg | None:
-    """resolveNextFlag: the exact flag, else the one flag it is a prefix of."""
-    arg = _INDEX.get(flag)
-    if arg is not None:
-        return arg
-    candidates = sorted(f for f in _INDEX if f.startswith(flag))
-    if not candidates:
-        return None
-    if re.fullmatch(r"-[^-].*", flag) and flag[:2] in _INDEX:
-        candidates = sorted(candidates + [flag[:2]])  # concatenated short options: ambiguous
-    elif len(candidates) == 1:
-        return _INDEX[candidates[0]]
-    raise ParseError(f"ambiguous option: {flag} could match {', '.join(candidates)}")
-
-
-def parse_args(args: list[str]) -> dict:
-    """ArgumentParserImpl.parseArgs for ProducerPerformance's parser (argparse4j 0.7.0)."""
-    values = {arg.dest: arg.default for arg in ARGS if arg.action not in ("help", "version")}
-    used: set[str] = set()
-    mutex_used: Arg | None = None
-    consumed_separator = False
-    i = 0
-
-    def is_flag(term: str) -> bool:
-        if consumed_separator:
-            return False
-        if term == "--":
-            return True
-        m = _PREFIX.match(term)
-        return m is not None and m.group(0) != term and not _NEG_NUM.fullmatch(term)
-
-    while i < len(args):
-        term = args[i]
-        if is_flag(term) and term != "--":
-            if term.startswith("-X") and len(term) > 2:
-                flag, value = "-X", term[2:]  # -Xprop=value, as kcat takes it
-            else:
-                flag, eq, embedded = term.partition("=")
-                value = embedded if eq else None
-            arg = _resolve(flag)
-            if arg is None:
-                prefix = _PREFIX.match(term).group(0)
-                if len(prefix) == 1 and term[:2] == "-h":
-                    raise HelpRequested()  # -h... is -h followed by other short options
-                raise ParseError(f"unrecognized arguments: '{term}'")
-            i += 1
-            if arg.mutex:
-                if mutex_used is None:
-                    mutex_used = arg
-                elif mutex_used is not arg:
-                    raise ParseError(f"argument {arg.name}: not allowed with argument {mutex_used.name}")
-            if arg.action == "help":
-                raise HelpRequested()
-            if arg.action == "store_true":
-                if value is not None:
-                    raise ParseError(f"argument {arg.name}: ignore implicit argument '{value}'")
-                values[arg.dest] = True
-            elif arg.action == "nargs+":
-                items = []
-                if value is None:
-                    while i < len(args) and not is_flag(args[i]):
-                        items.append(_convert(arg, args[i]))
-                        i += 1
-                else:
-                    items.append(_convert(arg, value))
-                if not items:
-                    raise ParseError(f"argument {arg.name}: expected 1 argument(s)")
-                values[arg.dest] = items
-            elif arg.action == "append":
-                if value is None:
-                    if i < len(args) and not is_flag(args[i]):
-                        value = args[i]
-                        i += 1
-                    else:
-                        raise ParseError(f"argument {arg.name}: expected one argument")
-                values[arg.dest] = (*values[arg.dest], _convert(arg, value))
-            else:
-                if value is None:
-                    if i < len(args) and not is_flag(args[i]):
-                        value = args[i]
-                        i += 1
-                    else:
-                        raise ParseError(f"argument {arg.name}: expected one argument")
-                values[arg.dest] = _convert(arg, value)
-            used.add(arg.dest)
-        elif term == "--" and not consumed_separator:
-            consumed_separator = True
-            i += 1
-        else:
-            # no positional arguments: the rest of the line is reported
-            raise ParseError(f"unrecognized arguments: '{' '.join(args[i:])}'")
-    missing = [arg for arg in ARGS if arg.required and arg.dest not in used]
-    if missing:
-        raise ParseError(f"argument {missing[-1].name} is required")  # the last one wins
-    if mutex_used is None:
-        names = "".join(arg.name + " " for arg in ARGS if arg.mutex)
-        raise ParseError(f"one of the arguments {names}is required")
-    return values
-
-
-# --------------------------------------------------------------------------- command
-class ArgParse4jCommand(QuietPipe, click.Command):
-    """A Click command (for --help and completion) whose arguments are read by parse_args."""
-
-    def _print_help(self, prog_name: str | None) -> None:
-        with click.Context(self, info_name=prog_name or self.name) as ctx:
-            click.echo(self.get_help(ctx))
-
-    def main(self, args=None, prog_name=None, **extra):
-        if args is None:
-            args = sys.argv[1:]
-        complete_var = f"_{(prog_name or self.name or '').replace('-', '_').upper()}_COMPLETE"
-        if os.environ.get(complete_var):
-            return super().main(args, prog_name, complete_var=complete_var, **extra)
-        args = list(args)
-        if not args:
-            self._print_help(prog_name)  # Kafka: parser.printHelp() on stdout, exit 0
-            sys.exit(0)
-        try:
-            values = parse_args(args)
-        except HelpRequested:
-            self._print_help(prog_name)
-            sys.exit(0)
-        except ParseError as exc:
-            fail(f"{PROG}: error: {exc}")
-        self.callback(**values)
-        sys.exit(0)
-
-
-@click.command(cls=ArgParse4jCommand, context_settings={"help_option_names": ["-h", "--help"]},
+@click.command(cls=Argparse4jCommand, parser=PARSER, prog=PROG, context_settings={"help_option_names": ["-h", "--help"]},
                help="This tool is used to verify the producer performance. To enable transactions, you can specify "
                     "a transactional id or set a transaction duration using --transaction-duration-ms (pk: "
                     "transactions are refused).")
