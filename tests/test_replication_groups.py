@@ -82,6 +82,27 @@ def test_internal_topics_are_replicated_and_every_broker_names_the_leader(cluste
         assert (answer["error_code"], answer["node_id"]) == (0, coordinator)
 
 
+def test_too_few_brokers_for_the_offsets_topic(zookeeper, tmp_path):
+    """One live broker, replication factor 3: nothing is created, COORDINATOR_NOT_AVAILABLE, and
+    the broker logs why (Kafka 2.8's ZkAdminManager line); with the others up it is created."""
+    with ReplicationCluster(zookeeper, tmp_path, 3, overrides=RF3) as cluster:
+        cluster.start(0)
+        for version in (3, 4):
+            with ProtocolClient(cluster.brokers[0].port, timeout=10) as client:
+                body = {"key": "lonely", "key_type": 0} if version < 4 else {"key_type": 0,
+                                                                             "coordinator_keys": ["lonely"]}
+                answer = client.call(FIND_COORDINATOR, version, body)
+            if version >= 4:
+                (answer,) = answer["coordinators"]
+            assert (answer["error_code"], answer["node_id"]) == (COORDINATOR_NOT_AVAILABLE, -1)
+        assert cluster.get(f"/brokers/topics/{OFFSETS}") is None
+        assert ("InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1."
+                in cluster.brokers[0].log())
+        cluster.start(1)
+        cluster.start(2)
+        assert wait_coordinator(cluster, "lonely") in (0, 1, 2)
+
+
 def create_topic(cluster, name: str, partitions: int = 1, rf: int = 3) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -186,3 +207,11 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
         assert describe_group(cluster, new, "movers")["group_state"] == "Stable"
     finally:
         second.close()
+
+    # A deleted topic's offsets go from the group (tombstoned by its coordinator).
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.brokers[new].bootstrap})
+    admin.delete_topics(["moving"])["moving"].result(15)
+    wait_for(lambda: offset_fetch(cluster, new, "movers", "moving")["topics"][0]["partitions"][0]
+             ["committed_offset"] == -1, what="the deleted topic's offsets to go")
