@@ -308,6 +308,26 @@ class Engine:
         os.rename(inside(self.data_dir, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
+    def remove_replica(self, topic: str, partition: int) -> bool:
+        """This broker no longer holds a replica of the partition (a reassignment moved it
+        away): its log goes as Kafka's StopReplica(delete=true) removes it (the directory
+        renamed to `<topic>-<p>.<uuid>-delete`, then removed) and an empty directory takes its
+        place, as every broker keeps one for each partition of a topic. Its checkpoint entries
+        go too. False when there was nothing to remove (an empty log)."""
+        with locked(self.admin_lock_path):
+            meta = self.store.get(topic)
+            if partition not in meta.assignment:
+                return False
+            plog = self.partition(topic, partition)
+            if plog.log_end_offset == 0:
+                return False
+            self._logs.pop((topic, partition), None)
+            plog.close()
+            self._discard_dir(topic, partition)
+            create_partition_dir(self.data_dir, topic, partition, meta.topic_id)
+            checkpoint.drop_partition(self.data_dir, topic, partition)
+            return True
+
     def delete_topic(self, name: str) -> None:
         if self.broker_config.get("delete.topic.enable", "true").lower() != "true":
             raise TopicDeletionDisabledError("Topic deletion is disabled.")

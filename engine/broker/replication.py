@@ -111,6 +111,8 @@ class ReplicaManager:
             if self.node_id not in new.replicas:
                 self._stop_following(key)
                 self.leading.pop(key, None)
+                if old is None or self.node_id in old.replicas:
+                    self._remove_replica(key)
                 continue
             changed = old is None or old.leader != new.leader or old.leader_epoch != new.leader_epoch
             if new.leader == self.node_id:
@@ -134,6 +136,20 @@ class ReplicaManager:
         self.leading.pop(key, None)
         self.hw.pop(key, None)
         self._stop_following(key)
+
+    def _remove_replica(self, key) -> None:
+        """Kafka 2.8's StopReplica(delete=true) for a replica that moved away (a completed
+        reassignment, or a broker back after its partition moved): no more fetching, its HW
+        forgotten, its log removed."""
+        self.hw.pop(key, None)
+        try:
+            removed = self.broker.engine.remove_replica(*key)
+        except (KafkaError, OSError) as exc:
+            log.warning("[Broker id=%d] Removing the replica of %s-%d failed: %s", self.node_id, key[0], key[1], exc)
+            return
+        if removed:
+            self.broker.data.producers.forget_partition(*key)
+            log.info("[Broker id=%d] %s-%d: no longer a replica, local log deleted", self.node_id, key[0], key[1])
 
     def _become_leader(self, key, state: PartitionState) -> None:
         self._stop_following(key)

@@ -1,0 +1,134 @@
+"""Issue 15's replication leftovers on three pk-server-start brokers over a real ZooKeeper
+(tests/replication_cluster.py): a replica moved away by a reassignment deletes its local copy
+(at once, or when its broker comes back), Kafka 2.8's /admin/reassign_partitions znode,
+DeleteRecords on a replicated partition, racks, and controlled shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import ProtocolClient
+from replication_cluster import ReplicationCluster, wait_for
+from test_replication import consume_all, produce, producer
+
+from pk.engine.protocol import ApiKey
+from pk.engine.protocol import errors as E
+
+pytest.importorskip("kazoo.client")
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper, tmp_path_factory):
+    with ReplicationCluster(zookeeper, tmp_path_factory.mktemp("reassign"), 3,
+                            {"auto.leader.rebalance.enable": "false"}) as c:
+        c.start_all()
+        yield c
+
+
+@pytest.fixture
+def all_up(cluster):
+    """Every broker running after the test, whatever it stopped."""
+    yield cluster
+    for b in cluster.brokers:
+        if b not in cluster.running():
+            cluster.start(b)
+    cluster.wait_converged()
+
+
+def create_assigned(cluster, name: str, assignment: list[list[int]], config: dict | None = None) -> None:
+    """CreateTopics with a replica assignment (raw frames: the replicas are the test's subject)."""
+    with ProtocolClient(cluster.brokers[controller(cluster)].port, timeout=20) as c:
+        answer = c.call(ApiKey.CREATE_TOPICS, 5, {"timeout_ms": 15000, "validate_only": False, "topics": [
+            {"name": name, "num_partitions": -1, "replication_factor": -1,
+             "assignments": [{"partition_index": p, "broker_ids": r} for p, r in enumerate(assignment)],
+             "configs": [{"name": k, "value": v} for k, v in (config or {}).items()]}]})
+    assert answer["topics"][0]["error_code"] == E.NONE, answer
+    for p, replicas in enumerate(assignment):
+        cluster.wait_state(name, p, lambda s, n=len(replicas): len(s["isr"]) == n)
+    cluster.wait_applied(name, len(assignment))
+
+
+def controller(cluster) -> int:
+    return json.loads(cluster.get("/controller"))["brokerid"]
+
+
+def reassign(cluster, topic: str, partition: int, replicas: list[int]):
+    with ProtocolClient(cluster.brokers[controller(cluster)].port, timeout=10) as c:
+        answer = c.call(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 5000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": partition, "replicas": replicas}]}]})
+    return [(p["error_code"], p["error_message"]) for t in answer["responses"] for p in t["partitions"]]
+
+
+def topic_replicas(cluster, topic: str, partition: int = 0):
+    js = json.loads(cluster.get(f"/brokers/topics/{topic}"))
+    return js["partitions"][str(partition)], js.get("adding_replicas", {}), js.get("removing_replicas", {})
+
+
+def wait_reassigned(cluster, topic: str, target: list[int], partition: int = 0) -> None:
+    wait_for(lambda: topic_replicas(cluster, topic, partition) == (target, {}, {}), timeout=60,
+             what=f"the reassignment of {topic}-{partition} to complete")
+
+
+def data_dir(cluster, broker: int) -> str:
+    return cluster.brokers[broker].data_dir
+
+
+def log_bytes(cluster, broker: int, topic: str, partition: int = 0) -> int:
+    """The bytes of the partition's segment files in the broker's data directory."""
+    d = os.path.join(data_dir(cluster, broker), f"{topic}-{partition}")
+    return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".log"))
+
+
+def checkpointed(cluster, broker: int, name: str) -> set[tuple[str, int]]:
+    path = os.path.join(data_dir(cluster, broker), name)
+    if not os.path.exists(path):
+        return set()
+    lines = open(path).read().splitlines()[2:]
+    return {(t, int(p)) for t, p, _ in (line.split() for line in lines)}
+
+
+def leftovers(cluster, broker: int, topic: str) -> list[str]:
+    return [f for f in os.listdir(data_dir(cluster, broker)) if f.startswith(f"{topic}-") and f.endswith("-delete")]
+
+
+# --------------------------------------------------------------------------- removed replicas
+def test_a_replica_moved_away_deletes_its_local_copy(cluster, all_up):
+    create_assigned(cluster, "moved", [[0, 1]])
+    values = [f"m{i}".encode() for i in range(40)]
+    acked, failed = produce(producer(cluster), "moved", values)
+    assert not failed and len(acked) == len(values)
+    wait_for(lambda: log_bytes(cluster, 0, "moved") > 0 and log_bytes(cluster, 1, "moved") > 0,
+             what="both replicas to hold the records")
+    wait_for(lambda: ("moved", 0) in checkpointed(cluster, 0, "replication-offset-checkpoint"),
+             what="broker 0's HW checkpoint")
+
+    assert reassign(cluster, "moved", 0, [2, 1]) == [(E.NONE, None)]
+    wait_reassigned(cluster, "moved", [2, 1])
+    wait_for(lambda: log_bytes(cluster, 0, "moved") == 0, what="broker 0 to delete its copy")
+    assert leftovers(cluster, 0, "moved") == []
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        wait_for(lambda: ("moved", 0) not in checkpointed(cluster, 0, name), what=f"{name} without moved-0")
+    assert log_bytes(cluster, 2, "moved") > 0
+    cluster.wait_applied("moved", 1)
+    assert consume_all(cluster, "moved", expected=len(values)) == acked
+
+
+def test_a_broker_back_after_its_partition_moved_deletes_its_copy(cluster, all_up):
+    create_assigned(cluster, "away", [[0, 1]])
+    values = [f"a{i}".encode() for i in range(30)]
+    acked, failed = produce(producer(cluster), "away", values)
+    assert not failed
+    wait_for(lambda: log_bytes(cluster, 0, "away") > 0, what="broker 0 to hold the records")
+    cluster.kill(0)
+    cluster.wait_state("away", 0, lambda s: 0 not in s["isr"], timeout=30)
+    assert reassign(cluster, "away", 0, [1, 2]) == [(E.NONE, None)]
+    wait_reassigned(cluster, "away", [1, 2])
+    assert log_bytes(cluster, 0, "away") > 0  # still there while broker 0 is down
+    cluster.start(0)
+    wait_for(lambda: log_bytes(cluster, 0, "away") == 0, what="broker 0 back to delete its copy")
+    assert leftovers(cluster, 0, "away") == []
+    cluster.wait_applied("away", 1)
+    assert consume_all(cluster, "away", expected=len(values)) == acked
