@@ -132,3 +132,41 @@ def test_a_broker_back_after_its_partition_moved_deletes_its_copy(cluster, all_u
     assert leftovers(cluster, 0, "away") == []
     cluster.wait_applied("away", 1)
     assert consume_all(cluster, "away", expected=len(values)) == acked
+
+
+# --------------------------------------------------------------------------- /admin/reassign_partitions
+def test_the_controller_carries_out_admin_reassign_partitions(cluster, all_up):
+    """Kafka 2.8's znode: the controller starts each move, drops a partition it cannot move at
+    once, drops each completed one, and deletes the znode when none is left."""
+    create_assigned(cluster, "zkplan", [[0, 1], [1, 2]])
+    acked, failed = produce(producer(cluster), "zkplan", [b"x"] * 10)
+    assert not failed
+    cluster.zk.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": [
+        {"topic": "zkplan", "partition": 0, "replicas": [2, 0]},
+        {"topic": "zkplan", "partition": 9, "replicas": [0, 1]},
+        {"topic": "nosuch", "partition": 0, "replicas": [0, 1]}]}).encode())
+    wait_for(lambda: cluster.get("/admin/reassign_partitions") is None, timeout=60,
+             what="the znode to be deleted once the move completed")
+    assert topic_replicas(cluster, "zkplan", 0) == ([2, 0], {}, {})
+    assert topic_replicas(cluster, "zkplan", 1) == ([1, 2], {}, {})
+    wait_for(lambda: log_bytes(cluster, 1, "zkplan") == 0, what="broker 1 to delete its copy of zkplan-0")
+    cluster.wait_applied("zkplan", 2)
+    assert consume_all(cluster, "zkplan", expected=len(acked)) == acked
+
+    # A move asked for through the Admin API replaces the znode's for the same partition.
+    cluster.kill(0)
+    cluster.wait_state("zkplan", 0, lambda s: 0 not in s["isr"], timeout=30)
+    cluster.zk.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": [
+        {"topic": "zkplan", "partition": 0, "replicas": [0, 1]},
+        {"topic": "zkplan", "partition": 1, "replicas": [0, 2]}]}).encode())
+    wait_for(lambda: topic_replicas(cluster, "zkplan", 0)[1], what="the move of zkplan-0 to start")
+    assert json.loads(cluster.get("/admin/reassign_partitions"))["partitions"] == [
+        {"topic": "zkplan", "partition": 0, "replicas": [0, 1]},
+        {"topic": "zkplan", "partition": 1, "replicas": [0, 2]}]  # broker 0 is down: in progress
+    assert reassign(cluster, "zkplan", 1, [1, 2]) == [(E.NONE, None)]
+    assert json.loads(cluster.get("/admin/reassign_partitions"))["partitions"] == [
+        {"topic": "zkplan", "partition": 0, "replicas": [0, 1]}]
+    cluster.start(0)
+    wait_for(lambda: cluster.get("/admin/reassign_partitions") is None, timeout=60,
+             what="the znode to go once broker 0 caught up")
+    assert topic_replicas(cluster, "zkplan", 0) == ([0, 1], {}, {})

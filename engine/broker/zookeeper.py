@@ -145,6 +145,8 @@ class ZooKeeperSync:
         self._again = False
         self._next_rebalance: float | None = None
         self._closed = False
+        self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
+        self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
@@ -341,6 +343,7 @@ class ZooKeeperSync:
         for path in (TOPICS, DELETE_TOPICS, BROKER_IDS):
             ChildrenWatch(self.zk, path, self._flag)
         DataWatch(self.zk, CONTROLLER, self._flag)
+        DataWatch(self.zk, controller.REASSIGN_PARTITIONS, self._flag)
 
     def _watch_topic(self, name: str, partitions=()) -> None:
         from kazoo.recipe.watchers import DataWatch
@@ -395,6 +398,7 @@ class ZooKeeperSync:
             self.zk.create(CONTROLLER_EPOCH, b"1")
         self.controller_epoch = epoch
         self.is_controller = True
+        self._zk_reassignment = None  # a new controller starts a pending znode's moves again
         ctl_log.info("[Controller id=%d] %d successfully elected as the controller. Epoch incremented to %d",
                      self.node_id, self.node_id, epoch)
 
@@ -415,6 +419,8 @@ class ZooKeeperSync:
         """(topics, delete markers, live brokers' endpoints, controller epoch) as ZooKeeper has
         them now."""
         topics: dict[str, ZkTopic] = {}
+        without_id: dict[str, int] = {}
+        self._without_id = without_id
         for name in self._children(TOPICS):
             try:
                 data, stat = self.zk.get(topic_path(name))
@@ -427,6 +433,8 @@ class ZooKeeperSync:
                 continue
             configs = decode_config(self._get(f"{CONFIG_TOPICS}/{name}"))
             topic_id = parsed.topic_id or self._derived_topic_id(name, stat.czxid)
+            if parsed.topic_id is None:
+                without_id[name] = stat.version
             topics[name] = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, topic_id, configs)
             self._watch_topic(name, parsed.partitions)
         markers = set(self._children(DELETE_TOPICS))
@@ -510,6 +518,10 @@ class ZooKeeperSync:
         conditional on the version read; a lost race is retried on the next pass."""
         from kazoo.exceptions import BadVersionError
 
+        for name, version in self._without_id.items():
+            if name in topics:  # Kafka 2.8's controller gives a topic created without an id its id
+                controller.write_topic_id(self.zk, name, topics[name].topic_id, version)
+        self._zk_reassignment = controller.process_zk_reassignment(self.zk, self._zk_reassignment)
         if controller.advance_reassignments(self.zk, list(topics), live, epoch):
             self._dirty.set()  # the next pass reads the new assignments
         for child in self._children(ISR_CHANGE_NOTIFICATION):  # read as Kafka's controller does, then gone
@@ -591,6 +603,8 @@ class ZooKeeperSync:
 
     async def reassign(self, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
         result = await self._run(controller.start_reassignment, self.zk, topic, partition, target)
+        if result[0] == 0:
+            await self._run(controller.drop_from_zk_reassignment, self.zk, (topic, partition))
         self._flag()
         return result
 

@@ -1,0 +1,95 @@
+"""Issue 15's leftovers against a real three-broker Apache Kafka 2.8 cluster on ZooKeeper (the
+`kafka28_cluster` fixture): the same steps, driven by Kafka 2.8's own tools, on it and on three
+pk-server-start brokers, with the same outputs.
+
+- `kafka-reassign-partitions --zookeeper ... --execute/--verify`: the tool writes
+  /admin/reassign_partitions, the controller carries the moves out and deletes the znode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from replication_cluster import ReplicationCluster
+from test_oracle_replication import CLUSTER_SETTINGS, ClusterState, normalise_step, tool_errors, wait_for
+
+pytest.importorskip("kazoo.client")
+
+ZK_TOPIC = "zk-moved"
+ZK_ASSIGNMENT = "0:1,1:2"
+ZK_PLAN = {(ZK_TOPIC, 0): [2, 1], (ZK_TOPIC, 1): [1, 2]}  # partition 1: already there
+
+
+def zk_reassign_steps(tools, connect: str, bootstrap: str, workdir: str) -> dict[str, str]:
+    """Kafka 2.8's `--zookeeper` reassignment on a three-broker cluster; {step: output}."""
+    from confluent_kafka import Producer
+
+    state = ClusterState(connect)
+    steps: dict[str, str] = {}
+
+    def record(step: str, *args: str) -> None:
+        result = tools(*args)
+        steps[step] = normalise_step(result.out + "".join(f"[stderr] {line}\n" for line in tool_errors(result.err))
+                                     + (f"[exit {result.returncode}]\n" if result.returncode else ""))
+
+    def assigned(p: int):
+        js = json.loads(state.zk.get(f"/brokers/topics/{ZK_TOPIC}")[0])
+        return js["partitions"][str(p)], bool(js.get("adding_replicas") or js.get("removing_replicas"))
+
+    try:
+        wait_for(lambda: state.brokers() == {0, 1, 2}, what="three registered brokers")
+        record("create", "kafka-topics", "--zookeeper", connect, "--create", "--topic", ZK_TOPIC,
+               "--replica-assignment", ZK_ASSIGNMENT)
+        wait_for(lambda: all(s and len(s["isr"]) == 2 for s in state.partitions(ZK_TOPIC, 2)),
+                 what="both partitions led with their full ISR")
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "message.timeout.ms": 60000})
+        for i in range(20):
+            producer.produce(ZK_TOPIC, f"r{i}".encode(), partition=0)
+        assert producer.flush(60) == 0
+
+        plan = os.path.join(workdir, "zk-plan.json")
+        with open(plan, "w") as f:
+            json.dump({"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                                    for (t, p), r in ZK_PLAN.items()]}, f)
+        record("execute", "kafka-reassign-partitions", "--zookeeper", connect, "--reassignment-json-file", plan,
+               "--execute")
+        wait_for(lambda: not state.reassigning() and all(assigned(p) == (r, False) for (_, p), r in ZK_PLAN.items()),
+                 what="the controller to complete the moves and delete /admin/reassign_partitions")
+        steps["znode after"] = str(state.reassigning())
+        record("verify", "kafka-reassign-partitions", "--zookeeper", connect, "--reassignment-json-file", plan,
+               "--verify")
+        wait_for(lambda: all(len(s["isr"]) == 2 for s in state.partitions(ZK_TOPIC, 2)), what="full ISRs")
+        record("describe", "kafka-topics", "--zookeeper", connect, "--describe", "--topic", ZK_TOPIC)
+        # a plan naming a partition the topic does not have: the tool refuses it itself
+        with open(plan, "w") as f:
+            json.dump({"version": 1, "partitions": [{"topic": ZK_TOPIC, "partition": 7, "replicas": [0, 1]}]}, f)
+        record("execute, unknown partition", "kafka-reassign-partitions", "--zookeeper", connect,
+               "--reassignment-json-file", plan, "--execute")
+    finally:
+        state.close()
+    return steps
+
+
+@pytest.fixture(scope="module")
+def kafka28_zk_reassign_steps(kafka28_cluster, kafka28_tools, tmp_path_factory):
+    return zk_reassign_steps(kafka28_tools, kafka28_cluster.zookeeper, kafka28_cluster.bootstrap,
+                             str(tmp_path_factory.mktemp("k28-zk-reassign")))
+
+
+def test_kafka_2_8_reassigns_through_zookeeper(kafka28_zk_reassign_steps):
+    steps = kafka28_zk_reassign_steps
+    assert steps["znode after"] == "False"
+    assert "Successfully started" in steps["execute"], steps["execute"]
+    assert "Reassignment of partition zk-moved-0 is complete." in steps["verify"], steps["verify"]
+
+
+def test_pk_reassigns_through_zookeeper_as_kafka_2_8(zookeeper, tmp_path, kafka28_tools, kafka28_zk_reassign_steps):
+    with ReplicationCluster(zookeeper, tmp_path, 3, CLUSTER_SETTINGS) as cluster:
+        cluster.start_all()
+        steps = zk_reassign_steps(kafka28_tools, cluster.connect, cluster.bootstrap, str(tmp_path))
+    assert list(steps) == list(kafka28_zk_reassign_steps)
+    for step, expected in kafka28_zk_reassign_steps.items():
+        assert steps[step] == expected, step
