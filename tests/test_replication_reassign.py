@@ -170,3 +170,67 @@ def test_the_controller_carries_out_admin_reassign_partitions(cluster, all_up):
     wait_for(lambda: cluster.get("/admin/reassign_partitions") is None, timeout=60,
              what="the znode to go once broker 0 caught up")
     assert topic_replicas(cluster, "zkplan", 0) == ([0, 1], {}, {})
+
+
+# --------------------------------------------------------------------------- DeleteRecords
+def log_start(cluster, broker: int, topic: str, partition: int = 0) -> int:
+    """The partition's log start offset in the broker's log-start-offset-checkpoint (0 if absent)."""
+    path = os.path.join(data_dir(cluster, broker), "log-start-offset-checkpoint")
+    if not os.path.exists(path):
+        return 0
+    for line in open(path).read().splitlines()[2:]:
+        t, p, offset = line.split()
+        if (t, int(p)) == (topic, partition):
+            return int(offset)
+    return 0
+
+
+def list_earliest(cluster, broker: int, topic: str) -> tuple[int, int]:
+    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as c:
+        answer = c.call(ApiKey.LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -2}]}]})
+    p = answer["topics"][0]["partitions"][0]
+    return p["error_code"], p["offset"]
+
+
+def delete_records(cluster, broker: int, topic: str, offset: int, timeout_ms: int = 10000):
+    with ProtocolClient(cluster.brokers[broker].port, timeout=20) as c:
+        answer = c.call(ApiKey.DELETE_RECORDS, 2, {"timeout_ms": timeout_ms, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}]})
+    p = answer["topics"][0]["partitions"][0]
+    return p["error_code"], p["low_watermark"]
+
+
+def test_delete_records_moves_every_replicas_log_start(pk, cluster, all_up, tmp_path):
+    create_assigned(cluster, "trimmed", [[0, 1, 2]])
+    values = [f"d{i}".encode() for i in range(50)]
+    acked, failed = produce(producer(cluster), "trimmed", values)
+    assert not failed and acked == values
+    plan = tmp_path / "offsets.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "trimmed", "partition": 0, "offset": 20}]}))
+    run = pk("pk-delete-records", "--bootstrap-server", cluster.bootstrap, "--offset-json-file", str(plan))
+    assert run.returncode == 0, run.err
+    assert "partition: trimmed-0\tlow_watermark: 20" in run.out, run.out
+    # answered once every replica moved its log start: the followers' logs start there too
+    assert [log_start(cluster, b, "trimmed") for b in range(3)] == [20, 20, 20]
+
+    # the leader: not a follower, not above the HW
+    leader = cluster.state("trimmed", 0)["leader"]
+    follower = next(b for b in range(3) if b != leader)
+    assert delete_records(cluster, follower, "trimmed", 30) == (E.NOT_LEADER_OR_FOLLOWER, -1)
+    assert delete_records(cluster, leader, "trimmed", 51) == (E.OFFSET_OUT_OF_RANGE, -1)
+    # a follower down: the low watermark cannot reach the offset within the timeout
+    cluster.kill(follower)
+    assert delete_records(cluster, leader, "trimmed", 30, timeout_ms=1500) == (E.REQUEST_TIMED_OUT, -1)
+    cluster.wait_state("trimmed", 0, lambda s: follower not in s["isr"])  # and, its session gone, ...
+    cluster.wait_applied("trimmed", 1)
+    assert delete_records(cluster, leader, "trimmed", 30) == (E.NONE, 30)  # ... only live replicas count
+
+    # a follower that becomes leader serves from the new log start
+    third = next(b for b in range(3) if b not in (leader, follower))
+    assert log_start(cluster, third, "trimmed") == 30
+    cluster.kill(leader)
+    cluster.wait_state("trimmed", 0, lambda s: s["leader"] == third)
+    cluster.wait_applied("trimmed", 1)
+    assert list_earliest(cluster, third, "trimmed") == (E.NONE, 30)
+    assert consume_all(cluster, "trimmed", expected=20) == values[30:]
