@@ -234,3 +234,62 @@ def test_delete_records_moves_every_replicas_log_start(pk, cluster, all_up, tmp_
     cluster.wait_applied("trimmed", 1)
     assert list_earliest(cluster, third, "trimmed") == (E.NONE, 30)
     assert consume_all(cluster, "trimmed", expected=20) == values[30:]
+
+
+# --------------------------------------------------------------------------- controlled shutdown
+def _produce_through_stop(cluster, topic: str, stop, seconds: float = 14.0):
+    """Produce ~100 records/s with acks=all for `seconds`, calling `stop()` (in another thread)
+    after one second. Returns (values sent, values acked, longest gap between two
+    acknowledgements from the stop on, in seconds)."""
+    import threading
+    import time
+
+    p = producer(cluster, **{"linger.ms": 0})
+    sent, acked, times, failed = [], [], [], []
+
+    def done(err, msg):
+        if err:
+            failed.append(err)
+        else:
+            acked.append(msg.value())
+            times.append(time.monotonic())
+    stopper = threading.Timer(1.0, stop)
+    stopped_at = time.monotonic() + 1.0
+    stopper.start()
+    deadline = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < deadline:
+        value = f"s{i}".encode()
+        p.produce(topic, value, partition=0, on_delivery=done)
+        sent.append(value)
+        i += 1
+        p.poll(0.01)
+    stopper.join()
+    p.flush(90)
+    assert not failed, failed[:3]
+    after = [stopped_at] + [t for t in times if t >= stopped_at]
+    gap = max(b - a for a, b in zip(after, after[1:])) if len(after) > 1 else float("inf")
+    return sent, acked, gap
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_controlled_shutdown_moves_leadership_before_exiting(cluster, all_up, how, capsys):
+    topic = f"shutdown-{how.lower()}"
+    create_assigned(cluster, topic, [[0, 1, 2]])
+    leader = cluster.state(topic, 0)["leader"]
+    epoch = cluster.state(topic, 0)["leader_epoch"]
+    stop = (lambda: cluster.stop(leader)) if how == "SIGTERM" else (lambda: cluster.kill(leader))
+    logged = os.path.getsize(cluster.brokers[leader].log_path)
+    sent, acked, gap = _produce_through_stop(cluster, topic, stop)
+    with capsys.disabled():
+        print(f"\n[controlled shutdown] {how} of the leader: produce unavailable for {gap:.2f} s "
+              f"({len(acked)} records acknowledged)")
+    assert acked == sent  # an idempotent producer: every record once, in order
+    state = cluster.wait_state(topic, 0, lambda s: s["leader"] not in (leader, -1))
+    assert state["leader_epoch"] > epoch and leader not in state["isr"]
+    cluster.wait_applied(topic, 1)
+    assert consume_all(cluster, topic, expected=len(acked)) == acked  # no acknowledged record lost
+    with open(cluster.brokers[leader].log_path) as f:
+        f.seek(logged)
+        log = f.read()
+    assert ("Controlled shutdown succeeded" in log) == (how == "SIGTERM")

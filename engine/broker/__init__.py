@@ -122,6 +122,11 @@ class Broker:
         if self.zookeeper is not None:
             await self.zookeeper.tick()
 
+    async def controlled_shutdown(self) -> None:
+        """Before stopping (SIGTERM): in ZooKeeper mode, hand the leaderships over first."""
+        if self.zookeeper is not None:
+            await self.zookeeper.controlled_shutdown()
+
     def close(self) -> None:
         if self.zookeeper is not None:
             self.zookeeper.close()  # the session ends: /brokers/ids/<id> goes away

@@ -291,6 +291,48 @@ class ZooKeeperSync:
                 self._again = False
                 asyncio.get_running_loop().call_soon(self._tick_soon)
 
+    async def controlled_shutdown(self) -> None:
+        """Kafka 2.8's controlled shutdown, through ZooKeeper (Kafka 4.4's schemas have no
+        ControlledShutdown request): the registration goes first, so the controller moves this
+        broker's leaderships to other ISR members at once (no session timeout to wait out);
+        the broker keeps serving until no partition with another live ISR member names it
+        leader, or controlled.shutdown.max.retries x controlled.shutdown.retry.backoff.ms
+        passed (Kafka's bound on its retries), then stops."""
+        if self._closed or self.zk is None or not self.zk.connected or self.replication is None:
+            return
+        if self._setting("controlled.shutdown.enable", "true").lower() != "true":
+            return
+        bound = (int(self._setting("controlled.shutdown.max.retries", "3"))
+                 * int(self._setting("controlled.shutdown.retry.backoff.ms", "5000")) / 1000)
+        log.info("[KafkaServer id=%d] Starting controlled shutdown", self.node_id)
+        try:
+            await self._run(self._deregister)
+        except KazooException as exc:
+            log.warning("[KafkaServer id=%d] Controlled shutdown: deregistering failed (%s)", self.node_id, exc)
+            return
+        self._flag()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        while self._still_leading():
+            if loop.time() >= deadline:
+                log.warning("[KafkaServer id=%d] Controlled shutdown: still leading %s after %.0f s; stopping anyway",
+                            self.node_id, ", ".join(f"{t}-{p}" for t, p in self._still_leading()), bound)
+                return
+            await asyncio.sleep(0.05)  # the watches bring the new states (ticks run meanwhile)
+        log.info("[KafkaServer id=%d] Controlled shutdown succeeded", self.node_id)
+
+    def _still_leading(self) -> list[tuple[str, int]]:
+        """The partitions this broker leads that another live ISR member could take over."""
+        live = self.replication.brokers
+        return [key for key, s in self.replication.states.items()
+                if s.leader == self.node_id and any(r != self.node_id and r in live for r in s.isr)]
+
+    def _deregister(self) -> None:
+        try:
+            self.zk.delete(f"{BROKER_IDS}/{self.node_id}")
+        except NoNodeError:
+            pass
+
     def close(self) -> None:
         self._closed = True
         if self.replication is not None:
