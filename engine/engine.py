@@ -24,6 +24,7 @@ from .errors import (
     InvalidReplicaAssignmentError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaError,
     KafkaStorageError,
     PolicyViolationError,
     TopicDeletionDisabledError,
@@ -33,7 +34,7 @@ from .errors import (
 from .fileutil import atomic_write, inside, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
-from .replica_assignment import BrokerMetadata, assign_replicas_to_brokers
+from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
 
 NODE_ID = 0
@@ -67,6 +68,7 @@ class Engine:
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.node_id = NODE_ID
         self.cluster_brokers: list[int] | None = None  # ZooKeeper mode: the registered brokers
+        self.cluster_racks: dict[int, str | None] = {}  # ... and their racks (broker.rack)
         self._pk_dir = os.path.join(self.data_dir, ".pk")
         self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
@@ -235,9 +237,13 @@ class Engine:
         validation.validate_replicas_available(replication_factor, len(brokers))
         if len(brokers) == 1:
             return {p: brokers[:replication_factor] for p in range(num_partitions)}
-        # Several brokers (ZooKeeper mode): Kafka's rack-unaware assignment, random start.
-        return assign_replicas_to_brokers([BrokerMetadata(b) for b in sorted(brokers)], num_partitions,
-                                          replication_factor)
+        # Several brokers (ZooKeeper mode): Kafka's assignment, random start, rack-aware when
+        # the brokers have racks (all of them, else refused as Kafka's AdminUtils does).
+        try:
+            return assign_replicas_to_brokers([BrokerMetadata(b, self.cluster_racks.get(b)) for b in sorted(brokers)],
+                                              num_partitions, replication_factor)
+        except AdminOperationError:
+            raise KafkaError() from None  # Kafka 2.8's broker: UNKNOWN_SERVER_ERROR, no message
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],
                                  replication_factor: int | None = None) -> dict[int, list[int]]:

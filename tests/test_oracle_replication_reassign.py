@@ -4,6 +4,9 @@ pk-server-start brokers, with the same outputs.
 
 - `kafka-reassign-partitions --zookeeper ... --execute/--verify`: the tool writes
   /admin/reassign_partitions, the controller carries the moves out and deletes the znode.
+- Racks: brokers with `broker.rack` register it, list it in Metadata, and new topics are placed
+  rack-aware (random start: compared by the rack property, each partition on both racks); a
+  broker without a rack among racked ones makes CreateTopics fail as Kafka 2.8's does.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import os
 import pytest
 
 from replication_cluster import ReplicationCluster
+import kafka_oracle
+from conftest import ProtocolClient
+from pk.engine.protocol import ApiKey
 from test_oracle_replication import CLUSTER_SETTINGS, ClusterState, normalise_step, tool_errors, wait_for
 
 pytest.importorskip("kazoo.client")
@@ -93,3 +99,69 @@ def test_pk_reassigns_through_zookeeper_as_kafka_2_8(zookeeper, tmp_path, kafka2
     assert list(steps) == list(kafka28_zk_reassign_steps)
     for step, expected in kafka28_zk_reassign_steps.items():
         assert steps[step] == expected, step
+
+
+# --------------------------------------------------------------------------- racks
+RACKS = {0: "r1", 1: "r1", 2: "r2"}
+
+
+def rack_steps(tools, connect: str, brokers) -> dict[str, str]:
+    """`brokers[i]` (.bootstrap, .port, .overrides, .stop(), .start()) run with RACKS."""
+    from confluent_kafka.admin import AdminClient
+
+    state = ClusterState(connect)
+    steps: dict[str, str] = {}
+    bootstrap = brokers[0].bootstrap
+    try:
+        wait_for(lambda: state.brokers() == {0, 1, 2}, what="three registered brokers")
+        steps["registered racks"] = str({b: json.loads(state.zk.get(f"/brokers/ids/{b}")[0]).get("rack")
+                                         for b in RACKS})
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        steps["DescribeCluster racks"] = str(sorted((n.id, n.rack) for n in admin.describe_cluster().result(30).nodes))
+        result = tools("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", "racked",
+                       "--partitions", "6", "--replication-factor", "2")
+        steps["create"] = result.out + "".join(f"[stderr] {line}\n" for line in tool_errors(result.err))
+        assignment = json.loads(state.zk.get("/brokers/topics/racked")[0])["partitions"]
+        steps["one replica per rack"] = str(all(sorted(RACKS[r] for r in replicas) == ["r1", "r2"]
+                                                for replicas in assignment.values()) and len(assignment) == 6)
+
+        brokers[2].stop()
+        wait_for(lambda: 2 not in state.brokers(), what="broker 2 gone")
+        brokers[2].overrides = {k: v for k, v in brokers[2].overrides.items() if k != "broker.rack"}
+        brokers[2].start()
+        wait_for(lambda: state.brokers() == {0, 1, 2}, what="broker 2 back without a rack")
+        wait_for(lambda: sorted((n.id, n.rack) for n in admin.describe_cluster().result(30).nodes)
+                 == [(0, "r1"), (1, "r1"), (2, None)], what="the brokers to see broker 2 without a rack")
+        with ProtocolClient(brokers[0].port, timeout=30) as c:
+            answer = c.call(ApiKey.CREATE_TOPICS, 5, {"timeout_ms": 15000, "validate_only": False, "topics": [
+                {"name": "mixed", "num_partitions": 1, "replication_factor": 2, "assignments": [], "configs": []}]})
+        steps["CreateTopics, a broker without a rack"] = str(
+            [(t["error_code"], t["error_message"]) for t in answer["topics"]])
+    finally:
+        state.close()
+    return steps
+
+
+@pytest.fixture(scope="module")
+def kafka28_rack_steps(zookeeper, kafka28_tools, tmp_path_factory):
+    from conftest import _dist
+
+    cluster = kafka_oracle.KafkaCluster(_dist("2.8"), str(tmp_path_factory.mktemp("kafka28-racks")),
+                                        f"{zookeeper}/kafka28-racks", overrides=CLUSTER_SETTINGS)
+    for b, rack in RACKS.items():
+        cluster.brokers[b].overrides = {**CLUSTER_SETTINGS, "broker.rack": rack}
+    cluster.start()
+    try:
+        yield rack_steps(kafka28_tools, cluster.zookeeper, cluster.brokers)
+    finally:
+        cluster.stop()
+
+
+def test_pk_places_by_rack_as_kafka_2_8(zookeeper, tmp_path, kafka28_tools, kafka28_rack_steps):
+    assert kafka28_rack_steps["one replica per rack"] == "True"
+    with ReplicationCluster(zookeeper, tmp_path, 3, CLUSTER_SETTINGS) as cluster:
+        for b, rack in RACKS.items():
+            cluster.brokers[b].overrides = {**cluster.brokers[b].overrides, "broker.rack": rack}
+        cluster.start_all()
+        steps = rack_steps(kafka28_tools, cluster.connect, cluster.brokers)
+    assert steps == kafka28_rack_steps

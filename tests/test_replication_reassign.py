@@ -293,3 +293,44 @@ def test_controlled_shutdown_moves_leadership_before_exiting(cluster, all_up, ho
         f.seek(logged)
         log = f.read()
     assert ("Controlled shutdown succeeded" in log) == (how == "SIGTERM")
+
+
+# --------------------------------------------------------------------------- racks
+RACKS = {0: "r1", 1: "r1", 2: "r2"}
+
+
+def racked_cluster(zookeeper, tmp_path) -> ReplicationCluster:
+    c = ReplicationCluster(zookeeper, tmp_path, 3, {"auto.leader.rebalance.enable": "false"})
+    for b, rack in RACKS.items():
+        c.brokers[b].overrides = {**c.brokers[b].overrides, "broker.rack": rack}
+    return c
+
+
+def test_racks_registered_listed_and_used_for_placement(zookeeper, tmp_path):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    with racked_cluster(zookeeper, tmp_path) as cluster:
+        cluster.start_all()
+        assert {b: json.loads(cluster.get(f"/brokers/ids/{b}")).get("rack") for b in RACKS} == RACKS
+        for b in RACKS:
+            assert {n["node_id"]: n["rack"] for n in cluster.metadata(b, "")["brokers"]} == RACKS
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        assert {n.id: n.rack for n in admin.describe_cluster().result(15).nodes} == RACKS
+        admin.create_topics([NewTopic("racked", 6, 2)])["racked"].result(15)
+        assignment = json.loads(cluster.get("/brokers/topics/racked"))["partitions"]
+        assert len(assignment) == 6
+        for replicas in assignment.values():  # as many racks as replicas: one replica per rack
+            assert sorted(RACKS[r] for r in replicas) == ["r1", "r2"], assignment
+
+        # a broker without a rack among racked ones: Kafka's AdminUtils refuses to place
+        cluster.stop(2)
+        cluster.brokers[2].overrides.pop("broker.rack")
+        cluster.start(2)
+        cluster.wait_converged()
+        wait_for(lambda: "rack" not in json.loads(cluster.get("/brokers/ids/2")), what="broker 2 without a rack")
+        with ProtocolClient(cluster.brokers[0].port, timeout=20) as c:
+            answer = c.call(ApiKey.CREATE_TOPICS, 5, {"timeout_ms": 15000, "validate_only": False, "topics": [
+                {"name": "mixed", "num_partitions": 1, "replication_factor": 2, "assignments": [], "configs": []}]})
+        (topic,) = answer["topics"]
+        assert (topic["error_code"], topic["error_message"]) == (
+            E.UNKNOWN_SERVER_ERROR, None)  # as Kafka 2.8 (AdminOperationException: no message)

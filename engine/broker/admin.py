@@ -524,7 +524,7 @@ class AdminHandlers:
         # The brokers and controller Metadata reports (in ZooKeeper mode, every registered broker).
         metadata = self.broker.data.metadata
         answer["controller_id"] = metadata.controller_id()
-        answer["brokers"] = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None,
+        answer["brokers"] = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"],
                               "is_fenced": False} for b in metadata.brokers(request)]
         guard = self.broker.guard
         if body["include_cluster_authorized_operations"]:

@@ -394,7 +394,7 @@ class DataHandlers:
                 host, port = brokers[node]
             else:
                 continue
-            out.append({"node_id": node, "host": host, "port": port, "rack": None})
+            out.append({"node_id": node, "host": host, "port": port, "rack": self.broker.rack_of(node)})
         return out
 
     def _change_tokens(self, logs) -> list:

@@ -145,6 +145,7 @@ class ZooKeeperSync:
         self._again = False
         self._next_rebalance: float | None = None
         self._closed = False
+        self.racks: dict[int, str | None] = {}  # the registered brokers' broker.rack
         self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
         self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
 
@@ -400,7 +401,7 @@ class ZooKeeperSync:
         """KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, owned by this session."""
         host, port = self.broker.host, self.broker.port
         path = f"{BROKER_IDS}/{self.node_id}"
-        data = encode_broker(self.node_id, host, port)
+        data = encode_broker(self.node_id, host, port, self.config.get("broker.rack"))
         try:
             self.zk.create(path, data, ephemeral=True, makepath=True)
         except NodeExistsError:
@@ -481,13 +482,16 @@ class ZooKeeperSync:
             self._watch_topic(name, parsed.partitions)
         markers = set(self._children(DELETE_TOPICS))
         live: dict[int, tuple[str, int]] = {}
+        racks: dict[int, str | None] = {}
         for child in self._children(BROKER_IDS):
             data = self._get(f"{BROKER_IDS}/{child}")
             try:
                 js = json.loads(data)
                 live[int(child)] = (str(js["host"]), int(js["port"]))
+                racks[int(child)] = None if js.get("rack") is None else str(js["rack"])
             except (ValueError, KeyError, TypeError):
                 continue
+        self.racks = racks
         try:
             self.controller_id = int(json.loads(self._get(CONTROLLER) or b"{}").get("brokerid", -1))
         except (ValueError, TypeError, AttributeError):
@@ -694,6 +698,7 @@ class ZooKeeperSync:
         topics, markers, endpoints, epoch = await self._run(self._read_cluster)
         live = set(endpoints)
         self.engine.cluster_brokers = sorted(live)  # where new topics' replicas go
+        self.engine.cluster_racks = {b: self.racks.get(b) for b in live}  # rack-aware when they have racks
         if self.is_controller:
             self.controller_epoch = max(self.controller_epoch, epoch)
         else:
