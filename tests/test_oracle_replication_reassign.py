@@ -165,3 +165,73 @@ def test_pk_places_by_rack_as_kafka_2_8(zookeeper, tmp_path, kafka28_tools, kafk
         cluster.start_all()
         steps = rack_steps(kafka28_tools, cluster.connect, cluster.brokers)
     assert steps == kafka28_rack_steps
+
+
+# --------------------------------------------------------------------------- DeleteRecords
+TRIM_TOPIC = "trimmed-replicated"
+
+
+def delete_records_steps(tools, connect: str, brokers, workdir: str) -> dict[str, str]:
+    """kafka-delete-records on a partition replicated on all three brokers, then the leader
+    SIGKILLed: the new leader's log starts where the records were deleted."""
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+    state = ClusterState(connect)
+    steps: dict[str, str] = {}
+    bootstrap = ",".join(b.bootstrap for b in brokers)
+
+    def record(step: str, *args: str) -> None:
+        result = tools(*args)
+        steps[step] = normalise_step(result.out + "".join(f"[stderr] {line}\n" for line in tool_errors(result.err))
+                                     + (f"[exit {result.returncode}]\n" if result.returncode else ""))
+
+    def watermarks():
+        """(low, high) from the partition's leader; None while the client cannot tell."""
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "topic.metadata.refresh.interval.ms": 500})
+        try:
+            return c.get_watermark_offsets(TopicPartition(TRIM_TOPIC, 0), timeout=10)
+        except KafkaException:  # the killed broker's connection, a leader not known yet
+            return None
+        finally:
+            c.close()
+
+    plan = os.path.join(workdir, "delete.json")
+    try:
+        wait_for(lambda: state.brokers() == {0, 1, 2}, what="three registered brokers")
+        record("create", "kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", TRIM_TOPIC,
+               "--replica-assignment", "0:1:2")
+        wait_for(lambda: (state.partition(TRIM_TOPIC, 0) or {}).get("isr", []).__len__() == 3, what="full ISR")
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "message.timeout.ms": 60000})
+        for i in range(50):
+            producer.produce(TRIM_TOPIC, f"t{i}".encode(), partition=0)
+        assert producer.flush(60) == 0
+        for offset in (20, 60):
+            with open(plan, "w") as f:
+                json.dump({"version": 1, "partitions": [{"topic": TRIM_TOPIC, "partition": 0, "offset": offset}]}, f)
+            record(f"delete-records to {offset}", "kafka-delete-records", "--bootstrap-server", bootstrap,
+                   "--offset-json-file", plan)
+        leader = state.partition(TRIM_TOPIC, 0)["leader"]
+        brokers[leader].kill()
+        wait_for(lambda: state.partition(TRIM_TOPIC, 0)["leader"] not in (leader, -1), what="a new leader")
+        steps["watermarks on the new leader"] = str(wait_for(
+            lambda: (lambda w: w if w and w[0] >= 0 else None)(watermarks()), what="the new leader's watermarks"))
+        brokers[leader].start()
+        wait_for(lambda: leader in state.partition(TRIM_TOPIC, 0)["isr"], what="the old leader back in the ISR")
+    finally:
+        state.close()
+    return steps
+
+
+@pytest.fixture(scope="module")
+def kafka28_delete_records_steps(kafka28_cluster, kafka28_tools, tmp_path_factory):
+    return delete_records_steps(kafka28_tools, kafka28_cluster.zookeeper, kafka28_cluster.brokers,
+                                str(tmp_path_factory.mktemp("k28-delete-records")))
+
+
+def test_pk_deletes_replicated_records_as_kafka_2_8(zookeeper, tmp_path, kafka28_tools, kafka28_delete_records_steps):
+    assert kafka28_delete_records_steps["watermarks on the new leader"] == "(20, 50)"
+    with ReplicationCluster(zookeeper, tmp_path, 3, CLUSTER_SETTINGS) as cluster:
+        cluster.start_all()
+        brokers = [cluster.brokers[i] for i in range(3)]
+        steps = delete_records_steps(kafka28_tools, cluster.connect, brokers, str(tmp_path))
+    assert steps == kafka28_delete_records_steps
