@@ -132,7 +132,9 @@ def rack_steps(tools, connect: str, brokers) -> dict[str, str]:
         wait_for(lambda: state.brokers() == {0, 1, 2}, what="broker 2 back without a rack")
         wait_for(lambda: sorted((n.id, n.rack) for n in admin.describe_cluster().result(30).nodes)
                  == [(0, "r1"), (1, "r1"), (2, None)], what="the brokers to see broker 2 without a rack")
-        with ProtocolClient(brokers[0].port, timeout=30) as c:
+        # to the controller: a Kafka 2.8 broker that is not answers CreateTopics NOT_CONTROLLER
+        controller = json.loads(state.zk.get("/controller")[0])["brokerid"]
+        with ProtocolClient(brokers[controller].port, timeout=30) as c:
             answer = c.call(ApiKey.CREATE_TOPICS, 5, {"timeout_ms": 15000, "validate_only": False, "topics": [
                 {"name": "mixed", "num_partitions": 1, "replication_factor": 2, "assignments": [], "configs": []}]})
         steps["CreateTopics, a broker without a rack"] = str(
