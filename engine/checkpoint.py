@@ -60,6 +60,17 @@ def update(data_dir: str, name: str, changes: dict[tuple[str, int], int | None])
             atomic_write(path, render(entries))
 
 
+def drop_partition(data_dir: str, topic: str, partition: int) -> None:
+    """Forget one partition's entries in every checkpoint file (a replica removed from this broker)."""
+    with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):
+        for name in (RECOVERY_POINT, LOG_START_OFFSET, HIGH_WATERMARK, CLEANER_OFFSET, RETENTION_CHECK):
+            path = inside(data_dir, name)
+            entries = read(path)
+            if (topic, partition) in entries:
+                del entries[(topic, partition)]
+                atomic_write(path, render(entries))
+
+
 def drop_topic(data_dir: str, topic: str) -> None:
     """Forget a deleted topic's entries in every checkpoint file."""
     with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):

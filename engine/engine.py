@@ -24,6 +24,7 @@ from .errors import (
     InvalidReplicaAssignmentError,
     InvalidRequestError,
     InvalidTopicError,
+    KafkaError,
     KafkaStorageError,
     PolicyViolationError,
     TopicDeletionDisabledError,
@@ -33,7 +34,7 @@ from .errors import (
 from .fileutil import atomic_write, inside, locked
 from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
-from .replica_assignment import BrokerMetadata, assign_replicas_to_brokers
+from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
 
 NODE_ID = 0
@@ -67,6 +68,7 @@ class Engine:
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.node_id = NODE_ID
         self.cluster_brokers: list[int] | None = None  # ZooKeeper mode: the registered brokers
+        self.cluster_racks: dict[int, str | None] = {}  # ... and their racks (broker.rack)
         # ZooKeeper mode: the internal topics are replicated topics created in ZooKeeper when a
         # coordinator first needs them (engine/broker/zookeeper.py), never locally on their own.
         self.internal_topics_replicated = bool(self.broker_config.get("zookeeper.connect"))
@@ -239,9 +241,13 @@ class Engine:
         validation.validate_replicas_available(replication_factor, len(brokers))
         if len(brokers) == 1:
             return {p: brokers[:replication_factor] for p in range(num_partitions)}
-        # Several brokers (ZooKeeper mode): Kafka's rack-unaware assignment, random start.
-        return assign_replicas_to_brokers([BrokerMetadata(b) for b in sorted(brokers)], num_partitions,
-                                          replication_factor)
+        # Several brokers (ZooKeeper mode): Kafka's assignment, random start, rack-aware when
+        # the brokers have racks (all of them, else refused as Kafka's AdminUtils does).
+        try:
+            return assign_replicas_to_brokers([BrokerMetadata(b, self.cluster_racks.get(b)) for b in sorted(brokers)],
+                                              num_partitions, replication_factor)
+        except AdminOperationError:
+            raise KafkaError() from None  # Kafka 2.8's broker: UNKNOWN_SERVER_ERROR, no message
 
     def _check_manual_assignment(self, assignment: dict[int, list[int]],
                                  replication_factor: int | None = None) -> dict[int, list[int]]:
@@ -311,6 +317,26 @@ class Engine:
         doomed = inside(self.data_dir, topic[:255 - len(suffix)] + suffix)
         os.rename(inside(self.data_dir, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
+
+    def remove_replica(self, topic: str, partition: int) -> bool:
+        """This broker no longer holds a replica of the partition (a reassignment moved it
+        away): its log goes as Kafka's StopReplica(delete=true) removes it (the directory
+        renamed to `<topic>-<p>.<uuid>-delete`, then removed) and an empty directory takes its
+        place, as every broker keeps one for each partition of a topic. Its checkpoint entries
+        go too. False when there was nothing to remove (an empty log)."""
+        with locked(self.admin_lock_path):
+            meta = self.store.get(topic)
+            if partition not in meta.assignment:
+                return False
+            plog = self.partition(topic, partition)
+            if plog.log_end_offset == 0:
+                return False
+            self._logs.pop((topic, partition), None)
+            plog.close()
+            self._discard_dir(topic, partition)
+            create_partition_dir(self.data_dir, topic, partition, meta.topic_id)
+            checkpoint.drop_partition(self.data_dir, topic, partition)
+            return True
 
     def delete_topic(self, name: str) -> None:
         if self.broker_config.get("delete.topic.enable", "true").lower() != "true":

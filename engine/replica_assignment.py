@@ -11,6 +11,11 @@ from .errors import InvalidPartitionsError, InvalidReplicationFactorError, Kafka
 from .javacompat import JavaRandom
 
 
+class AdminOperationError(KafkaError):
+    """Kafka's AdminOperationException: not an API error (a broker answers UNKNOWN_SERVER_ERROR
+    without its text)."""
+
+
 @dataclass(frozen=True)
 class BrokerMetadata:
     id: int
@@ -58,7 +63,7 @@ def assign_replicas_to_brokers(brokers: list[BrokerMetadata], n_partitions: int,
         arranged = [b.id for b in brokers]
         rack_of = None
     elif len(racked) < len(brokers):
-        raise KafkaError("Not all brokers have rack information for replica rack aware assignment.")
+        raise AdminOperationError("Not all brokers have rack information for replica rack aware assignment.")
     else:
         rack_of = {b.id: b.rack for b in brokers}
         arranged = rack_alternated_broker_list(rack_of)

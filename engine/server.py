@@ -85,6 +85,7 @@ class Server:
         ticker = asyncio.create_task(self._ticks())
         try:
             await self._stopping.wait()
+            await self.broker.controlled_shutdown()  # still serving: followers fetch, ticks run
         finally:
             ticker.cancel()
             await self.stop()

@@ -10,6 +10,7 @@ byte as Kafka writes them and decoded as Kafka reads them (no ZooKeeper I/O here
   /config/topics/<t>                      {"version":1,"config":{..}}
   /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} after a config change
   /admin/delete_topics/<t>                the deletion marker (no data)
+  /admin/reassign_partitions              {"version":1,"partitions":[{"topic":..,"partition":..,"replicas":[..]}]}
   /controller, /controller_epoch, /cluster/id
   /isr_change_notification/isr_change_<seq>  {"version":1,"partitions":[{"topic":..,"partition":..}]}
 
@@ -34,6 +35,7 @@ CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 # KafkaZkClient.createTopLevelPaths (2.8)
 PERSISTENT_PATHS = ("/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
                     ISR_CHANGE_NOTIFICATION, "/latest_producer_id_block", "/log_dir_event_notification",
@@ -175,3 +177,21 @@ def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
     """IsrChangeNotificationSequenceZNode.encode: the partitions whose ISR the leader changed."""
     body = ",".join(f'{{"topic":{jackson_string(t)},"partition":{p}}}' for t, p in partitions)
     return ('{"version":1,"partitions":[' + body + "]}").encode()
+
+
+# --------------------------------------------------------------------------- ReassignPartitionsZNode
+def encode_reassignment(plan: dict[tuple[str, int], list[int]]) -> bytes:
+    """ReassignPartitionsZNode.encode: the partitions in the given order."""
+    parts = ",".join(f'{{"topic":{jackson_string(t)},"partition":{p},"replicas":[{",".join(map(str, r))}]}}'
+                     for (t, p), r in plan.items())
+    return f'{{"version":1,"partitions":[{parts}]}}'.encode()
+
+
+def decode_reassignment(data: bytes | None) -> dict[tuple[str, int], list[int]]:
+    """ReassignPartitionsZNode.decode: {(topic, partition): target replicas}; ValueError when
+    the document is not one (log_dirs, which the tools may add, are not read)."""
+    try:
+        js = json.loads(data or b"")
+        return {(str(e["topic"]), int(e["partition"])): [int(r) for r in e["replicas"]] for e in js["partitions"]}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"invalid reassignment {data!r}") from exc

@@ -143,6 +143,17 @@ class Broker:
         if self.zookeeper is not None:
             await self.zookeeper.tick()
 
+    def rack_of(self, node_id: int) -> str | None:
+        """A broker's broker.rack: this one's setting, the others' ZooKeeper registrations."""
+        if node_id == self.node_id:
+            return self.config.get("broker.rack")
+        return self.zookeeper.racks.get(node_id) if self.zookeeper is not None else None
+
+    async def controlled_shutdown(self) -> None:
+        """Before stopping (SIGTERM): in ZooKeeper mode, hand the leaderships over first."""
+        if self.zookeeper is not None:
+            await self.zookeeper.controlled_shutdown()
+
     def close(self) -> None:
         if self.zookeeper is not None:
             self.zookeeper.close()  # the session ends: /brokers/ids/<id> goes away

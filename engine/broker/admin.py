@@ -17,6 +17,7 @@ from ..errors import (
     InvalidConfigurationError,
     InvalidRequestError,
     KafkaError,
+    OffsetOutOfRangeError,
     TopicDeletionDisabledError,
     UnknownTopicOrPartitionError,
 )
@@ -524,7 +525,7 @@ class AdminHandlers:
         # The brokers and controller Metadata reports (in ZooKeeper mode, every registered broker).
         metadata = self.broker.data.metadata
         answer["controller_id"] = metadata.controller_id()
-        answer["brokers"] = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None,
+        answer["brokers"] = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"],
                               "is_fenced": False} for b in metadata.brokers(request)]
         guard = self.broker.guard
         if body["include_cluster_authorized_operations"]:
@@ -536,6 +537,7 @@ class AdminHandlers:
 
     async def delete_records(self, request) -> dict:
         topics = []
+        waits = []  # replicated partitions: answered once the followers' log starts moved too
         for t in request.body["topics"]:
             parts = []
             for p in t["partitions"]:
@@ -544,12 +546,34 @@ class AdminHandlers:
                 try:
                     self.broker.guard.check(request, acls.DELETE, acls.TOPIC, t["name"])
                     plog = self.broker.data.log(t["name"], p["partition_index"])
-                    result["low_watermark"] = plog.delete_records_before(p["offset"])
+                    state = self.broker.data.replica_state(t["name"], p["partition_index"])
+                    if state is None:
+                        result["low_watermark"] = plog.delete_records_before(p["offset"])
+                    elif state.leader != self.broker.node_id:
+                        result["error_code"] = E.NOT_LEADER_OR_FOLLOWER
+                    else:
+                        waits.append(self._delete_replicated(plog, p["offset"], result))
                 except KafkaError as exc:
                     result["error_code"] = exc.code
                 parts.append(result)
             topics.append({"name": t["name"], "partitions": parts})
+        if waits:
+            await self.broker.replication.wait_for_log_start(waits, request.body["timeout_ms"])
         return {"throttle_time_ms": 0, "topics": topics}
+
+    def _delete_replicated(self, plog, offset: int, result: dict):
+        """ReplicaManager.deleteRecords on the leader: up to the high watermark (-1: the high
+        watermark), then wait for the replicas (replication.wait_for_log_start)."""
+        replication = self.broker.replication
+        key = (plog.topic, plog.partition)
+        hw = replication.high_watermark(key, plog.log_end_offset)
+        wanted = hw if offset == -1 else offset
+        if wanted < 0 or wanted > hw:
+            raise OffsetOutOfRangeError(f"Cannot increment the log start offset to {wanted} of partition "
+                                        f"{plog.topic}-{plog.partition} since it is larger than the high "
+                                        f"watermark {hw}")
+        plog.delete_records_before(wanted)
+        return key, wanted, plog, result
 
     async def elect_leaders(self, request) -> dict:
         """One broker leads every partition and is its only (so preferred) replica: no election

@@ -72,6 +72,8 @@ KNOWN: dict[str, str | None] = {
     "replica.lag.time.max.ms": "30000",
     "replica.fetch.wait.max.ms": "500",
     "unclean.leader.election.enable": "false",
+    "broker.rack": None,
+    "controlled.shutdown.enable": "true",
     "min.insync.replicas": "1",
     "cluster.id": None,
     "authorizer.class.name": "",

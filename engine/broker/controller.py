@@ -13,19 +13,25 @@ Everything here blocks on ZooKeeper: callers run it in the executor.
 from __future__ import annotations
 
 import json
+import logging
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
 from ..protocol import errors as E
 from ..zk_formats import (
     BROKER_IDS,
+    REASSIGN_PARTITIONS,
     ReplicaAssignment,
+    decode_reassignment,
     decode_topic_assignment,
+    encode_reassignment,
     encode_partition_state,
     encode_topic_assignment,
     partition_state_path,
     topic_path,
 )
+
+log = logging.getLogger("kafka.controller.KafkaController")
 
 NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
 NO_PARTITION = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
@@ -203,6 +209,86 @@ def advance_reassignments(zk, topics: list[str], live: set[int], controller_epoc
             continue
         done.append((topic, p))
     return done
+
+
+def write_topic_id(zk, topic: str, topic_id: str, version: int) -> None:
+    """The topic znode read at `version` had no topic id (kafka-topics --zookeeper writes
+    none): it gets the one every broker derived (KafkaController.setTopicIds in 2.8)."""
+    found = _read_topic(zk, topic)
+    if found is None or found[0].topic_id is not None or found[1] != version:
+        return
+    try:
+        zk.set(topic_path(topic), encode_topic_assignment(topic_id, found[0].partitions), version=version)
+    except (BadVersionError, NoNodeError):
+        pass
+
+
+# --------------------------------------------------------------------------- /admin/reassign_partitions
+def process_zk_reassignment(zk, seen_czxid: int | None) -> int | None:
+    """Kafka 2.8's `kafka-reassign-partitions --zookeeper` path, on a controller pass: a new
+    /admin/reassign_partitions znode (one this controller has not started: its creation
+    transaction id differs from `seen_czxid`; a new controller starts it again, as Kafka's
+    does on failover) starts each listed partition's reassignment as AlterPartitionReassignments
+    would; a partition that cannot be started (unknown, no replicas) leaves the znode at once.
+    On every pass, a partition whose topic znode now has the target replicas and no move in
+    progress leaves the znode, which goes once empty (KafkaController.maybeRemoveFromZkReassignment).
+    Returns the czxid of the znode handled, None when there is none."""
+    try:
+        data, stat = zk.get(REASSIGN_PARTITIONS)
+    except NoNodeError:
+        return None
+    try:
+        plan = decode_reassignment(data)
+    except ValueError:
+        log.warning("Ignoring %s: %r is not a reassignment; deleting it", REASSIGN_PARTITIONS, data)
+        _rewrite_zk_reassignment(zk, {}, stat.version)
+        return stat.czxid
+    failed = set()
+    if stat.czxid != seen_czxid:
+        for (topic, partition), replicas in plan.items():
+            code, message = (E.INVALID_REPLICA_ASSIGNMENT, "Empty replica list") if not replicas \
+                else start_reassignment(zk, topic, partition, replicas)
+            if code != E.NONE:
+                failed.add((topic, partition))
+                log.warning("Failed reassignment through zk of %s-%d: %s (%s)", topic, partition,
+                            E.error_name(code), message)
+    done = {key for key, target in plan.items()
+            if key not in failed and _assigned(zk, *key) == (target, False)}
+    if failed or done:
+        remaining = {k: r for k, r in plan.items() if k not in failed and k not in done}
+        _rewrite_zk_reassignment(zk, remaining, stat.version)
+    return stat.czxid
+
+
+def drop_from_zk_reassignment(zk, key: tuple[str, int]) -> None:
+    """A reassignment asked for through the Admin API replaces the znode's for that partition."""
+    try:
+        data, stat = zk.get(REASSIGN_PARTITIONS)
+        plan = decode_reassignment(data)
+    except (NoNodeError, ValueError):
+        return
+    if key in plan:
+        del plan[key]
+        _rewrite_zk_reassignment(zk, plan, stat.version)
+
+
+def _assigned(zk, topic: str, partition: int):
+    """(replicas, moving) of a partition as its topic znode has them, or None."""
+    found = _read_topic(zk, topic)
+    if found is None or partition not in found[0].partitions:
+        return None
+    a = found[0].partitions[partition]
+    return list(a.replicas), bool(a.adding or a.removing)
+
+
+def _rewrite_zk_reassignment(zk, plan: dict, version: int) -> None:
+    try:
+        if plan:
+            zk.set(REASSIGN_PARTITIONS, encode_reassignment(plan), version=version)
+        else:
+            zk.delete(REASSIGN_PARTITIONS, version=version)
+    except (BadVersionError, NoNodeError):
+        pass  # changed meanwhile: the next pass reads it again
 
 
 def _bump_epoch(zk, topic: str, partition: int) -> None:

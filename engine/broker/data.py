@@ -394,7 +394,7 @@ class DataHandlers:
                 host, port = brokers[node]
             else:
                 continue
-            out.append({"node_id": node, "host": host, "port": port, "rack": None})
+            out.append({"node_id": node, "host": host, "port": port, "rack": self.broker.rack_of(node)})
         return out
 
     def _change_tokens(self, logs) -> list:
@@ -511,6 +511,7 @@ class DataHandlers:
                 key = (plog.topic, want.partition)
                 if replica_id >= 0:
                     end = self.broker.replication.follower_fetched(key, replica_id, want.fetch_offset, end)
+                    self.broker.replication.follower_log_start(key, replica_id, want.fetcher_log_start)
                 else:
                     hw = self.broker.replication.high_watermark(key, end)
                     if hw < end:

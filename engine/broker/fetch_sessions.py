@@ -35,7 +35,8 @@ class FetchPartition:
     told. `key` is (topic id, partition) for v13+ requests, else (topic name, partition)."""
 
     __slots__ = ("key", "topic", "topic_id", "partition", "fetch_offset", "max_bytes",
-                 "current_leader_epoch", "last_fetched_epoch", "high_watermark", "log_start_offset")
+                 "current_leader_epoch", "last_fetched_epoch", "high_watermark", "log_start_offset",
+                 "fetcher_log_start")
 
     def __init__(self, key, topic, topic_id, partition: int, request: dict):
         self.key = key
@@ -51,6 +52,7 @@ class FetchPartition:
         self.max_bytes = request["partition_max_bytes"]
         self.current_leader_epoch = request["current_leader_epoch"]
         self.last_fetched_epoch = request["last_fetched_epoch"]
+        self.fetcher_log_start = request.get("log_start_offset", -1)  # a follower's, for the leader's low watermark
 
     def copy_request(self, other: "FetchPartition") -> None:
         """An incremental fetch names this partition again: take its new position and limits."""
@@ -58,6 +60,7 @@ class FetchPartition:
         self.max_bytes = other.max_bytes
         self.current_leader_epoch = other.current_leader_epoch
         self.last_fetched_epoch = other.last_fetched_epoch
+        self.fetcher_log_start = other.fetcher_log_start
 
     def has_news(self, answer: dict) -> bool:
         """Kafka's CachedPartition.maybeUpdateResponseData: must `answer` be sent? Remembers

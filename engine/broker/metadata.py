@@ -38,7 +38,7 @@ class MetadataHandlers:
 
     def _broker_entry(self, request) -> dict:
         host, port = self.broker.endpoint(request)  # of the listener the request came in on
-        return {"node_id": self.broker.node_id, "host": host, "port": port, "rack": None}
+        return {"node_id": self.broker.node_id, "host": host, "port": port, "rack": self.broker.rack_of(self.broker.node_id)}
 
     def _partition(self, topic: str, partition: int, assignment: dict | None = None) -> dict:
         node = self.broker.node_id
@@ -61,7 +61,7 @@ class MetadataHandlers:
         entries = [self._broker_entry(request)]
         replication = self.broker.replication
         if replication is not None:
-            entries += [{"node_id": b, "host": host, "port": port, "rack": None}
+            entries += [{"node_id": b, "host": host, "port": port, "rack": self.broker.rack_of(b)}
                         for b, (host, port) in sorted(replication.brokers.items()) if b != self.broker.node_id]
         return sorted(entries, key=lambda e: e["node_id"])
 

@@ -61,6 +61,7 @@ class FollowerProgress:
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int = 0
+    log_start: int = -1  # from its Fetch's log_start_offset (-1: not known yet)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ReplicaManager:
         self.lag_ms = broker.config.get_int("replica.lag.time.max.ms")
         self.fetch_wait_ms = broker.config.get_int("replica.fetch.wait.max.ms")
         self._hw_event = asyncio.Event()
+        self._log_start_event = asyncio.Event()
         self._checkpointed: dict[tuple[str, int], int] = {}
         self._isr_busy = False
         path = os.path.join(broker.engine.data_dir, checkpoint.HIGH_WATERMARK)
@@ -120,6 +122,8 @@ class ReplicaManager:
             if self.node_id not in new.replicas:
                 self._stop_following(key)
                 self.leading.pop(key, None)
+                if old is None or self.node_id in old.replicas:
+                    self._remove_replica(key)
                 continue
             changed = old is None or old.leader != new.leader or old.leader_epoch != new.leader_epoch
             if new.leader == self.node_id:
@@ -152,6 +156,20 @@ class ReplicaManager:
         self.leading.pop(key, None)
         self.hw.pop(key, None)
         self._stop_following(key)
+
+    def _remove_replica(self, key) -> None:
+        """Kafka 2.8's StopReplica(delete=true) for a replica that moved away (a completed
+        reassignment, or a broker back after its partition moved): no more fetching, its HW
+        forgotten, its log removed."""
+        self.hw.pop(key, None)
+        try:
+            removed = self.broker.engine.remove_replica(*key)
+        except (KafkaError, OSError) as exc:
+            log.warning("[Broker id=%d] Removing the replica of %s-%d failed: %s", self.node_id, key[0], key[1], exc)
+            return
+        if removed:
+            self.broker.data.producers.forget_partition(*key)
+            log.info("[Broker id=%d] %s-%d: no longer a replica, local log deleted", self.node_id, key[0], key[1])
 
     def _become_leader(self, key, state: PartitionState) -> None:
         self._stop_following(key)
@@ -254,6 +272,59 @@ class ReplicaManager:
                 return
             try:
                 await asyncio.wait_for(self._hw_event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    # ------------------------------------------------------------------ DeleteRecords (leader)
+    def follower_log_start(self, key, replica_id: int, log_start: int) -> None:
+        """The log start offset a follower's Fetch carried (it follows the leader's, below)."""
+        lead = self.leading.get(key)
+        progress = lead.followers.get(replica_id) if lead is not None else None
+        if progress is not None and progress.log_start != log_start:
+            progress.log_start = log_start
+            self._log_start_event.set()
+            self._log_start_event = asyncio.Event()
+
+    def low_watermark(self, key, own_log_start: int) -> int:
+        """Kafka's Partition.lowWatermarkIfLeader: the smallest log start offset over this
+        broker and the replicas that are alive and whose log start is known."""
+        state, lead = self.states.get(key), self.leading.get(key)
+        starts = [own_log_start]
+        if state is not None and lead is not None:
+            starts += [lead.followers[r].log_start for r in state.replicas
+                       if r != self.node_id and r in self.brokers and r in lead.followers
+                       and lead.followers[r].log_start >= 0]
+        return min(starts)
+
+    async def wait_for_log_start(self, waits: list, timeout_ms: int) -> None:
+        """Kafka's DelayedDeleteRecords: each (key, offset, plog, result) is answered with the
+        low watermark once it reached offset (every live replica moved its log start there),
+        NOT_LEADER_OR_FOLLOWER if the leadership moved, REQUEST_TIMED_OUT (low watermark -1)
+        after timeout_ms."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout_ms, 0) / 1000
+        while True:
+            pending = []
+            for key, offset, plog, result in waits:
+                state = self.states.get(key)
+                if state is None or state.leader != self.node_id:
+                    result["error_code"], result["low_watermark"] = E.NOT_LEADER_OR_FOLLOWER, -1
+                    continue
+                low = self.low_watermark(key, plog.log_start_offset)
+                if low >= offset:
+                    result["error_code"], result["low_watermark"] = E.NONE, low
+                else:
+                    pending.append((key, offset, plog, result))
+            waits = pending
+            remaining = deadline - loop.time()
+            if not waits:
+                return
+            if remaining <= 0:
+                for _, _, _, result in waits:
+                    result["error_code"], result["low_watermark"] = E.REQUEST_TIMED_OUT, -1
+                return
+            try:
+                await asyncio.wait_for(self._log_start_event.wait(), remaining)
             except asyncio.TimeoutError:
                 pass
 
@@ -444,6 +515,16 @@ class Fetcher:
                     self.manager.hw[key] = min(self.manager.hw.get(key, 0), cut)
                 target.truncated = True
 
+    def _follow_log_start(self, key, plog, leader_log_start: int) -> None:
+        """Kafka's follower: log start = max(its own, the leader's), bounded by its HW (the
+        leader's DeleteRecords or retention reaches the followers' logs)."""
+        start = min(leader_log_start, self.manager.hw.get(key, 0))
+        if start > plog.log_start_offset:
+            try:
+                plog.delete_records_before(start)
+            except (KafkaError, OSError) as exc:
+                self._note(key, f"Moving the log start to {start}: {exc}")
+
     async def _fetch(self, conn: Connection) -> bool:
         """One Fetch of every truncated partition; False when nothing could be asked or
         every partition failed (the caller backs off)."""
@@ -487,6 +568,7 @@ class Fetcher:
                     hw = min(p["high_watermark"], end)
                     if hw > manager.hw.get(key, -1):
                         manager.hw[key] = hw
+                    self._follow_log_start(key, plog, p["log_start_offset"])
                 elif code == E.OFFSET_OUT_OF_RANGE and p["log_start_offset"] > plog.log_end_offset:
                     # The leader no longer has what we would fetch next (retention): start
                     # over at its log start.

@@ -149,6 +149,9 @@ class ZooKeeperSync:
         self._again = False
         self._next_rebalance: float | None = None
         self._closed = False
+        self.racks: dict[int, str | None] = {}  # the registered brokers' broker.rack
+        self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
+        self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
@@ -293,6 +296,48 @@ class ZooKeeperSync:
                 self._again = False
                 asyncio.get_running_loop().call_soon(self._tick_soon)
 
+    async def controlled_shutdown(self) -> None:
+        """Kafka 2.8's controlled shutdown, through ZooKeeper (Kafka 4.4's schemas have no
+        ControlledShutdown request): the registration goes first, so the controller moves this
+        broker's leaderships to other ISR members at once (no session timeout to wait out);
+        the broker keeps serving until no partition with another live ISR member names it
+        leader, or controlled.shutdown.max.retries x controlled.shutdown.retry.backoff.ms
+        passed (Kafka's bound on its retries), then stops."""
+        if self._closed or self.zk is None or not self.zk.connected or self.replication is None:
+            return
+        if self._setting("controlled.shutdown.enable", "true").lower() != "true":
+            return
+        bound = (int(self._setting("controlled.shutdown.max.retries", "3"))
+                 * int(self._setting("controlled.shutdown.retry.backoff.ms", "5000")) / 1000)
+        log.info("[KafkaServer id=%d] Starting controlled shutdown", self.node_id)
+        try:
+            await self._run(self._deregister)
+        except KazooException as exc:
+            log.warning("[KafkaServer id=%d] Controlled shutdown: deregistering failed (%s)", self.node_id, exc)
+            return
+        self._flag()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        while self._still_leading():
+            if loop.time() >= deadline:
+                log.warning("[KafkaServer id=%d] Controlled shutdown: still leading %s after %.0f s; stopping anyway",
+                            self.node_id, ", ".join(f"{t}-{p}" for t, p in self._still_leading()), bound)
+                return
+            await asyncio.sleep(0.05)  # the watches bring the new states (ticks run meanwhile)
+        log.info("[KafkaServer id=%d] Controlled shutdown succeeded", self.node_id)
+
+    def _still_leading(self) -> list[tuple[str, int]]:
+        """The partitions this broker leads that another live ISR member could take over."""
+        live = self.replication.brokers
+        return [key for key, s in self.replication.states.items()
+                if s.leader == self.node_id and any(r != self.node_id and r in live for r in s.isr)]
+
+    def _deregister(self) -> None:
+        try:
+            self.zk.delete(f"{BROKER_IDS}/{self.node_id}")
+        except NoNodeError:
+            pass
+
     def close(self) -> None:
         self._closed = True
         if self.replication is not None:
@@ -345,6 +390,7 @@ class ZooKeeperSync:
         for path in (TOPICS, DELETE_TOPICS, BROKER_IDS):
             ChildrenWatch(self.zk, path, self._flag)
         DataWatch(self.zk, CONTROLLER, self._flag)
+        DataWatch(self.zk, controller.REASSIGN_PARTITIONS, self._flag)
 
     def _watch_topic(self, name: str, partitions=()) -> None:
         from kazoo.recipe.watchers import DataWatch
@@ -359,7 +405,7 @@ class ZooKeeperSync:
         """KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, owned by this session."""
         host, port = self.broker.host, self.broker.port
         path = f"{BROKER_IDS}/{self.node_id}"
-        data = encode_broker(self.node_id, host, port)
+        data = encode_broker(self.node_id, host, port, self.config.get("broker.rack"))
         try:
             self.zk.create(path, data, ephemeral=True, makepath=True)
         except NodeExistsError:
@@ -399,6 +445,7 @@ class ZooKeeperSync:
             self.zk.create(CONTROLLER_EPOCH, b"1")
         self.controller_epoch = epoch
         self.is_controller = True
+        self._zk_reassignment = None  # a new controller starts a pending znode's moves again
         ctl_log.info("[Controller id=%d] %d successfully elected as the controller. Epoch incremented to %d",
                      self.node_id, self.node_id, epoch)
 
@@ -419,6 +466,8 @@ class ZooKeeperSync:
         """(topics, delete markers, live brokers' endpoints, controller epoch) as ZooKeeper has
         them now."""
         topics: dict[str, ZkTopic] = {}
+        without_id: dict[str, int] = {}
+        self._without_id = without_id
         for name in self._children(TOPICS):
             try:
                 data, stat = self.zk.get(topic_path(name))
@@ -431,17 +480,22 @@ class ZooKeeperSync:
                 continue
             configs = decode_config(self._get(f"{CONFIG_TOPICS}/{name}"))
             topic_id = parsed.topic_id or self._derived_topic_id(name, stat.czxid)
+            if parsed.topic_id is None:
+                without_id[name] = stat.version
             topics[name] = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, topic_id, configs)
             self._watch_topic(name, parsed.partitions)
         markers = set(self._children(DELETE_TOPICS))
         live: dict[int, tuple[str, int]] = {}
+        racks: dict[int, str | None] = {}
         for child in self._children(BROKER_IDS):
             data = self._get(f"{BROKER_IDS}/{child}")
             try:
                 js = json.loads(data)
                 live[int(child)] = (str(js["host"]), int(js["port"]))
+                racks[int(child)] = None if js.get("rack") is None else str(js["rack"])
             except (ValueError, KeyError, TypeError):
                 continue
+        self.racks = racks
         try:
             self.controller_id = int(json.loads(self._get(CONTROLLER) or b"{}").get("brokerid", -1))
         except (ValueError, TypeError, AttributeError):
@@ -514,6 +568,10 @@ class ZooKeeperSync:
         conditional on the version read; a lost race is retried on the next pass."""
         from kazoo.exceptions import BadVersionError
 
+        for name, version in self._without_id.items():
+            if name in topics:  # Kafka 2.8's controller gives a topic created without an id its id
+                controller.write_topic_id(self.zk, name, topics[name].topic_id, version)
+        self._zk_reassignment = controller.process_zk_reassignment(self.zk, self._zk_reassignment)
         if controller.advance_reassignments(self.zk, list(topics), live, epoch):
             self._dirty.set()  # the next pass reads the new assignments
         for child in self._children(ISR_CHANGE_NOTIFICATION):  # read as Kafka's controller does, then gone
@@ -595,6 +653,8 @@ class ZooKeeperSync:
 
     async def reassign(self, topic: str, partition: int, target: list[int] | None) -> tuple[int, str | None]:
         result = await self._run(controller.start_reassignment, self.zk, topic, partition, target)
+        if result[0] == 0:
+            await self._run(controller.drop_from_zk_reassignment, self.zk, (topic, partition))
         self._flag()
         return result
 
@@ -690,6 +750,7 @@ class ZooKeeperSync:
         topics, markers, endpoints, epoch = await self._run(self._read_cluster)
         live = set(endpoints)
         self.engine.cluster_brokers = sorted(live)  # where new topics' replicas go
+        self.engine.cluster_racks = {b: self.racks.get(b) for b in live}  # rack-aware when they have racks
         if self.is_controller:
             self.controller_epoch = max(self.controller_epoch, epoch)
         else:
