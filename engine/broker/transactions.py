@@ -31,6 +31,7 @@ broker tick, every transaction.abort.timed.out.transaction.cleanup.interval.ms.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -42,11 +43,19 @@ from ..errors import KafkaError, TopicExistsError, UnknownTopicOrPartitionError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from .interbroker import CONNECTION_ERRORS, BrokerClients
 from .producer_state import ProducerError
 
 log = logging.getLogger("pk.broker")
 
 MAX_EPOCH = 32767
+WRITE_TXN_MARKERS_VERSION = 1
+MARKER_TIMEOUT_MS = 30000  # Kafka's request.timeout.ms: markers are acks=all appends
+MARKER_RETRY_S = (0.05, 1.0)  # the marker channel's backoff, doubling from the first to the second
+# Answers after which the marker is sent again (once the leadership is known again).
+_MARKER_RETRIABLE = {E.NOT_LEADER_OR_FOLLOWER, E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS,
+                     E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, E.REQUEST_TIMED_OUT, E.KAFKA_STORAGE_ERROR,
+                     E.LEADER_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS}
 # Below these request versions a client does not know PRODUCER_FENCED (KIP-588): it is told
 # INVALID_PRODUCER_EPOCH instead (TxnOffsetCommit, checked by the group coordinator in Kafka,
 # always is).
@@ -72,8 +81,10 @@ class Txn:
     start_ms: int = -1
     last_update_ms: int = -1
     last_producer_epoch: int = -1  # the epoch before the last bump (a retried InitProducerId)
-    # group -> {(topic, partition): (offset, metadata)}: TxnOffsetCommit's, until the end
-    pending_offsets: dict = field(default_factory=dict)
+    # While the markers of a PrepareCommit/PrepareAbort are being written on a cluster: the
+    # partitions still without theirs, and (commit, bump) for the completion.
+    markers_left: set = field(default_factory=set)
+    ending: tuple = (False, False)
 
     def record(self) -> tlog.TransactionLogValue:
         by_topic: dict[str, list[int]] = {}
@@ -116,6 +127,14 @@ class TransactionHandlers:
         self.num_partitions = config.get_int("transaction.state.log.num.partitions")
         self.segment_bytes = config.get("transaction.state.log.segment.bytes")
         self.txns: dict[str, Txn] = {}
+        # producer id -> group -> {(topic, partition): CommittedOffset}: the TxnOffsetCommit
+        # offsets this broker holds as group coordinator, until their transaction's marker
+        self.held_offsets: dict[int, dict[str, dict]] = {}
+        # ZooKeeper mode: partitions have leaders elsewhere; markers go to them (the marker channel)
+        self.cluster = bool(config.get("zookeeper.connect"))
+        self._ending: dict[str, Txn] = {}  # transactions whose markers are being written, by id
+        self._channel: asyncio.Task | None = None
+        self._clients = BrokerClients(f"broker-{broker.node_id}-txn-marker-sender")
         self._next_cleanup = time.monotonic() + self.cleanup_interval
         self._recover()
         broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
@@ -202,10 +221,17 @@ class TransactionHandlers:
 
     # ================================================================== ending transactions
     def _write_marker(self, topic: str, partition: int, producer_id: int, epoch: int, commit: bool,
-                      coordinator_epoch: int = 0) -> None:
-        """Append a COMMIT/ABORT marker to one partition and end the producer's transaction
-        there: an abort goes into the active segment's .txnindex."""
-        plog = self.broker.data.log(topic, partition)
+                      coordinator_epoch: int = 0):
+        """Append a COMMIT/ABORT marker to a partition this broker leads (stamped with its
+        leader epoch, as any leader append) and end the producer's transaction there: an abort
+        goes into the active segment's .txnindex. Returns the partition's replication state
+        (None when not replicated) and the offset after the marker; NOT_LEADER_OR_FOLLOWER
+        where another broker leads."""
+        data = self.broker.data
+        plog = data.log(topic, partition)  # UNKNOWN_TOPIC_OR_PARTITION first
+        replicated = data.replica_state(topic, partition)
+        if replicated is not None and replicated.leader != self.broker.node_id:
+            raise data._not_leader(topic, partition, replicated)
         state = self.producers.partition(plog)
         state.check_marker(producer_id, epoch)
         ts = now_ms()
@@ -216,29 +242,79 @@ class TransactionHandlers:
             lso = state.first_unstable_offset()
             entry = txn_index.AbortedTxn(producer_id, first, offset, offset + 1 if lso is None else lso)
             txn_index.append(txn_index.path_for(plog.dir, plog.active_segment.base_offset), entry)
+        if replicated is not None:
+            self.broker.replication.leader_appended((topic, partition), offset + 1)
+        return replicated, offset + 1
+
+    async def _write_markers_as_leader(self, markers: list[tuple], timeout_ms: int) -> dict:
+        """Write markers (topic, partition, producer id, epoch, commit, coordinator epoch) on
+        this broker as leader, each answered as Kafka's acks=all append is (once the ISR has
+        it). Returns {(topic, partition, producer id): error code}."""
+        codes, waits = {}, []
+        for topic, p, pid, epoch, commit, coordinator_epoch in markers:
+            code = E.NONE
+            if topic == topic_names.GROUP_METADATA_TOPIC and self.broker.data.replica_state(topic, p) is None:
+                self._offsets_marker(p, pid, commit)  # this broker's group coordinator (not replicated)
+                codes[(topic, p, pid)] = E.NONE
+                continue
+            try:
+                replicated, end = self._write_marker(topic, p, pid, epoch, commit, coordinator_epoch)
+                if replicated is not None and len(replicated.isr) > 1:
+                    result = {"error_code": E.NONE}
+                    waits.append(((topic, p), end, result,
+                                  self.broker.data.log(topic, p).config["min.insync.replicas"]))
+                    codes[(topic, p, pid)] = result
+                    continue
+            except (KafkaError, ProducerError) as exc:
+                code = exc.code
+            except OSError as exc:
+                log.error("Cannot write a marker to %s-%d: %s", topic, p, exc)
+                code = E.KAFKA_STORAGE_ERROR
+            codes[(topic, p, pid)] = code
+        self.broker.notify_data()
+        if waits:
+            await self.broker.replication.wait_for_hw(waits, timeout_ms)
+        return {k: v["error_code"] if isinstance(v, dict) else v for k, v in codes.items()}
 
     def _finish(self, txn: Txn, commit: bool, bump: bool = False) -> None:
         """PrepareCommit/PrepareAbort -> markers (and the held offsets) -> Complete*. With
         `bump` (transaction version 2: EndTxn v5+), the epoch is bumped first and the markers
-        carry the new one; an exhausted epoch then moves on to a new producer id."""
+        carry the new one; an exhausted epoch then moves on to a new producer id.
+
+        A lone broker leads every partition: it writes the markers and completes at once. On
+        a cluster the marker channel writes them (here or at each partition's leader) and
+        completes the transaction when all are written; meanwhile the transaction stays in
+        its Prepare state (its producer is told CONCURRENT_TRANSACTIONS), as in Kafka."""
         if bump:
             txn.last_producer_epoch = txn.producer_epoch
             txn.producer_epoch += 1
         txn.state = tlog.PREPARE_COMMIT if commit else tlog.PREPARE_ABORT
         self._persist(txn)
+        self._send_markers(txn, commit, bump)
+
+    def _send_markers(self, txn: Txn, commit: bool, bump: bool) -> None:
+        if self.cluster:  # the offsets partitions too: their group coordinator may be another broker
+            txn.markers_left, txn.ending = set(txn.partitions), (commit, bump)
+            self._ending[txn.transactional_id] = txn
+            self._start_channel()
+            return
         for topic, p in txn.partitions:
             if topic == topic_names.GROUP_METADATA_TOPIC:
-                continue
+                continue  # _complete hands the offsets over
             try:
                 self._write_marker(topic, p, txn.producer_id, txn.producer_epoch, commit)
             except (KafkaError, ProducerError, OSError) as exc:
                 # a deleted topic: nothing left to mark
                 log.warning("Cannot write the %s marker of %s to %s-%d: %s", "COMMIT" if commit else "ABORT",
                             txn.transactional_id, topic, p, exc)
-        if commit:
-            self._commit_offsets(txn)
-        self._release_pending_offsets(txn)
-        txn.pending_offsets = {}
+        self._complete(txn, commit, bump)
+
+    def _complete(self, txn: Txn, commit: bool, bump: bool) -> None:
+        """Every marker is written: the held offsets are committed (or dropped), Complete*."""
+        if not self.cluster:  # on a cluster the channel sent the offsets partitions their markers
+            for topic, p in txn.partitions:
+                if topic == topic_names.GROUP_METADATA_TOPIC:
+                    self._offsets_marker(p, txn.producer_id, commit)
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
         if bump and txn.producer_epoch >= MAX_EPOCH - 1:
@@ -246,25 +322,154 @@ class TransactionHandlers:
         self._persist(txn)
         self.broker.notify_data()
 
-    def _commit_offsets(self, txn: Txn) -> None:
-        """The offsets sent with the transaction become the groups' committed offsets, through
-        the group coordinator's one write path."""
-        coordinator = self.broker.groups.coordinator
-        for group, offsets in txn.pending_offsets.items():
-            try:
-                coordinator.commit_offsets(group, dict(offsets))
-            except (KafkaError, OSError) as exc:
-                log.warning("Cannot commit the offsets of group %s sent with transaction %s: %s",
-                            group, txn.transactional_id, exc)
+    # ------------------------------------------------------------------ the marker channel
+    def _start_channel(self) -> None:
+        """Run the marker channel unless it runs already (or no event loop runs yet: at start,
+        the first tick starts it)."""
+        if self._channel is not None and not self._channel.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._channel = loop.create_task(self._run_channel())
 
-    def _release_pending_offsets(self, txn: Txn) -> None:
-        pending = self.broker.groups.coordinator.pending_transactional_offsets
-        for group, offsets in txn.pending_offsets.items():
-            held = pending.get(group)
-            if held is not None:
-                held.difference_update(offsets)
-                if not held:
-                    del pending[group]
+    async def _run_channel(self) -> None:
+        """Kafka's TransactionMarkerChannelManager: until every ending transaction has all its
+        markers, send each partition's to its current leader (this broker: a local append);
+        a partition without a known or reachable leader, or whose leader refused, is tried
+        again after a backoff (the leadership read from ZooKeeper meanwhile)."""
+        delay = MARKER_RETRY_S[0]
+        while self._ending:
+            progressed = False
+            try:
+                progressed = await self._marker_round()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug must not leave transactions in Prepare forever silently
+                log.exception("Transaction marker channel failed")
+            for tid, txn in list(self._ending.items()):
+                if not txn.markers_left:
+                    del self._ending[tid]
+                    try:
+                        self._complete(txn, *txn.ending)
+                    except (KafkaError, OSError) as exc:
+                        log.warning("Cannot complete transaction %s: %s", tid, exc)
+            if not self._ending:
+                break
+            delay = MARKER_RETRY_S[0] if progressed else min(delay * 2, MARKER_RETRY_S[1])
+            await asyncio.sleep(delay)
+
+    async def _marker_round(self) -> bool:
+        """One pass of the channel; True when some marker was written."""
+        node = self.broker.node_id
+        replication = self.broker.replication
+        live = set(replication.brokers) if replication is not None else set()
+        targets: dict[tuple, tuple[Txn, set]] = {}  # (transactional id, tp) -> (txn, brokers to write it)
+        for txn in self._ending.values():
+            for tp in list(txn.markers_left):
+                if not self._partition_exists(*tp):
+                    log.warning("Dropping the marker of %s for %s-%d: the partition no longer exists",
+                                txn.transactional_id, *tp)
+                    txn.markers_left.discard(tp)
+                    continue
+                state = self.broker.data.replica_state(*tp)
+                if state is None and tp[0] == topic_names.GROUP_METADATA_TOPIC:
+                    # __consumer_offsets not published (each broker its own group coordinator):
+                    # whichever broker holds the offsets takes the marker, so all are told
+                    brokers = live | {node}
+                else:
+                    leader = node if state is None else state.leader
+                    if leader != node and leader not in live:
+                        continue  # no leader known: next round
+                    brokers = {leader}
+                targets[(txn.transactional_id, tp)] = (txn, brokers)
+        if not targets:
+            return False
+        by_broker: dict[int, list] = {}
+        for (tid, tp), (txn, brokers) in targets.items():
+            for b in brokers:
+                by_broker.setdefault(b, []).append((txn, tp))
+        answers = dict(zip(by_broker, await asyncio.gather(*(self._markers_to(b, items)
+                                                             for b, items in by_broker.items()))))
+        done = False
+        for (tid, tp), (txn, brokers) in targets.items():
+            codes = {b: answers[b].get((tp[0], tp[1], txn.producer_id)) for b in brokers}
+            if all(code == E.NONE for code in codes.values()):
+                txn.markers_left.discard(tp)
+                done = True
+                continue
+            refused = {b: c for b, c in codes.items() if c is not None and c != E.NONE and c not in _MARKER_RETRIABLE}
+            if refused:
+                # INVALID_PRODUCER_EPOCH: the partition has seen a newer epoch of the producer, whose
+                # transaction ended there already; anything else would never succeed either
+                log.warning("Marker of %s for %s-%d refused by broker(s) %s: %s; not retried", tid, tp[0], tp[1],
+                            sorted(refused), ", ".join(sorted({E.error_name(c) for c in refused.values()})))
+                txn.markers_left.discard(tp)
+        return done
+
+    async def _markers_to(self, broker_id: int, items: list) -> dict:
+        """Write `items` [(txn, (topic, partition))] at `broker_id`; its answers by (topic,
+        partition, producer id), empty when it could not be reached."""
+        markers = [(tp[0], tp[1], txn.producer_id, txn.producer_epoch, txn.ending[0], 0) for txn, tp in items]
+        if broker_id == self.broker.node_id:
+            return await self._write_markers_as_leader(markers, MARKER_TIMEOUT_MS)
+        return await self._send_write_txn_markers(broker_id, markers) or {}
+
+    async def _send_write_txn_markers(self, leader: int, markers: list[tuple]) -> dict | None:
+        """WriteTxnMarkers to another broker; its answers by (topic, partition, producer id),
+        None when it could not be reached."""
+        endpoint = self.broker.replication.brokers.get(leader)
+        if endpoint is None:
+            return None
+        grouped: dict[tuple, dict] = {}
+        for topic, p, pid, epoch, commit, coordinator_epoch in markers:
+            entry = grouped.setdefault((pid, epoch, commit), {
+                "producer_id": pid, "producer_epoch": epoch, "transaction_result": commit,
+                "coordinator_epoch": coordinator_epoch, "topics": {}})
+            entry["topics"].setdefault(topic, []).append(p)
+        body = {"markers": [{**m, "topics": [{"name": t, "partition_indexes": ps} for t, ps in m["topics"].items()]}
+                            for m in grouped.values()]}
+        try:
+            answer = await self._clients.call(leader, endpoint, ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION,
+                                              body, MARKER_TIMEOUT_MS / 1000 + 5)
+        except CONNECTION_ERRORS as exc:
+            log.info("Cannot send transaction markers to broker %d: %s", leader, exc)
+            return None
+        return {(t["name"], p["partition_index"], m["producer_id"]): p["error_code"]
+                for m in answer["markers"] for t in m["topics"] for p in t["partitions"]}
+
+    # ------------------------------------------------------------------ transactional offsets
+    def _hold_offset(self, producer_id: int, group: str, tp: tuple[str, int], offset: CommittedOffset) -> None:
+        """A TxnOffsetCommit's offset, held for the group until its transaction's marker."""
+        self.held_offsets.setdefault(producer_id, {}).setdefault(group, {})[tp] = offset
+        # OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT meanwhile
+        self.broker.groups.coordinator.pending_transactional_offsets.setdefault(group, set()).add(tp)
+
+    def _offsets_marker(self, partition: int, producer_id: int, commit: bool) -> None:
+        """The marker of `producer_id`'s transaction for the __consumer_offsets partition
+        `partition` (Kafka's GroupMetadataManager.scheduleHandleTxnCompletion): the offsets it
+        holds for the groups of that partition become their committed offsets (through the
+        group coordinator's one write path), or are dropped."""
+        held = self.held_offsets.get(producer_id)
+        if not held:
+            return
+        coordinator = self.broker.groups.coordinator
+        for group in [g for g in held if coordinator.offsets.partition_for(g) == partition]:
+            offsets = held.pop(group)
+            if commit:
+                try:
+                    coordinator.commit_offsets(group, dict(offsets))
+                except (KafkaError, OSError) as exc:
+                    log.warning("Cannot commit the offsets of group %s sent with the transaction of producer %d: %s",
+                                group, producer_id, exc)
+            still = {tp for other in self.held_offsets.values() for tp in other.get(group, ())}
+            if still:
+                coordinator.pending_transactional_offsets[group] = still
+            else:
+                coordinator.pending_transactional_offsets.pop(group, None)
+        if not held:
+            del self.held_offsets[producer_id]
 
     def _fence_and_abort(self, txn: Txn) -> None:
         """Abort an open transaction with the epoch bumped: its producer is fenced."""
@@ -303,7 +508,6 @@ class TransactionHandlers:
             txn.state = tlog.ONGOING
             txn.start_ms = now_ms()
             txn.partitions = {}
-            txn.pending_offsets = {}
         txn.partitions.update(dict.fromkeys(partitions))
         self._persist(txn)
 
@@ -314,6 +518,10 @@ class TransactionHandlers:
         transaction version 2 producer, which sends no AddPartitionsToTxn) it is added.
         Returns an error code."""
         txn = self.txns.get(transactional_id)
+        if (txn is None or txn.producer_id != producer_id) and self.cluster and not add:
+            # Another broker coordinates this transactional id: as in Kafka 2.8 (before KIP-890's
+            # verification) the leader takes the batch; the coordinator's marker ends it here.
+            return E.NONE
         if txn is None or txn.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING
         if epoch != txn.producer_epoch:
@@ -341,7 +549,11 @@ class TransactionHandlers:
                     or guard.allows_any(request, acls.WRITE, acls.TOPIC)):
                 answer["error_code"] = E.CLUSTER_AUTHORIZATION_FAILED
                 return answer
-            answer["producer_id"], answer["producer_epoch"] = self.producers.ids.allocate(), 0
+            try:
+                answer["producer_id"], answer["producer_epoch"] = self.producers.ids.allocate(), 0
+            except KafkaError as exc:
+                log.warning("InitProducerId failed: %s", exc)
+                answer["error_code"] = E.COORDINATOR_NOT_AVAILABLE
             return answer
         timeout = body["transaction_timeout_ms"]
         if not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, tid):
@@ -381,6 +593,8 @@ class TransactionHandlers:
                 return txn
         if txn.state == tlog.ONGOING:
             self._fence_and_abort(txn)  # the zombie's transaction dies with its epoch
+            if txn.state == tlog.PREPARE_ABORT:  # markers under way (a cluster): the producer retries
+                raise TxnError(E.CONCURRENT_TRANSACTIONS)
         if txn.producer_epoch >= MAX_EPOCH - 1:
             txn.producer_id, txn.producer_epoch, txn.last_producer_epoch = self.producers.ids.allocate(), 0, -1
         else:
@@ -479,11 +693,19 @@ class TransactionHandlers:
                 readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
             if not validation.is_group_id(group):
                 raise TxnError(E.INVALID_GROUP_ID)  # the group coordinator's check comes first
-            txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
+            local = self.txns.get(body["transactional_id"])
+            if self.cluster and (local is None or local.producer_id != body["producer_id"]):
+                # the transaction coordinator is another broker: as Kafka 2.8's group coordinator,
+                # this one takes the offsets on the producer's word; the marker decides
+                txn = None
+                if not validation.is_transactional_id(body["transactional_id"]):
+                    raise TxnError(E.INVALID_REQUEST)
+            else:
+                txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
-            if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
+            if txn is not None and request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 self._begin(txn, [tp])  # transaction version 2: no AddOffsetsToTxn
-            if txn.state != tlog.ONGOING or tp not in txn.partitions:
+            if txn is not None and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 code = E.INVALID_TXN_STATE  # AddOffsetsToTxn first
             elif body["member_id"] or body["generation_id_or_member_epoch"] >= 0:
                 # v3+ (KIP-447): a member of the group commits with its generation (or, in a
@@ -513,11 +735,8 @@ class TransactionHandlers:
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
                     else:
-                        txn.pending_offsets.setdefault(group, {})[(name, index)] = CommittedOffset(
-                            p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or "")
-                        # OffsetFetch with require_stable waits for the transaction's end
-                        self.broker.groups.coordinator.pending_transactional_offsets.setdefault(
-                            group, set()).add((name, index))
+                        self._hold_offset(body["producer_id"], group, (name, index), CommittedOffset(
+                            p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or ""))
                 parts.append({"partition_index": index, "error_code": pcode})
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
         return {"throttle_time_ms": 0, "topics": topics}
@@ -562,27 +781,19 @@ class TransactionHandlers:
                 {"name": t["name"], "partitions": [{"partition_index": p, "error_code": E.CLUSTER_AUTHORIZATION_FAILED}
                                                    for p in t["partition_indexes"]]} for t in m["topics"]]}
                 for m in request.body["markers"]]}
+        # Kafka answers the partitions it does not know first
+        wanted = [(m, t) for m in request.body["markers"]
+                  for t in sorted(m["topics"], key=lambda t: all(self._partition_exists(t["name"], p)
+                                                                  for p in t["partition_indexes"]))]
+        codes = await self._write_markers_as_leader(
+            [(t["name"], p, m["producer_id"], m["producer_epoch"], m["transaction_result"], m["coordinator_epoch"])
+             for m, t in wanted for p in t["partition_indexes"]], MARKER_TIMEOUT_MS)
         results = []
         for marker in request.body["markers"]:
-            topics = []
-            ordered = sorted(marker["topics"], key=lambda t: all(self._partition_exists(t["name"], p)
-                                                                 for p in t["partition_indexes"]))
-            for t in ordered:  # Kafka answers the partitions it does not know first
-                parts = []
-                for p in t["partition_indexes"]:
-                    code = E.NONE
-                    try:
-                        self._write_marker(t["name"], p, marker["producer_id"], marker["producer_epoch"],
-                                           marker["transaction_result"], marker["coordinator_epoch"])
-                    except (KafkaError, ProducerError) as exc:
-                        code = exc.code
-                    except OSError as exc:
-                        log.error("Cannot write a marker to %s-%d: %s", t["name"], p, exc)
-                        code = E.KAFKA_STORAGE_ERROR
-                    parts.append({"partition_index": p, "error_code": code})
-                topics.append({"name": t["name"], "partitions": parts})
+            topics = [{"name": t["name"], "partitions": [
+                {"partition_index": p, "error_code": codes[(t["name"], p, marker["producer_id"])]}
+                for p in t["partition_indexes"]]} for m, t in wanted if m is marker]
             results.append({"producer_id": marker["producer_id"], "topics": topics})
-        self.broker.notify_data()
         return {"markers": results}
 
     # ================================================================== Describe / List
@@ -650,6 +861,8 @@ class TransactionHandlers:
         """Abort transactions open past their timeout (fencing their producer), every
         transaction.abort.timed.out.transaction.cleanup.interval.ms; forget ids idle for
         transactional.id.expiration.ms (a tombstone)."""
+        if self._ending:
+            self._start_channel()  # transactions recovered in a Prepare state at start
         if time.monotonic() < self._next_cleanup:
             return
         self._next_cleanup = time.monotonic() + self.cleanup_interval
@@ -666,3 +879,8 @@ class TransactionHandlers:
                     del self.txns[txn.transactional_id]
             except (KafkaError, OSError) as exc:
                 log.warning("Transaction upkeep of %s failed: %s", txn.transactional_id, exc)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.cancel()
+        self._clients.close()
