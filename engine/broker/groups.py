@@ -19,11 +19,13 @@ import logging
 
 from .. import acls
 from .. import consumer_offsets as codec
+from .. import transaction_log as tlog
 from .. import validation
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from ..topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from .consumer_group_848 import ConsumerGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
                           STABLE, ClassicGroups, client_host, join_error, named_topics, now_ms, resolve,
@@ -39,6 +41,7 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 <<
 INT32_MIN = -2147483648
 CLASSIC_GROUP_TYPE = "classic"
 COORDINATOR_GROUP, COORDINATOR_TRANSACTION, COORDINATOR_SHARE = 0, 1, 2  # FindCoordinator key types
+NO_NODE = {"node_id": -1, "host": "", "port": -1}
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
                            "or the message was sent to an incompatible broker. See the broker logs for more details.")
 
@@ -219,46 +222,62 @@ class GroupHandlers:
         version = request.api_version
         key_type = body["key_type"]
         if version < 4:
-            code, message = self._coordinator_for(request, key_type, body["key"], version)
-            node = self._coordinator_node(code, request)
+            code, message, node = await self._coordinator_for(request, key_type, body["key"], version)
             return {"throttle_time_ms": 0, "error_code": code, "error_message": message, **node}
         coordinators = []
         for key in body["coordinator_keys"]:
-            code, message = self._coordinator_for(request, key_type, key, version)
-            coordinators.append({"key": key, "error_code": code, "error_message": message,
-                                 **self._coordinator_node(code, request)})
+            code, message, node = await self._coordinator_for(request, key_type, key, version)
+            coordinators.append({"key": key, "error_code": code, "error_message": message, **node})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
 
-    def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None]:
-        """(error, message) for one key. This broker coordinates every group and every
-        transactional id (it leads every partition of both internal topics); share groups
-        are off, so a share key is an invalid request, as on a Kafka broker without them.
-        The caller must be allowed to DESCRIBE the group or transactional id."""
+    async def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None, dict]:
+        """(error, message, node) for one key: the broker leading the key's partition of the
+        coordinator's internal topic (this broker alone without ZooKeeper). Share groups are
+        off, so a share key is an invalid request, as on a Kafka broker without them. The
+        caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
             resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
             if not self.broker.guard.allows(request, acls.DESCRIBE, resource, key):
                 if resource == acls.GROUP:
-                    return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
-                return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
+                    return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", NO_NODE
+                return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.", NO_NODE
+            unavailable = E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else "", NO_NODE
+            topic = GROUP_METADATA_TOPIC if key_type == COORDINATOR_GROUP else TRANSACTION_STATE_TOPIC
             try:  # Kafka creates the coordinator's internal topic here when it is missing
-                if key_type == COORDINATOR_GROUP:
+                if self.broker.zookeeper is not None:
+                    if not await self.broker.zookeeper.ensure_internal_topic(topic):
+                        return unavailable
+                elif key_type == COORDINATOR_GROUP:
                     self.broker.engine.ensure_offsets_topic()
                 else:
                     self.broker.transactions.ensure_state_topic()
+                count = self.broker.engine.topic(topic).partitions
             except (KafkaError, OSError) as exc:
-                log.warning("Cannot create the coordinator's internal topic: %s", exc)
-                return E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else ""
+                if self.broker.zookeeper is None:
+                    log.warning("Cannot create the coordinator's internal topic: %s", exc)
+                return unavailable  # (ZooKeeper mode: not taken in from ZooKeeper yet)
+            partition = codec.partition_for(key, count) if key_type == COORDINATOR_GROUP \
+                else tlog.partition_for(key, count)
+            node = self._leader_node(request, topic, partition)
+            if node is None:
+                return unavailable
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
-            return E.NONE, "NONE" if version < 4 else None
+            return E.NONE, "NONE" if version < 4 else None, node
         if key_type == COORDINATOR_SHARE and version >= 4:
-            return E.INVALID_REQUEST, ""
-        return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE
+            return E.INVALID_REQUEST, "", NO_NODE
+        return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE, NO_NODE
 
-    def _coordinator_node(self, code: int, request) -> dict:
-        if code != E.NONE:
-            return {"node_id": -1, "host": "", "port": -1}
-        host, port = self.broker.endpoint(request)  # of the listener the request came in on
-        return {"node_id": self.broker.node_id, "host": host, "port": port}
+    def _leader_node(self, request, topic: str, partition: int) -> dict | None:
+        """The live leader of an internal partition, with its endpoint (this broker's: on the
+        listener the request came in on); None when no leader is known."""
+        leader = self.broker.internal_leader(topic, partition)
+        if leader == self.broker.node_id:
+            host, port = self.broker.endpoint(request)
+        elif leader >= 0 and leader in self.broker.replication.brokers:
+            host, port = self.broker.replication.brokers[leader]
+        else:
+            return None
+        return {"node_id": leader, "host": host, "port": port}
 
     # ================================================================== offsets
     async def offset_commit(self, request) -> dict:

@@ -161,6 +161,8 @@ class TransactionHandlers:
         """__transaction_state's partition count, the topic created with Kafka's settings when
         missing (on first use, on FindCoordinator as Kafka does, and after a client deleted it)."""
         count = self._state_topic_partitions()
+        if count is None and self.engine.internal_topics_replicated:
+            return self.num_partitions  # ZooKeeper mode: only FindCoordinator creates it (zookeeper.py)
         if count is None:
             try:
                 self.engine.create_topic(tlog.TRANSACTION_STATE_TOPIC, self.num_partitions, 1, configs={
