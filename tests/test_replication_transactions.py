@@ -27,8 +27,11 @@ NONE, NOT_LEADER_OR_FOLLOWER, UNSTABLE_OFFSET_COMMIT = 0, 6, 88
 
 @pytest.fixture
 def cluster(zookeeper, tmp_path):
-    # abandoned transactions are aborted within seconds (the test kills their coordinator)
+    # the coordinators' internal topics replicated as in a production cluster; abandoned
+    # transactions aborted within seconds (the tests kill their coordinator)
     with ReplicationCluster(zookeeper, tmp_path, 3, {
+            "transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
+            "offsets.topic.replication.factor": "3",
             "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000"}) as c:
         c.start_all()
         yield c
@@ -155,10 +158,13 @@ def test_write_txn_markers_only_at_the_leader(cluster):
 
 
 def find_coordinator(cluster, broker, key, key_type) -> int:
-    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
-        answer = client.call(FIND_COORDINATOR, 3, {"key": key, "key_type": key_type})
-    assert answer["error_code"] == NONE, answer
-    return answer["node_id"]
+    """The coordinator `broker` names for the key (the first ask creates the internal topic:
+    COORDINATOR_NOT_AVAILABLE until its leaders are elected)."""
+    def ask():
+        with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+            answer = client.call(FIND_COORDINATOR, 3, {"key": key, "key_type": key_type})
+        return answer["node_id"] + 1 if answer["error_code"] == NONE else None
+    return wait_for(ask, what=f"a coordinator for {key}") - 1
 
 
 def test_offsets_sent_to_another_broker_than_the_transaction_coordinator(cluster):
@@ -225,6 +231,13 @@ def test_consume_transform_produce(cluster):
     assert sorted(read_committed(cluster.bootstrap, "out2", range(2), 10)) == sorted(v.upper() for v in seen)
 
 
+def restart(cluster, broker):
+    """Start a killed broker again once ZooKeeper ended its session (a registration still
+    there makes a broker refuse to start, as Kafka's does)."""
+    wait_for(lambda: not cluster.zk.exists(f"/brokers/ids/{broker}"), what=f"broker {broker}'s session to end")
+    cluster.start(broker)
+
+
 def test_coordinator_killed_mid_transaction_and_after_end(cluster):
     leaders = create(cluster, "kt")
     assert len(set(leaders.values())) > 1, leaders
@@ -246,7 +259,7 @@ def test_coordinator_killed_mid_transaction_and_after_end(cluster):
     second = coordinator_of(cluster, "kill-1")
     # The killed coordinator comes back, finds the transaction it had open and aborts it (its
     # timeout): the partitions' last stable offsets move past it.
-    cluster.start(victim)
+    restart(cluster, victim)
     expected = sorted(f"{label}-{q}".encode() for label in ("done", "after") for q in range(3))
     got = read_committed(cluster.bootstrap, "kt", range(3), 6, timeout=90)
     assert sorted(got) == expected
@@ -255,7 +268,7 @@ def test_coordinator_killed_mid_transaction_and_after_end(cluster):
     send(p2, "kt", {q: [f"end-{q}".encode()] for q in range(3)})
     p2.commit_transaction(90)
     cluster.kill(second)
-    cluster.start(second)
+    restart(cluster, second)
     expected += [f"end-{q}".encode() for q in range(3)]
     got = read_committed(cluster.bootstrap, "kt", range(3), 9, timeout=90)
     assert sorted(got) == sorted(expected)

@@ -52,6 +52,13 @@ MAX_EPOCH = 32767
 WRITE_TXN_MARKERS_VERSION = 1
 MARKER_TIMEOUT_MS = 30000  # Kafka's request.timeout.ms: markers are acks=all appends
 MARKER_RETRY_S = (0.05, 1.0)  # the marker channel's backoff, doubling from the first to the second
+# Kafka's mapping of a failed transaction-log append to the coordinator's answer.
+_APPEND_ERRORS = {E.UNKNOWN_TOPIC_OR_PARTITION: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_ENOUGH_REPLICAS: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_ENOUGH_REPLICAS_AFTER_APPEND: E.COORDINATOR_NOT_AVAILABLE,
+                  E.REQUEST_TIMED_OUT: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_LEADER_OR_FOLLOWER: E.NOT_COORDINATOR, E.KAFKA_STORAGE_ERROR: E.NOT_COORDINATOR,
+                  E.MESSAGE_TOO_LARGE: E.UNKNOWN_SERVER_ERROR}
 # Answers after which the marker is sent again (once the leadership is known again).
 _MARKER_RETRIABLE = {E.NOT_LEADER_OR_FOLLOWER, E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS,
                      E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, E.REQUEST_TIMED_OUT, E.KAFKA_STORAGE_ERROR,
@@ -134,6 +141,11 @@ class TransactionHandlers:
         self.cluster = bool(config.get("zookeeper.connect"))
         self._ending: dict[str, Txn] = {}  # transactions whose markers are being written, by id
         self._channel: asyncio.Task | None = None
+        self._owned: set[int] = set()  # the __transaction_state partitions loaded (on a cluster)
+        # transactional id -> (partition, end offset, min ISR) of its last state write, until
+        # the handler answering waited for the ISR to have it
+        self._unreplicated: dict[str, tuple] = {}
+        broker.leadership_listeners.append(self._on_leadership)
         self._clients = BrokerClients(f"broker-{broker.node_id}-txn-marker-sender")
         self._next_cleanup = time.monotonic() + self.cleanup_interval
         self._recover()
@@ -175,20 +187,54 @@ class TransactionHandlers:
         return count
 
     def _persist(self, txn: Txn, tombstone: bool = False) -> None:
-        """Append the transaction's state to its __transaction_state partition."""
+        """Append the transaction's state to its __transaction_state partition. On a cluster
+        the append is this broker's as leader of the partition (stamped with its leader epoch),
+        and `replicated` waits until the ISR has it."""
         count = self.ensure_state_topic()
         txn.last_update_ms = now_ms()
         value = None if tombstone else tlog.encode_value(txn.record())
-        plog = self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, tlog.partition_for(txn.transactional_id, count))
-        plog.append_records([(tlog.encode_key(txn.transactional_id), value, (), txn.last_update_ms)])
+        partition = tlog.partition_for(txn.transactional_id, count)
+        data = self.broker.data
+        plog = data.log(tlog.TRANSACTION_STATE_TOPIC, partition)
+        replicated = data.replica_state(tlog.TRANSACTION_STATE_TOPIC, partition)
+        if replicated is not None and replicated.leader != self.broker.node_id:
+            raise TxnError(E.NOT_COORDINATOR)  # the partition moved: another broker coordinates it
+        _, last = plog.append_records([(tlog.encode_key(txn.transactional_id), value, (), txn.last_update_ms)])
+        if replicated is not None:
+            key = (tlog.TRANSACTION_STATE_TOPIC, partition)
+            self.broker.replication.leader_appended(key, last + 1)
+            if len(replicated.isr) > 1:
+                self._unreplicated[txn.transactional_id] = (key, last + 1, plog.config["min.insync.replicas"])
 
-    def _recover(self) -> None:
-        """Read the coordinator's table back from __transaction_state; finish what was being
-        ended; load the producer state of partitions with an open transaction (their last
-        stable offset)."""
+    async def replicated(self, txn: Txn) -> int:
+        """Wait until the ISR has the transaction's last state write (Kafka appends to the
+        transaction log with acks=-1); the error code to answer, mapped as Kafka's
+        TransactionStateManager maps the append's."""
+        pending = self._unreplicated.pop(txn.transactional_id, None)
+        if pending is None:
+            return E.NONE
+        key, end, min_isr = pending
+        result = {"error_code": E.NONE}
+        await self.broker.replication.wait_for_hw([(key, end, result, min_isr)], MARKER_TIMEOUT_MS)
+        return _APPEND_ERRORS.get(result["error_code"], result["error_code"])
+
+    def _owner_error(self, transactional_id: str) -> int:
+        """NOT_COORDINATOR unless this broker leads the id's __transaction_state partition and
+        has loaded it (always NONE on a lone broker)."""
+        if not self.cluster:
+            return E.NONE
         count = self._state_topic_partitions()
         if count is None:
-            return
+            return E.NOT_COORDINATOR
+        partition = tlog.partition_for(transactional_id, count)
+        if self.broker.internal_leader(tlog.TRANSACTION_STATE_TOPIC, partition) != self.broker.node_id \
+                or partition not in self._owned:
+            return E.NOT_COORDINATOR
+        return E.NONE
+
+    def _read_partition(self, partition: int) -> dict[str, Txn]:
+        """The transactions a __transaction_state partition's log ends with."""
+        txns: dict[str, Txn] = {}
 
         def take(rec) -> None:
             try:
@@ -197,29 +243,72 @@ class TransactionHandlers:
             except (tlog.SchemaError, TypeError, ValueError):
                 return
             if value is None:
-                self.txns.pop(tid, None)
+                txns.pop(tid, None)
             else:
-                self.txns[tid] = Txn.from_record(tid, value)
+                txns[tid] = Txn.from_record(tid, value)
 
+        self.broker.data.log(tlog.TRANSACTION_STATE_TOPIC, partition).each_record(0, take)
+        return txns
+
+    def _recover(self) -> None:
+        """A lone broker reads its whole table back from __transaction_state at start (on a
+        cluster each partition is loaded when this broker becomes its leader)."""
+        count = self._state_topic_partitions()
+        if count is None or self.cluster:
+            return
         for p in range(count):
             try:
-                self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, p).each_record(0, take)
+                self.txns.update(self._read_partition(p))
             except (KafkaError, OSError) as exc:
                 log.warning("Cannot read %s-%d: %s", tlog.TRANSACTION_STATE_TOPIC, p, exc)
-        for txn in self.txns.values():
+        self._resume(list(self.txns.values()))
+        if self.txns:
+            log.info("Loaded %d transactional id(s) from %s", len(self.txns), tlog.TRANSACTION_STATE_TOPIC)
+
+    def _resume(self, txns: list[Txn]) -> None:
+        """Finish what was being ended (markers are idempotent for consumers: a second one
+        ends nothing); load the producer state of partitions with an open transaction (their
+        last stable offset)."""
+        for txn in txns:
             try:
                 if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
-                    self._finish(txn, txn.state == tlog.PREPARE_COMMIT)
+                    self._send_markers(txn, txn.state == tlog.PREPARE_COMMIT, False)
                 elif txn.state == tlog.PREPARE_EPOCH_FENCE:
                     self._finish(txn, False)
-                elif txn.state == tlog.ONGOING:
+                elif txn.state == tlog.ONGOING and not self.cluster:
                     for topic, p in txn.partitions:
                         if topic != topic_names.GROUP_METADATA_TOPIC and self._partition_exists(topic, p):
                             self.producers.partition(self.broker.data.log(topic, p))
-            except (KafkaError, OSError) as exc:
+            except (KafkaError, OSError, TxnError) as exc:
                 log.warning("Cannot recover transaction %s: %s", txn.transactional_id, exc)
-        if self.txns:
-            log.info("Loaded %d transactional id(s) from %s", len(self.txns), tlog.TRANSACTION_STATE_TOPIC)
+
+    def _on_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """Kafka's TransactionStateManager.loadTransactionsForTxnTopicPartition and
+        removeTransactionsForTxnTopicPartition: leading a __transaction_state partition, this
+        broker coordinates its transactional ids (those being ended are ended again); losing
+        it, it forgets them."""
+        if topic != tlog.TRANSACTION_STATE_TOPIC:
+            return
+        count = self._state_topic_partitions() or self.num_partitions
+        mine = [tid for tid in self.txns if tlog.partition_for(tid, count) == partition]
+        for tid in mine:
+            del self.txns[tid]
+            self._ending.pop(tid, None)
+            self._unreplicated.pop(tid, None)
+        self._owned.discard(partition)
+        if not leader:
+            if mine:
+                log.info("Unloaded %d transactional id(s) of %s-%d", len(mine), topic, partition)
+            return
+        try:
+            loaded = self._read_partition(partition)
+        except (KafkaError, OSError) as exc:
+            log.warning("Cannot load %s-%d: %s", topic, partition, exc)
+            return
+        self.txns.update(loaded)
+        self._owned.add(partition)
+        log.info("Loaded %d transactional id(s) from %s-%d", len(loaded), topic, partition)
+        self._resume(list(loaded.values()))
 
     # ================================================================== ending transactions
     def _write_marker(self, topic: str, partition: int, producer_id: int, epoch: int, commit: bool,
@@ -255,9 +344,13 @@ class TransactionHandlers:
         codes, waits = {}, []
         for topic, p, pid, epoch, commit, coordinator_epoch in markers:
             code = E.NONE
-            if topic == topic_names.GROUP_METADATA_TOPIC and self.broker.data.replica_state(topic, p) is None:
-                self._offsets_marker(p, pid, commit)  # this broker's group coordinator (not replicated)
-                codes[(topic, p, pid)] = E.NONE
+            if topic == topic_names.GROUP_METADATA_TOPIC:
+                # the group coordinator's part: the offsets it holds for the transaction
+                if self.broker.internal_leader(topic, p) == self.broker.node_id:
+                    self._offsets_marker(p, pid, commit)
+                    codes[(topic, p, pid)] = E.NONE
+                else:
+                    codes[(topic, p, pid)] = E.NOT_LEADER_OR_FOLLOWER
                 continue
             try:
                 replicated, end = self._write_marker(topic, p, pid, epoch, commit, coordinator_epoch)
@@ -355,7 +448,7 @@ class TransactionHandlers:
                     del self._ending[tid]
                     try:
                         self._complete(txn, *txn.ending)
-                    except (KafkaError, OSError) as exc:
+                    except (KafkaError, OSError, TxnError) as exc:
                         log.warning("Cannot complete transaction %s: %s", tid, exc)
             if not self._ending:
                 break
@@ -490,6 +583,9 @@ class TransactionHandlers:
         else TxnError with Kafka's answer."""
         if not validation.is_transactional_id(transactional_id):
             raise TxnError(E.INVALID_REQUEST)
+        owner = self._owner_error(transactional_id)
+        if owner != E.NONE:
+            raise TxnError(owner)
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == tlog.DEAD or txn.producer_id != producer_id:
             raise TxnError(E.INVALID_PRODUCER_ID_MAPPING)
@@ -566,7 +662,13 @@ class TransactionHandlers:
             answer["error_code"] = E.INVALID_TRANSACTION_TIMEOUT
         else:
             try:
+                owner = self._owner_error(tid)
+                if owner != E.NONE:
+                    raise TxnError(owner)
                 txn = self._init_transactional(request, tid, timeout)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
                 answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
             except TxnError as exc:
                 answer["error_code"] = exc.code
@@ -613,17 +715,17 @@ class TransactionHandlers:
     async def add_partitions_to_txn(self, request) -> dict:
         body = request.body
         if request.api_version <= 3:
-            results = self._add_partitions(request, body["v3_and_below_transactional_id"],
+            results = await self._add_partitions(request, body["v3_and_below_transactional_id"],
                                            body["v3_and_below_producer_id"], body["v3_and_below_producer_epoch"],
                                            body["v3_and_below_topics"], verify_only=False)
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
         return {"throttle_time_ms": 0, "error_code": E.NONE, "results_by_transaction": [
             {"transactional_id": t["transactional_id"],
-             "topic_results": self._add_partitions(request, t["transactional_id"], t["producer_id"],
+             "topic_results": await self._add_partitions(request, t["transactional_id"], t["producer_id"],
                                                    t["producer_epoch"], t["topics"], t["verify_only"])}
             for t in body["transactions"]]}
 
-    def _add_partitions(self, request, tid: str, pid: int, epoch: int, topics: list, verify_only: bool) -> list:
+    async def _add_partitions(self, request, tid: str, pid: int, epoch: int, topics: list, verify_only: bool) -> list:
         wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
         codes = {tp: E.NONE for tp in wanted}
         unknown = [tp for tp in wanted if not self._partition_exists(*tp)]
@@ -647,6 +749,9 @@ class TransactionHandlers:
                         codes[tp] = E.TRANSACTION_ABORTABLE
             elif not all(tp in txn.partitions for tp in wanted) or txn.state != tlog.ONGOING:
                 self._begin(txn, wanted)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
         except _Answered:
             pass
         except TxnError as exc:
@@ -673,6 +778,7 @@ class TransactionHandlers:
             tp = (topic_names.GROUP_METADATA_TOPIC, offsets.partition_for(body["group_id"]))
             if txn.state != tlog.ONGOING or tp not in txn.partitions:
                 self._begin(txn, [tp])
+                code = await self.replicated(txn)
         except TxnError as exc:
             code = exc.code
         except (KafkaError, OSError) as exc:
@@ -695,6 +801,9 @@ class TransactionHandlers:
                 readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
             if not validation.is_group_id(group):
                 raise TxnError(E.INVALID_GROUP_ID)  # the group coordinator's check comes first
+            offsets_partition = self.broker.groups.coordinator.offsets.partition_for(group)
+            if self.broker.internal_leader(topic_names.GROUP_METADATA_TOPIC, offsets_partition) != self.broker.node_id:
+                raise TxnError(E.NOT_COORDINATOR)  # sent to the group's coordinator, as OffsetCommit
             local = self.txns.get(body["transactional_id"])
             if self.cluster and (local is None or local.producer_id != body["producer_id"]):
                 # the transaction coordinator is another broker: as Kafka 2.8's group coordinator,
@@ -707,6 +816,9 @@ class TransactionHandlers:
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
             if txn is not None and request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 self._begin(txn, [tp])  # transaction version 2: no AddOffsetsToTxn
+                replicated = await self.replicated(txn)
+                if replicated != E.NONE:
+                    raise TxnError(replicated)
             if txn is not None and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 code = E.INVALID_TXN_STATE  # AddOffsetsToTxn first
             elif body["member_id"] or body["generation_id_or_member_epoch"] >= 0:
@@ -758,6 +870,9 @@ class TransactionHandlers:
         try:
             _require(self.broker.guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
                      E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            owner = self._owner_error(body["transactional_id"])
+            if owner != E.NONE:
+                raise TxnError(owner)
             txn = self.txns.get(body["transactional_id"])
             if (tv2 and txn is not None and txn.state == done and txn.producer_id == body["producer_id"]
                     and body["producer_epoch"] == txn.last_producer_epoch):
@@ -766,6 +881,9 @@ class TransactionHandlers:
                 txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             if txn.state == tlog.ONGOING:
                 self._finish(txn, commit, bump=tv2)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
             elif (txn.state, commit) not in ((tlog.COMPLETE_COMMIT, True), (tlog.COMPLETE_ABORT, False)):
                 raise TxnError(E.INVALID_TXN_STATE)  # else: a retry of the end that was done
             answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
@@ -808,6 +926,8 @@ class TransactionHandlers:
                 code = E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             elif not validation.is_transactional_id(tid):
                 code = E.INVALID_REQUEST
+            elif self._owner_error(tid) != E.NONE:
+                code = self._owner_error(tid)
             elif txn is None or txn.state == tlog.DEAD:
                 code = E.TRANSACTIONAL_ID_NOT_FOUND
             else:
@@ -879,7 +999,7 @@ class TransactionHandlers:
                       and now - txn.last_update_ms > self.id_expiration_ms):
                     self._persist(txn, tombstone=True)
                     del self.txns[txn.transactional_id]
-            except (KafkaError, OSError) as exc:
+            except (KafkaError, OSError, TxnError) as exc:
                 log.warning("Transaction upkeep of %s failed: %s", txn.transactional_id, exc)
 
     def close(self) -> None:
