@@ -80,3 +80,138 @@ def test_internal_topics_are_replicated_and_every_broker_names_the_leader(cluste
             (answer,) = client.call(FIND_COORDINATOR, 4, {"key_type": key_type,
                                                           "coordinator_keys": ["some-key"]})["coordinators"]
         assert (answer["error_code"], answer["node_id"]) == (0, coordinator)
+
+
+def test_too_few_brokers_for_the_offsets_topic(zookeeper, tmp_path):
+    """One live broker, replication factor 3: nothing is created, COORDINATOR_NOT_AVAILABLE, and
+    the broker logs why (Kafka 2.8's ZkAdminManager line); with the others up it is created."""
+    with ReplicationCluster(zookeeper, tmp_path, 3, overrides=RF3) as cluster:
+        cluster.start(0)
+        for version in (3, 4):
+            with ProtocolClient(cluster.brokers[0].port, timeout=10) as client:
+                body = {"key": "lonely", "key_type": 0} if version < 4 else {"key_type": 0,
+                                                                             "coordinator_keys": ["lonely"]}
+                answer = client.call(FIND_COORDINATOR, version, body)
+            if version >= 4:
+                (answer,) = answer["coordinators"]
+            assert (answer["error_code"], answer["node_id"]) == (COORDINATOR_NOT_AVAILABLE, -1)
+        assert cluster.get(f"/brokers/topics/{OFFSETS}") is None
+        assert ("InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1."
+                in cluster.brokers[0].log())
+        cluster.start(1)
+        cluster.start(2)
+        assert wait_coordinator(cluster, "lonely") in (0, 1, 2)
+
+
+def create_topic(cluster, name: str, partitions: int = 1, rf: int = 3) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(name, partitions, rf)])[name].result(15)
+    for p in range(partitions):
+        cluster.wait_state(name, p, lambda s: len(s["isr"]) == rf)
+    cluster.wait_applied(name, partitions)
+
+
+def produce(cluster, topic: str, count: int) -> None:
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 5})
+    for i in range(count):
+        p.produce(topic, str(i).encode(), partition=0)
+    assert p.flush(30) == 0
+
+
+def consumer(cluster, group: str) -> "ck.Consumer":
+    return ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": group, "enable.auto.commit": False,
+                        "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
+                        "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000,
+                        "reconnect.backoff.max.ms": 1000})
+
+
+def offset_fetch(cluster, broker: int, group: str, topic: str, version: int = 8) -> dict:
+    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+        if version >= 8:
+            (answer,) = client.call(OFFSET_FETCH, version, {"groups": [
+                {"group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}]}],
+                "require_stable": False})["groups"]
+            return answer
+        return client.call(OFFSET_FETCH, version, {"group_id": group,
+                                                   "topics": [{"name": topic, "partition_indexes": [0]}]})
+
+
+def describe_group(cluster, broker: int, group: str) -> dict:
+    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+        (answer,) = client.call(DESCRIBE_GROUPS, 5, {"groups": [group],
+                                                     "include_authorized_operations": False})["groups"]
+    return answer
+
+
+def list_groups(cluster, broker: int) -> list[str]:
+    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+        answer = client.call(LIST_GROUPS, 4, {"states_filter": []})
+    assert answer["error_code"] == 0
+    return sorted(g["group_id"] for g in answer["groups"])
+
+
+def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster):
+    create_topic(cluster, "moving")
+    produce(cluster, "moving", 100)
+    first = consumer(cluster, "movers")
+    first.subscribe(["moving"])
+    seen: list[int] = []
+    try:
+        while len(seen) < 60:
+            msg = first.poll(1)
+            if msg is not None and msg.error() is None:
+                seen.append(msg.offset())
+                if len(seen) == 50:  # committed: 50; read on to 59 without committing
+                    first.commit(offsets=[ck.TopicPartition("moving", 0, 50)], asynchronous=False)
+        assert seen == list(range(60))
+        coordinator = wait_coordinator(cluster, "movers")
+        others = [b for b in cluster.running() if b != coordinator]
+
+        # Only the coordinator answers for the group (raw frames through the other brokers).
+        for b in others:
+            assert offset_fetch(cluster, b, "movers", "moving")["error_code"] == NOT_COORDINATOR
+            old = offset_fetch(cluster, b, "movers", "moving", version=1)
+            assert old["topics"][0]["partitions"][0]["error_code"] == NOT_COORDINATOR
+            assert offset_fetch(cluster, b, "movers", "moving", version=3)["error_code"] == NOT_COORDINATOR
+            assert describe_group(cluster, b, "movers")["error_code"] == NOT_COORDINATOR
+            assert "movers" not in list_groups(cluster, b)
+        fetched = offset_fetch(cluster, coordinator, "movers", "moving")
+        assert fetched["error_code"] == 0
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 50
+        described = describe_group(cluster, coordinator, "movers")
+        assert (described["error_code"], described["group_state"]) == (0, "Stable")
+        assert list_groups(cluster, coordinator) == ["movers"]
+    finally:
+        first.close()  # leaves the group; 50..59 stay uncommitted
+
+    cluster.kill(coordinator)
+    second = consumer(cluster, "movers")
+    second.subscribe(["moving"])
+    after: list[int] = []
+    try:
+        deadline = time.monotonic() + 90
+        while (not after or after[-1] < 99) and time.monotonic() < deadline:
+            msg = second.poll(1)
+            if msg is not None and msg.error() is None:
+                after.append(msg.offset())
+        # Resumed from the committed offset on the new coordinator: the uncommitted 50..59
+        # read again, nothing skipped.
+        assert after == list(range(50, 100)), after[:20]
+        second.commit(offsets=[ck.TopicPartition("moving", 0, 100)], asynchronous=False)
+        new = wait_coordinator(cluster, "movers")
+        assert new != coordinator
+        fetched = offset_fetch(cluster, new, "movers", "moving")
+        assert (fetched["error_code"], fetched["topics"][0]["partitions"][0]["committed_offset"]) == (0, 100)
+        assert describe_group(cluster, new, "movers")["group_state"] == "Stable"
+    finally:
+        second.close()
+
+    # A deleted topic's offsets go from the group (tombstoned by its coordinator).
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.brokers[new].bootstrap})
+    admin.delete_topics(["moving"])["moving"].result(15)
+    wait_for(lambda: offset_fetch(cluster, new, "movers", "moving")["topics"][0]["partitions"][0]
+             ["committed_offset"] == -1, what="the deleted topic's offsets to go")

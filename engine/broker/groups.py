@@ -28,7 +28,7 @@ from ..protocol import errors as E
 from ..topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from .consumer_group_848 import ConsumerGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
-                          STABLE, ClassicGroups, client_host, join_error, named_topics, now_ms, resolve,
+                          STABLE, ClassicGroups, append_error, client_host, join_error, named_topics, now_ms, resolve,
                           sync_answer, topic_ids_by_name)
 from .topic_ids import TopicIds
 
@@ -41,6 +41,7 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 <<
 INT32_MIN = -2147483648
 CLASSIC_GROUP_TYPE = "classic"
 COORDINATOR_GROUP, COORDINATOR_TRANSACTION, COORDINATOR_SHARE = 0, 1, 2  # FindCoordinator key types
+NOT_COORDINATOR_MESSAGE = "This is not the correct coordinator."
 NO_NODE = {"node_id": -1, "host": "", "port": -1}
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
                            "or the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -69,6 +70,40 @@ class GroupHandlers:
             (ApiKey.CONSUMER_GROUP_DESCRIBE, self.consumer_group_describe),
         ):
             broker.register(key, handler)
+        broker.leadership_listeners.append(self.on_leadership)
+
+    # ================================================================== moving coordinators
+    def on_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """This broker starts or stops leading a `__consumer_offsets` partition (ZooKeeper mode):
+        its groups are unloaded, or read again from the partition's log start (lazily: a group
+        comes back Empty, with its generation and offsets, at its first request)."""
+        if topic != GROUP_METADATA_TOPIC:
+            return
+        where = f"{GROUP_METADATA_TOPIC}-{partition}"
+        if leader:
+            self.coordinator.forget_partition(partition)
+            self.consumer.load_partition(partition)
+            log.info("[GroupCoordinator %d]: Elected as the group coordinator for partition %d; groups and "
+                     "offsets of %s are read from its log", self.broker.node_id, partition, where)
+        else:
+            gone = self.coordinator.unload(partition) + self.consumer.unload(partition)
+            log.info("[GroupCoordinator %d]: Resigned as the group coordinator for partition %d: unloaded %s, "
+                     "removed %d cached groups", self.broker.node_id, partition, where, gone)
+
+    def topic_deleted(self, topic: str) -> None:
+        """ZooKeeper mode: tombstone every group's committed offsets of a deleted topic in the
+        partitions this broker coordinates (Kafka's handleDeletedPartitions; without ZooKeeper
+        the engine's delete_topic does it for its one broker)."""
+        if self.broker.replication is None:
+            return
+        offsets = self.coordinator.offsets
+        for partition in self.coordinator.led_partitions():
+            try:
+                for group, doomed in sorted(offsets.committed_to(topic, [partition]).items()):
+                    offsets.delete(group, doomed)
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot remove the offsets of deleted topic %s from %s-%d: %s", topic,
+                            GROUP_METADATA_TOPIC, partition, exc)
 
     # ================================================================== JoinGroup
     async def _join_group(self, request) -> dict:
@@ -88,6 +123,9 @@ class GroupHandlers:
             return join_error(E.INVALID_GROUP_ID, member_id)
         if not self.coordinator.min_session_timeout_ms <= session_timeout <= self.coordinator.max_session_timeout_ms:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return join_error(not_ours, member_id)
         modern = self.consumer.get(group_id)
         if modern is not None:
             if modern.members:  # classic members cannot join a consumer-protocol group
@@ -127,6 +165,9 @@ class GroupHandlers:
             return sync_answer(E.GROUP_AUTHORIZATION_FAILED)
         if not validation.is_group_id(group_id):
             return sync_answer(E.INVALID_GROUP_ID)
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return sync_answer(not_ours)
         group = self.groups.get(group_id)
         if group is None or group.state == EMPTY:
             return sync_answer(E.UNKNOWN_MEMBER_ID)
@@ -157,13 +198,19 @@ class GroupHandlers:
             log.info("[GroupCoordinator %d]: Assignment received from leader %s for group %s for generation %d. "
                      "The group has %d members, %d of which are static.", self.broker.node_id, member_id,
                      group_id, group.generation, len(group.members), len(group.static_members))
+            generation = group.generation
             try:
-                self.coordinator.store_group(group, assignment)
+                error = await self.coordinator.replicated(self.coordinator.store_group(group, assignment))
             except KafkaError as exc:
                 log.warning("Failed to store the assignment of group %s: %s", group_id, exc)
+                error = append_error(exc.code)
+            if self.groups.get(group_id) is not group or group.generation != generation \
+                    or group.state != COMPLETING_REBALANCE:
+                return await future  # moved on (or unloaded) meanwhile: answered by that
+            if error:
                 for m in group.members.values():
                     m.assignment = b""
-                self.coordinator.propagate_assignment(group, E.COORDINATOR_NOT_AVAILABLE)
+                self.coordinator.propagate_assignment(group, error)
                 self.coordinator.maybe_prepare_rebalance_or_complete_join(group, "error when storing group assignment")
                 return await future
             for m in group.members.values():
@@ -180,6 +227,9 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED}
         if not validation.is_group_id(body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID}
+        not_ours = self.coordinator.coordinator_error(body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours}
         group = self.groups.get(body["group_id"])
         if group is None:
             return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
@@ -195,6 +245,9 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED, "members": []}
         if not validation.is_group_id(body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID, "members": []}
+        not_ours = self.coordinator.coordinator_error(body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours, "members": []}
         group = self.groups.get(body["group_id"])
         if group is None or group.state == DEAD:
             code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
@@ -287,8 +340,9 @@ class GroupHandlers:
         member_id = body["member_id"]
         generation = body["generation_id_or_member_epoch"]
         topics = named_topics(self.topic_ids, body["topics"], version >= 10)
-        error = self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"],
-                                                 version)
+        # (a group another broker coordinates is not looked at: validating could create it here)
+        error = self.coordinator.coordinator_error(group_id) or \
+            self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"], version)
         guard = self.broker.guard
         readable = None  # None: no authorizer; else the topics the caller may READ
         if guard.enabled:
@@ -332,13 +386,15 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "topics": answers}
         self.coordinator.touch_committer(group_id, member_id)  # commits keep a session alive
         try:
-            self.coordinator.commit_offsets(group_id, offsets)
+            failed = await self.coordinator.replicated(self.coordinator.commit_offsets(group_id, offsets))
         except KafkaError as exc:
             log.warning("Failed to store offsets of group %s: %s", group_id, exc)
+            failed = append_error(exc.code)
+        if failed:
             for t in answers:
                 for p in t["partitions"]:
                     if p["error_code"] == E.NONE:
-                        p["error_code"] = E.COORDINATOR_NOT_AVAILABLE
+                        p["error_code"] = failed
         return {"throttle_time_ms": 0, "topics": answers}
 
     @staticmethod
@@ -369,6 +425,14 @@ class GroupHandlers:
         guard = self.broker.guard
         if not guard.allows(request, acls.DESCRIBE, acls.GROUP, group_id):
             return {"group_id": group_id, "topics": [], "error_code": E.GROUP_AUTHORIZATION_FAILED}
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            topics = []
+            if version < 2 and requested is not None:  # (no group-level error before v2)
+                topics = [{"name": t["name"] or "", "partitions": [
+                    {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                     "error_code": not_ours} for i in t["partition_indexes"]]} for t in requested]
+            return {"group_id": group_id, "topics": topics, "error_code": not_ours}
         error = self.coordinator.validate_fetch(group_id, member_id, member_epoch)
         if error:
             return {"group_id": group_id, "topics": [], "error_code": error}
@@ -455,6 +519,12 @@ class GroupHandlers:
                                   "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
                                   "authorized_operations": INT32_MIN})
                 continue
+            not_ours = self.coordinator.coordinator_error(group_id)
+            if not_ours:
+                described.append({"error_code": not_ours, "group_id": group_id, "group_state": "",
+                                  "protocol_type": "", "protocol_data": "", "members": [],
+                                  "authorized_operations": INT32_MIN})
+                continue
             if guard.enabled and operations != INT32_MIN:
                 operations = guard.operations(request, acls.GROUP, group_id)
             group = self.coordinator.group(group_id) if self.consumer.get(group_id) is None else None
@@ -487,6 +557,10 @@ class GroupHandlers:
             if not self.broker.guard.allows(request, acls.DELETE, acls.GROUP, group_id):
                 results.append({"group_id": group_id, "error_code": E.GROUP_AUTHORIZATION_FAILED})
                 continue
+            not_ours = self.coordinator.coordinator_error(group_id)
+            if not_ours:
+                results.append({"group_id": group_id, "error_code": not_ours})
+                continue
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
                 continue
@@ -500,13 +574,14 @@ class GroupHandlers:
             else:
                 try:
                     self.coordinator.offsets.delete(group_id)
-                    self.coordinator.append(group_id, [(codec.group_metadata_key(group_id), None, (), now_ms())])
+                    written = self.coordinator.append(group_id, [(codec.group_metadata_key(group_id), None, (),
+                                                                  now_ms())])
                     self.coordinator.drop(group)
                     log.info("[GroupCoordinator %d]: Group %s deleted", self.broker.node_id, group_id)
-                    code = E.NONE
+                    code = await self.coordinator.replicated(written)
                 except KafkaError as exc:
                     log.warning("Failed to delete group %s: %s", group_id, exc)
-                    code = E.COORDINATOR_NOT_AVAILABLE
+                    code = append_error(exc.code)
             results.append({"group_id": group_id, "error_code": code})
         return {"throttle_time_ms": 0, "results": results}
 
@@ -518,6 +593,9 @@ class GroupHandlers:
             return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
         if not validation.is_group_id(group_id):
             return {"error_code": E.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return {"error_code": not_ours, "throttle_time_ms": 0, "topics": []}
         if guard.enabled:  # topics the caller may not READ are refused before anything else
             readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {t["name"] for t in body["topics"]})
             body = {**body, "topics": [t for t in body["topics"] if t["name"] in readable]}
@@ -572,6 +650,10 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED,
                     "error_message": "Group authorization failed.", "member_id": None, "member_epoch": 0,
                     "heartbeat_interval_ms": 0, "assignment": None}
+        not_ours = self.coordinator.coordinator_error(request.body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE,
+                    "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
         return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
                                        client_host(request))
 
@@ -589,6 +671,11 @@ class GroupHandlers:
                     "assignor_name": "", "members": [], "authorized_operations": INT32_MIN}
         if not validation.is_group_id(gid):
             return {**self.consumer.describe(gid, False, 0), "error_code": E.INVALID_GROUP_ID, "error_message": None}
+        not_ours = self.coordinator.coordinator_error(gid)
+        if not_ours:
+            return {"error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE, "group_id": gid,
+                    "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+                    "authorized_operations": INT32_MIN}
         operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
         return self.consumer.describe(gid, include, operations)
 

@@ -44,6 +44,7 @@ from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from .interbroker import CONNECTION_ERRORS, BrokerClients
+from .group_state import append_error
 from .producer_state import ProducerError
 
 log = logging.getLogger("pk.broker")
@@ -134,9 +135,6 @@ class TransactionHandlers:
         self.num_partitions = config.get_int("transaction.state.log.num.partitions")
         self.segment_bytes = config.get("transaction.state.log.segment.bytes")
         self.txns: dict[str, Txn] = {}
-        # producer id -> group -> {(topic, partition): CommittedOffset}: the TxnOffsetCommit
-        # offsets this broker holds as group coordinator, until their transaction's marker
-        self.held_offsets: dict[int, dict[str, dict]] = {}
         # ZooKeeper mode: partitions have leaders elsewhere; markers go to them (the marker channel)
         self.cluster = bool(config.get("zookeeper.connect"))
         self._ending: dict[str, Txn] = {}  # transactions whose markers are being written, by id
@@ -344,14 +342,6 @@ class TransactionHandlers:
         codes, waits = {}, []
         for topic, p, pid, epoch, commit, coordinator_epoch in markers:
             code = E.NONE
-            if topic == topic_names.GROUP_METADATA_TOPIC:
-                # the group coordinator's part: the offsets it holds for the transaction
-                if self.broker.internal_leader(topic, p) == self.broker.node_id:
-                    self._offsets_marker(p, pid, commit)
-                    codes[(topic, p, pid)] = E.NONE
-                else:
-                    codes[(topic, p, pid)] = E.NOT_LEADER_OR_FOLLOWER
-                continue
             try:
                 replicated, end = self._write_marker(topic, p, pid, epoch, commit, coordinator_epoch)
                 if replicated is not None and len(replicated.isr) > 1:
@@ -388,14 +378,12 @@ class TransactionHandlers:
         self._send_markers(txn, commit, bump)
 
     def _send_markers(self, txn: Txn, commit: bool, bump: bool) -> None:
-        if self.cluster:  # the offsets partitions too: their group coordinator may be another broker
+        if self.cluster:
             txn.markers_left, txn.ending = set(txn.partitions), (commit, bump)
             self._ending[txn.transactional_id] = txn
             self._start_channel()
             return
         for topic, p in txn.partitions:
-            if topic == topic_names.GROUP_METADATA_TOPIC:
-                continue  # _complete hands the offsets over
             try:
                 self._write_marker(topic, p, txn.producer_id, txn.producer_epoch, commit)
             except (KafkaError, ProducerError, OSError) as exc:
@@ -406,10 +394,6 @@ class TransactionHandlers:
 
     def _complete(self, txn: Txn, commit: bool, bump: bool) -> None:
         """Every marker is written: the held offsets are committed (or dropped), Complete*."""
-        if not self.cluster:  # on a cluster the channel sent the offsets partitions their markers
-            for topic, p in txn.partitions:
-                if topic == topic_names.GROUP_METADATA_TOPIC:
-                    self._offsets_marker(p, txn.producer_id, commit)
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
         if bump and txn.producer_epoch >= MAX_EPOCH - 1:
@@ -469,15 +453,10 @@ class TransactionHandlers:
                     txn.markers_left.discard(tp)
                     continue
                 state = self.broker.data.replica_state(*tp)
-                if state is None and tp[0] == topic_names.GROUP_METADATA_TOPIC:
-                    # __consumer_offsets not published (each broker its own group coordinator):
-                    # whichever broker holds the offsets takes the marker, so all are told
-                    brokers = live | {node}
-                else:
-                    leader = node if state is None else state.leader
-                    if leader != node and leader not in live:
-                        continue  # no leader known: next round
-                    brokers = {leader}
+                leader = node if state is None else state.leader
+                if leader != node and leader not in live:
+                    continue  # no leader known: next round
+                brokers = {leader}
                 targets[(txn.transactional_id, tp)] = (txn, brokers)
         if not targets:
             return False
@@ -533,38 +512,6 @@ class TransactionHandlers:
             return None
         return {(t["name"], p["partition_index"], m["producer_id"]): p["error_code"]
                 for m in answer["markers"] for t in m["topics"] for p in t["partitions"]}
-
-    # ------------------------------------------------------------------ transactional offsets
-    def _hold_offset(self, producer_id: int, group: str, tp: tuple[str, int], offset: CommittedOffset) -> None:
-        """A TxnOffsetCommit's offset, held for the group until its transaction's marker."""
-        self.held_offsets.setdefault(producer_id, {}).setdefault(group, {})[tp] = offset
-        # OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT meanwhile
-        self.broker.groups.coordinator.pending_transactional_offsets.setdefault(group, set()).add(tp)
-
-    def _offsets_marker(self, partition: int, producer_id: int, commit: bool) -> None:
-        """The marker of `producer_id`'s transaction for the __consumer_offsets partition
-        `partition` (Kafka's GroupMetadataManager.scheduleHandleTxnCompletion): the offsets it
-        holds for the groups of that partition become their committed offsets (through the
-        group coordinator's one write path), or are dropped."""
-        held = self.held_offsets.get(producer_id)
-        if not held:
-            return
-        coordinator = self.broker.groups.coordinator
-        for group in [g for g in held if coordinator.offsets.partition_for(g) == partition]:
-            offsets = held.pop(group)
-            if commit:
-                try:
-                    coordinator.commit_offsets(group, dict(offsets))
-                except (KafkaError, OSError) as exc:
-                    log.warning("Cannot commit the offsets of group %s sent with the transaction of producer %d: %s",
-                                group, producer_id, exc)
-            still = {tp for other in self.held_offsets.values() for tp in other.get(group, ())}
-            if still:
-                coordinator.pending_transactional_offsets[group] = still
-            else:
-                coordinator.pending_transactional_offsets.pop(group, None)
-        if not held:
-            del self.held_offsets[producer_id]
 
     def _fence_and_abort(self, txn: Txn) -> None:
         """Abort an open transaction with the epoch bumped: its producer is fenced."""
@@ -801,9 +748,9 @@ class TransactionHandlers:
                 readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
             if not validation.is_group_id(group):
                 raise TxnError(E.INVALID_GROUP_ID)  # the group coordinator's check comes first
-            offsets_partition = self.broker.groups.coordinator.offsets.partition_for(group)
-            if self.broker.internal_leader(topic_names.GROUP_METADATA_TOPIC, offsets_partition) != self.broker.node_id:
-                raise TxnError(E.NOT_COORDINATOR)  # sent to the group's coordinator, as OffsetCommit
+            not_ours = self.broker.groups.coordinator.coordinator_error(group)
+            if not_ours:  # (TxnOffsetCommit goes to the group's coordinator)
+                raise TxnError(not_ours)
             local = self.txns.get(body["transactional_id"])
             if self.cluster and (local is None or local.producer_id != body["producer_id"]):
                 # the transaction coordinator is another broker: as Kafka 2.8's group coordinator,
@@ -835,6 +782,7 @@ class TransactionHandlers:
             log.warning("TxnOffsetCommit for %s failed: %s", body["transactional_id"], exc)
             code = E.COORDINATOR_NOT_AVAILABLE
         topics = []
+        offsets: dict[tuple[str, int], CommittedOffset] = {}
         for t in body["topics"]:
             name = t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])
             parts = []
@@ -849,11 +797,34 @@ class TransactionHandlers:
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
                     else:
-                        self._hold_offset(body["producer_id"], group, (name, index), CommittedOffset(
-                            p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or ""))
+                        offsets[(name, index)] = CommittedOffset(
+                            p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or "")
                 parts.append({"partition_index": index, "error_code": pcode})
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
+        written = E.NONE
+        if offsets:
+            written = await self._append_transactional_offsets(group, offsets, body["producer_id"],
+                                                               body["producer_epoch"])
+        if written != E.NONE:
+            for t in topics:
+                for part in t["partitions"]:
+                    if part["error_code"] == E.NONE:
+                        part["error_code"] = written
         return {"throttle_time_ms": 0, "topics": topics}
+
+    async def _append_transactional_offsets(self, group: str, offsets: dict, producer_id: int, epoch: int) -> int:
+        """Kafka's GroupMetadataManager.storeOffsets for a transaction: the offsets go into the
+        group's __consumer_offsets partition as the producer's transactional batch (its
+        COMMIT/ABORT marker decides), answered once the ISR has it."""
+        coordinator = self.broker.groups.coordinator
+        try:
+            written = coordinator.offsets.commit_transactional(group, offsets, producer_id, epoch)
+        except KafkaError as exc:
+            return append_error(exc.code)
+        except OSError as exc:
+            log.warning("Cannot store the transactional offsets of group %s: %s", group, exc)
+            return E.COORDINATOR_NOT_AVAILABLE
+        return await coordinator.replicated(written)
 
     def _txn_offset_topics(self, request) -> set:
         names = (t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])

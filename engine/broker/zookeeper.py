@@ -709,6 +709,7 @@ class ZooKeeperSync:
                 try:
                     engine.delete_topic(name)
                     self.broker.data.forget_topic(name)
+                    self.broker.groups.topic_deleted(name)
                     log.info("[KafkaServer id=%d] Deleted topic %s (marked for deletion in ZooKeeper)",
                              self.node_id, name)
                 except (UnknownTopicOrPartitionError, TopicDeletionDisabledError):
