@@ -167,15 +167,19 @@ def find_coordinator(cluster, broker, key, key_type) -> int:
     return wait_for(ask, what=f"a coordinator for {key}") - 1
 
 
-def test_offsets_sent_to_another_broker_than_the_transaction_coordinator(cluster):
-    """TxnOffsetCommit at the group's coordinator, another broker than the transaction's: the
-    offsets wait there (OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT) until the
-    commit's marker reaches it."""
-    create(cluster, "src", partitions=1)
-    tid = "ctp-1"
+def offset_fetch(client, group, topic, require_stable=True) -> dict:
+    (g,) = client.call(OFFSET_FETCH, 8, {"groups": [{"group_id": group, "topics": [
+        {"name": topic, "partition_indexes": [0]}]}], "require_stable": require_stable})["groups"]
+    return g["topics"][0]["partitions"][0]
+
+
+def begin_offsets_transaction(cluster, tid, topic, offset):
+    """A transaction whose offsets (`offset` for `topic`-0) go to a group coordinated by
+    another broker than the transaction: (transaction coordinator, group, its coordinator,
+    the producer's ids), the TxnOffsetCommit done."""
     txn_coordinator = find_coordinator(cluster, 0, tid, 1)
     other = next(b for b in cluster.running() if b != txn_coordinator)
-    group, group_broker = next((g, b) for g in (f"ctp-group-{i}" for i in range(100))
+    group, group_broker = next((g, b) for g in (f"{tid}-group-{i}" for i in range(100))
                                for b in [find_coordinator(cluster, other, g, 0)] if b != txn_coordinator)
     with ProtocolClient(cluster.brokers[txn_coordinator].port, timeout=30) as coord, \
             ProtocolClient(cluster.brokers[group_broker].port, timeout=30) as groups:
@@ -186,18 +190,55 @@ def test_offsets_sent_to_another_broker_than_the_transaction_coordinator(cluster
         assert coord.call(ADD_OFFSETS_TO_TXN, 3, {**ids, "group_id": group})["error_code"] == NONE
         answer = groups.call(TXN_OFFSET_COMMIT, 3, {**ids, "group_id": group, "generation_id_or_member_epoch": -1,
                                                      "member_id": "", "group_instance_id": None, "topics": [
-            {"name": "src", "partitions": [{"partition_index": 0, "committed_offset": 7,
+            {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": offset,
                                             "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
         assert answer["topics"][0]["partitions"][0]["error_code"] == NONE
+        # held until the marker: OffsetFetch require_stable says so, a plain one shows nothing
+        assert offset_fetch(groups, group, topic)["error_code"] == UNSTABLE_OFFSET_COMMIT
+        assert offset_fetch(groups, group, topic, require_stable=False)["committed_offset"] == -1
+    return txn_coordinator, group, group_broker, ids
 
-        def fetch():
-            (g,) = groups.call(OFFSET_FETCH, 8, {"groups": [{"group_id": group, "topics": [
-                {"name": "src", "partition_indexes": [0]}]}], "require_stable": True})["groups"]
-            return g["topics"][0]["partitions"][0]
-        assert fetch()["error_code"] == UNSTABLE_OFFSET_COMMIT
-        assert coord.call(END_TXN, 3, {**ids, "committed": True})["error_code"] == NONE
-        wait_for(lambda: fetch()["committed_offset"] == 7, what="the offset to be committed at the group's broker")
-        assert fetch()["error_code"] == NONE
+
+def end_transaction(cluster, coordinator, ids, commit):
+    with ProtocolClient(cluster.brokers[coordinator].port, timeout=30) as coord:
+        assert coord.call(END_TXN, 3, {**ids, "committed": commit})["error_code"] == NONE
+
+
+def committed_at_coordinator(cluster, group, topic):
+    """The group's committed offset for `topic`-0, asked of its current coordinator (None
+    while pending or while no coordinator answers)."""
+    asked = next(iter(cluster.running()))
+    try:
+        broker = find_coordinator(cluster, asked, group, 0)
+        with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+            part = offset_fetch(client, group, topic)
+    except (OSError, ConnectionError, AssertionError):
+        return None
+    return part["committed_offset"] if part["error_code"] == NONE else None
+
+
+def test_offsets_sent_to_another_broker_than_the_transaction_coordinator(cluster):
+    """TxnOffsetCommit at the group's coordinator, another broker than the transaction's: the
+    offsets are a transactional batch in __consumer_offsets until the marker of the commit
+    (or of the abort) reaches that partition's leader."""
+    create(cluster, "src", partitions=1)
+    coordinator, group, _, ids = begin_offsets_transaction(cluster, "ctp-1", "src", 7)
+    end_transaction(cluster, coordinator, ids, True)
+    wait_for(lambda: committed_at_coordinator(cluster, group, "src") == 7, what="the offset to be committed")
+    coordinator, group, _, ids = begin_offsets_transaction(cluster, "ctp-2", "src", 9)
+    end_transaction(cluster, coordinator, ids, False)
+    wait_for(lambda: committed_at_coordinator(cluster, group, "src") == -1, what="the aborted offset to be dropped")
+
+
+def test_transactional_offsets_survive_the_group_coordinator(cluster):
+    """The group's coordinator is killed between TxnOffsetCommit and EndTxn: the new leader of
+    the __consumer_offsets partition has the transactional batch and takes the marker."""
+    create(cluster, "src2", partitions=1)
+    coordinator, group, group_broker, ids = begin_offsets_transaction(cluster, "gk-1", "src2", 11)
+    cluster.kill(group_broker)
+    end_transaction(cluster, coordinator, ids, True)  # the markers wait for the new leader
+    wait_for(lambda: committed_at_coordinator(cluster, group, "src2") == 11, timeout=60,
+             what="the offset to be committed by the new group coordinator")
 
 
 def test_consume_transform_produce(cluster):
