@@ -1,26 +1,32 @@
 """The transaction coordinator: InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers, DescribeTransactions, ListTransactions.
 
-This broker is the coordinator of every transactional id (FindCoordinator key_type 1 names
-it). Each transactional id has one `Txn`: its producer id and epoch, timeout, state (Kafka's
+Each transactional id has one `Txn`: its producer id and epoch, timeout, state (Kafka's
 TransactionState: Empty, Ongoing, PrepareCommit, ...) and the partitions its open transaction
 wrote to. Every change of state is first appended to `__transaction_state` (records in
-engine/transaction_log.py; the topic is created on first use, compacted, with
-transaction.state.log.* settings) and the whole table is read back from it at start.
+engine/transaction_log.py; compacted, with transaction.state.log.* settings).
+
+A lone broker coordinates every transactional id (FindCoordinator names it), creates
+`__transaction_state` on first use and reads the whole table back at start. In ZooKeeper mode
+(docs/replication.md, "Transactions") an id belongs to the leader of its `__transaction_state`
+partition: the partition is loaded when this broker becomes its leader and dropped when it
+stops, other brokers answer NOT_COORDINATOR, and each state write is answered once the ISR has
+it.
 
 Ending a transaction (EndTxn, an abort on timeout or when a new producer fences the old
-one) goes PrepareCommit/PrepareAbort -> markers -> CompleteCommit/CompleteAbort without
-waiting for anything: the broker is the leader of every partition, so it writes the control
-batch (records.control_batch) into each partition itself, records an abort in the segment's
-.txnindex (engine/txn_index.py) and moves the partition's last stable offset on
-(producer_state.PartitionProducers). A transaction found in a Prepare state at start is
+one) goes PrepareCommit/PrepareAbort -> markers -> CompleteCommit/CompleteAbort. A marker is the
+control batch (records.control_batch) appended by the partition's leader, which records an
+abort in the segment's .txnindex (engine/txn_index.py) and moves the partition's last stable
+offset on (producer_state.PartitionProducers). A lone broker leads every partition and writes
+them at once; on a cluster the marker channel writes each at its leader (locally, or
+WriteTxnMarkers to the leading broker), retrying until all are written, and the producer gets
+CONCURRENT_TRANSACTIONS meanwhile. A transaction found in a Prepare state when loaded is
 finished the same way (markers are idempotent for consumers: a second one ends nothing).
 
-Offsets sent with a transaction (TxnOffsetCommit) are held by the coordinator and committed
-to the group's offsets (engine/offsets.py, one ordinary OffsetCommit batch) when the
-transaction commits; an abort drops them. The `__consumer_offsets` partition is part of the
-transaction (AddOffsetsToTxn) as in Kafka, but gets no marker: its records are never
-transactional.
+Offsets sent with a transaction (TxnOffsetCommit, at the group's coordinator) are appended to
+the group's `__consumer_offsets` partition as the producer's transactional batch; that partition
+is part of the transaction (AddOffsetsToTxn), so its marker commits or drops them
+(engine/offsets.py reads them so).
 
 Zombie fencing: InitProducerId with the id of a live producer bumps the epoch (aborting an
 open transaction with the bumped epoch first), so the older producer's next request is
@@ -362,7 +368,7 @@ class TransactionHandlers:
         return {k: v["error_code"] if isinstance(v, dict) else v for k, v in codes.items()}
 
     def _finish(self, txn: Txn, commit: bool, bump: bool = False) -> None:
-        """PrepareCommit/PrepareAbort -> markers (and the held offsets) -> Complete*. With
+        """PrepareCommit/PrepareAbort -> markers -> Complete*. With
         `bump` (transaction version 2: EndTxn v5+), the epoch is bumped first and the markers
         carry the new one; an exhausted epoch then moves on to a new producer id.
 
@@ -393,7 +399,7 @@ class TransactionHandlers:
         self._complete(txn, commit, bump)
 
     def _complete(self, txn: Txn, commit: bool, bump: bool) -> None:
-        """Every marker is written: the held offsets are committed (or dropped), Complete*."""
+        """Every marker is written: CompleteCommit/CompleteAbort."""
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
         if bump and txn.producer_epoch >= MAX_EPOCH - 1:
