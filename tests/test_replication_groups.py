@@ -152,9 +152,32 @@ def list_groups(cluster, broker: int) -> list[str]:
     return sorted(g["group_id"] for g in answer["groups"])
 
 
-def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster):
+def same_partition_group(group: str) -> str:
+    """Another group id in the same __consumer_offsets partition (of 3): the same coordinator."""
+    from pk.engine.consumer_offsets import partition_for
+
+    return next(g for g in (f"stayers-{i}" for i in range(100)) if partition_for(g, 3) == partition_for(group, 3))
+
+
+def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster, request):
+    """Two groups of one coordinator: "movers" commits 50 of the 60 records it read and leaves;
+    a member of the other stays through the kill of the coordinator's broker. Afterwards a new
+    member of "movers" resumes at 50 on the new coordinator, and the member that stayed rejoins
+    there and commits."""
     create_topic(cluster, "moving")
     produce(cluster, "moving", 100)
+    stayers = same_partition_group("movers")
+    assignments = []
+    stayer = consumer(cluster, stayers)
+    request.addfinalizer(stayer.close)
+    stayer.subscribe(["moving"], on_assign=lambda c, parts: assignments.append(len(parts)))
+    read = 0
+    deadline = time.monotonic() + 60
+    while read < 100 and time.monotonic() < deadline:
+        msg = stayer.poll(1)
+        read += msg is not None and msg.error() is None
+    assert read == 100
+    stayer.commit(offsets=[ck.TopicPartition("moving", 0, 100)], asynchronous=False)
     first = consumer(cluster, "movers")
     first.subscribe(["moving"])
     seen: list[int] = []
@@ -182,7 +205,7 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 50
         described = describe_group(cluster, coordinator, "movers")
         assert (described["error_code"], described["group_state"]) == (0, "Stable")
-        assert list_groups(cluster, coordinator) == ["movers"]
+        assert list_groups(cluster, coordinator) == sorted(["movers", stayers])
     finally:
         first.close()  # leaves the group; 50..59 stay uncommitted
 
@@ -205,6 +228,21 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
         fetched = offset_fetch(cluster, new, "movers", "moving")
         assert (fetched["error_code"], fetched["topics"][0]["partitions"][0]["committed_offset"]) == (0, 100)
         assert describe_group(cluster, new, "movers")["group_state"] == "Stable"
+
+        # The member that stayed rejoined on the new coordinator (its old membership is
+        # unknown there), and its commits go there.
+        wait_for(lambda: stayer.poll(0.2) is None and len(assignments) >= 2, 60, what="the stayer to rejoin")
+        produce(cluster, "moving", 10)
+        more = []
+        deadline = time.monotonic() + 60
+        while len(more) < 10 and time.monotonic() < deadline:
+            msg = stayer.poll(1)
+            if msg is not None and msg.error() is None:
+                more.append(msg.offset())
+        assert more == list(range(100, 110))
+        stayer.commit(offsets=[ck.TopicPartition("moving", 0, 110)], asynchronous=False)
+        fetched = offset_fetch(cluster, new, stayers, "moving")
+        assert (fetched["error_code"], fetched["topics"][0]["partitions"][0]["committed_offset"]) == (0, 110)
     finally:
         second.close()
 

@@ -298,7 +298,9 @@ class GroupHandlers:
             topic = GROUP_METADATA_TOPIC if key_type == COORDINATOR_GROUP else TRANSACTION_STATE_TOPIC
             try:  # Kafka creates the coordinator's internal topic here when it is missing
                 if self.broker.zookeeper is not None:
-                    if not await self.broker.zookeeper.ensure_internal_topic(topic):
+                    replication = self.broker.replication
+                    known = replication is not None and (topic, 0) in replication.states  # (taken in)
+                    if not known and not await self.broker.zookeeper.ensure_internal_topic(topic):
                         return unavailable
                 elif key_type == COORDINATOR_GROUP:
                     self.broker.engine.ensure_offsets_topic()
