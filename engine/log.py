@@ -642,9 +642,10 @@ class PartitionLog:
         self._checkpoint_log_start_offset()
 
     def append_records(self, items: Iterable[tuple], *, compression_type: int = 0,
-                       now_ms: int | None = None) -> tuple[int, int]:
-        """Encode (key, value, headers, timestamp) tuples as one batch and append it."""
-        batch = records.encode_batch(list(items), compression_type=compression_type)
+                       now_ms: int | None = None, **batch_fields) -> tuple[int, int]:
+        """Encode (key, value, headers, timestamp) tuples as one batch and append it
+        (`batch_fields`: encode_batch's producer id, epoch, transactional flag)."""
+        batch = records.encode_batch(list(items), compression_type=compression_type, **batch_fields)
         return self.append_batches([batch], now_ms)[0]
 
     def _start_leader_epoch(self, next_offset: int) -> None:
@@ -960,10 +961,12 @@ class PartitionLog:
                 return seg.pread(min(header.size, size - pos), pos)
         return b""
 
-    def each_record(self, position: int, handle: Callable[[records.Record], None]) -> int:
+    def each_record(self, position: int, handle: Callable[[records.Record], None],
+                    on_batch: Callable | None = None) -> int:
         """Hand each record from `position` to the log's end to `handle`, in order, reading a
-        megabyte at a time (transaction markers are skipped); returns the offset after the
-        last batch read: where to carry on next time (how the coordinators replay
+        megabyte at a time (transaction markers are skipped; `on_batch(header, data, pos)`, if
+        given, sees every batch before its records, markers included); returns the offset
+        after the last batch read: where to carry on next time (how the coordinators replay
         `__consumer_offsets` incrementally)."""
         position = max(position, self.log_start_offset)
         while True:
@@ -971,6 +974,8 @@ class PartitionLog:
             if not data:
                 return position
             for pos, header in records.iter_batches(data):
+                if on_batch is not None and header.next_offset > position:
+                    on_batch(header, data, pos)
                 if not header.is_control:
                     for rec in records.decode_records(data, pos, header):
                         if rec.offset >= position:

@@ -8,6 +8,11 @@ the partition's log may have changed under it: a broker losing or gaining its le
 
 Writes go through `write(partition, items)`, by default an append to the engine's log; a
 broker's group coordinator replaces it with its own (leader epoch, replication).
+
+Offsets sent with a transaction (TxnOffsetCommit) are appended as Kafka's group coordinator
+appends them: a transactional batch of the producer (its id and epoch). Reading, they are held
+per producer id (pending: OffsetFetch's require_stable waits) until the transaction's
+COMMIT/ABORT marker in the same partition makes them the committed offsets or drops them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import time
 from typing import NamedTuple
 
 from . import consumer_offsets as codec
+from . import records
 from .errors import UnknownTopicOrPartitionError
 from .topic_names import GROUP_METADATA_TOPIC
 
@@ -34,8 +40,9 @@ class CommittedOffset(NamedTuple):
 class OffsetStore:
     def __init__(self, engine):
         self.engine = engine
-        # __consumer_offsets partition -> (next offset to read, {(group, topic, p): CommittedOffset})
-        self._seen: dict[int, tuple[int, dict]] = {}
+        # __consumer_offsets partition -> (next offset to read, {(group, topic, p): CommittedOffset},
+        # {producer id: {(group, topic, p): CommittedOffset or None}} of open transactions)
+        self._seen: dict[int, tuple[int, dict, dict]] = {}
         self._topic_id: str | None = None  # of the __consumer_offsets `_seen` was read from
         self.write = self._append  # (partition, items) -> (partition, next offset after the batch)
 
@@ -59,8 +66,8 @@ class OffsetStore:
         """Read the partition again from its log start next time."""
         self._seen.pop(partition, None)
 
-    def _append(self, partition: int, items: list) -> tuple[int, int]:
-        _, last = self.engine.partition(GROUP_METADATA_TOPIC, partition).append_records(items)
+    def _append(self, partition: int, items: list, **batch_fields) -> tuple[int, int]:
+        _, last = self.engine.partition(GROUP_METADATA_TOPIC, partition).append_records(items, **batch_fields)
         return partition, last + 1
 
     # ------------------------------------------------------------------ writes
@@ -84,6 +91,21 @@ class OffsetStore:
             return self.write(self.partition_for(group), items)
         return None
 
+    def commit_transactional(self, group: str, offsets: dict[TopicPartition, CommittedOffset], producer_id: int,
+                             producer_epoch: int) -> tuple[int, int] | None:
+        """TxnOffsetCommit's append: the offsets as a transactional batch of the producer,
+        committed by its transaction's marker. Returns where the batch ended."""
+        now = int(time.time() * 1000)
+        items = [(codec.offset_commit_key(group, topic, p),
+                  codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
+                                            leader_epoch=c.leader_epoch),
+                  (), now)
+                 for (topic, p), c in sorted(offsets.items())]
+        if not items:
+            return None
+        return self.write(self.partition_for(group), items, producer_id=producer_id, producer_epoch=producer_epoch,
+                          transactional=True)
+
     def delete(self, group: str, partitions: list[TopicPartition] | None = None) -> list[TopicPartition]:
         """Tombstone the group's offsets (all, or the given partitions); returns what was deleted."""
         current = self.committed(group)
@@ -97,7 +119,19 @@ class OffsetStore:
     # ------------------------------------------------------------------ reads
     def _scan(self, partition: int) -> dict:
         log = self.engine.partition(GROUP_METADATA_TOPIC, partition)
-        position, table = self._seen.get(partition, (log.log_start_offset, {}))
+        position, table, pending = self._seen.get(partition, (log.log_start_offset, {}, {}))
+        batch = [None]  # the producer id of the transactional batch being read, else None
+
+        def on_batch(header, data, pos) -> None:
+            batch[0] = header.producer_id if header.is_transactional and not header.is_control else None
+            if header.is_control and header.producer_id in pending:
+                held = pending.pop(header.producer_id)
+                if records.control_type(data, pos, header) == records.CONTROL_COMMIT:
+                    for ident, committed in held.items():
+                        if committed is None:
+                            table.pop(ident, None)
+                        else:
+                            table[ident] = committed
 
         def take(rec) -> None:
             if rec.key is None:
@@ -106,15 +140,21 @@ class OffsetStore:
             if not isinstance(key, codec.OffsetCommitKey):
                 return
             ident = (key.group, key.topic, key.partition)
-            if rec.value is None:
+            if batch[0] is not None:  # a transaction's: held until its marker
+                pending.setdefault(batch[0], {})[ident] = None if rec.value is None else _committed(rec.value)
+            elif rec.value is None:
                 table.pop(ident, None)
             else:
-                value = codec.decode_offset_commit_value(rec.value)
-                table[ident] = CommittedOffset(value.offset, value.leader_epoch, value.metadata,
-                                               value.commit_timestamp)
+                table[ident] = _committed(rec.value)
 
-        self._seen[partition] = (log.each_record(position, take), table)
+        self._seen[partition] = (log.each_record(position, take, on_batch), table, pending)
         return table
+
+    def pending(self, group: str) -> set[TopicPartition]:
+        """The partitions for which an open transaction holds an offset of the group."""
+        partition = self.partition_for(group)
+        self._scan(partition)
+        return {(t, p) for held in self._seen[partition][2].values() for (g, t, p) in held if g == group}
 
     def fetch(self, group: str, topic: str, partition: int) -> int | None:
         entry = self._scan(self.partition_for(group)).get((group, topic, partition))
@@ -146,3 +186,8 @@ class OffsetStore:
         for partition in (range(self.num_partitions) if partitions is None else partitions):
             found.update(g for g, _, _ in self._scan(partition))
         return found
+
+
+def _committed(value: bytes) -> CommittedOffset:
+    decoded = codec.decode_offset_commit_value(value)
+    return CommittedOffset(decoded.offset, decoded.leader_epoch, decoded.metadata, decoded.commit_timestamp)

@@ -334,9 +334,6 @@ class ClassicGroups:
         self.required_acks = int(config.get("offsets.commit.required.acks") or -1)
         self.commit_timeout_ms = int(config.get("offsets.commit.timeout.ms") or 5000)
         self.groups: dict[str, Group] = {}
-        # {group: {(topic, partition)}}: offsets of open transactions, kept up to date by the
-        # transaction coordinator (TxnOffsetCommit adds, the transaction's end removes).
-        self.pending_transactional_offsets: dict[str, set[tuple[str, int]]] = {}
         # group id -> its consumer-protocol group or None; set by the KIP-848 coordinator
         self.modern_groups = None
         # __consumer_offsets partition -> (next offset to read, {group: GroupMetadataValue | None})
@@ -394,7 +391,7 @@ class ClassicGroups:
         """Append records to the group's partition; where they end, for `replicated`."""
         return self.write(self.offsets.partition_for(group_id), items)
 
-    def write(self, partition: int, items: list[tuple]) -> tuple[int, int]:
+    def write(self, partition: int, items: list[tuple], **batch_fields) -> tuple[int, int]:
         """Every append of the coordinator to `__consumer_offsets` (OffsetStore's too): on a
         replicated partition only as its leader, with its leader epoch, as Produce appends
         (NOT_LEADER_OR_FOLLOWER / NOT_ENOUGH_REPLICAS refused, mapped by `append_error`)."""
@@ -406,7 +403,7 @@ class ClassicGroups:
                 raise _refused(E.NOT_LEADER_OR_FOLLOWER, f"Not the leader of {GROUP_METADATA_TOPIC}-{partition}")
             if self.required_acks == -1 and plog.config["min.insync.replicas"] > len(state.isr):
                 raise _refused(E.NOT_ENOUGH_REPLICAS, f"The ISR of {GROUP_METADATA_TOPIC}-{partition} is too small")
-        _, last = plog.append_records(items)
+        _, last = plog.append_records(items, **batch_fields)
         if state is not None:
             self.broker.replication.leader_appended((GROUP_METADATA_TOPIC, partition), last + 1)
         self.broker.notify_data()
@@ -476,7 +473,7 @@ class ClassicGroups:
     def has_pending_transactional_offsets(self, group_id: str, tp: tuple[str, int]) -> bool:
         """Whether an open transaction holds an offset for this partition, not yet committed
         (OffsetFetch's require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
-        return tp in self.pending_transactional_offsets.get(group_id, ())
+        return tp in self.offsets.pending(group_id)
 
     def store_group(self, group: Group, assignment: dict[str, bytes] | None = None) -> tuple[int, int]:
         """Append the group's GroupMetadata record (Kafka's newGroupMetadataRecord)."""

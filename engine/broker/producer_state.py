@@ -2,7 +2,10 @@
 
 Producer ids (InitProducerId) come from a counter persisted in `<data dir>/.pk/producer-ids`,
 reserved a block at a time (one durable write per BLOCK ids, as Kafka's controller hands
-out id blocks), so an id is never handed out twice, across restarts included.
+out id blocks), so an id is never handed out twice, across restarts included. In ZooKeeper
+mode the blocks come from the `/latest_producer_id_block` znode instead, as Kafka 2.8's
+ProducerIdManager takes them (a conditional write of the next block), so the brokers of a
+cluster never hand out the same id.
 
 Per partition, each producer id has an epoch and the sequence ranges of its last five batches
 (Kafka's ProducerStateManager keeps the same five). A produced batch is checked against them:
@@ -22,6 +25,10 @@ first record here: the earliest is the last stable offset), opened by a transact
 and closed by the COMMIT/ABORT marker the transaction coordinator (transactions.py) writes;
 a marker with a bumped epoch fences the producer's older epoch.
 
+A follower keeps the same state from the batches it copies (append_replicated), and writes the
+.txnindex entry of each abort marker it copies, as the leader did: a follower that becomes
+leader answers read_committed fetches from its own index.
+
 The state lives in memory. After a restart it is rebuilt from the batch headers of the log the
 first time the partition is touched by an idempotent produce (headers only: read in large
 chunks, never decompressed).
@@ -29,11 +36,13 @@ chunks, never decompressed).
 
 from __future__ import annotations
 
+import json
 import os
 from collections import deque
 from typing import NamedTuple
 
-from .. import records
+from .. import records, txn_index
+from ..errors import KafkaError
 from ..fileutil import atomic_write, locked
 from ..protocol import errors as E
 
@@ -50,6 +59,12 @@ class ProducerIdAllocator:
         self.path = os.path.join(data_dir, ".pk", "producer-ids")
         self._next = 0
         self._limit = 0  # ids below it are reserved for this process
+        self._blocks = None  # a ZooKeeperBlocks in ZooKeeper mode
+
+    def use_zookeeper(self, blocks: "ZooKeeperBlocks") -> None:
+        """Take the blocks from ZooKeeper from now on (the local block is given up)."""
+        self._blocks = blocks
+        self._next = self._limit = 0
 
     def allocate(self) -> int:
         if self._next >= self._limit:
@@ -59,6 +74,10 @@ class ProducerIdAllocator:
         return pid
 
     def _reserve_block(self) -> None:
+        if self._blocks is not None:
+            start = self._blocks.reserve(BLOCK)
+            self._next, self._limit = start, start + BLOCK
+            return
         with locked(self.path + ".lock"):
             try:
                 with open(self.path, encoding="ascii") as f:
@@ -67,6 +86,50 @@ class ProducerIdAllocator:
                 start = 0
             atomic_write(self.path, f"{start + BLOCK}\n".encode())
         self._next, self._limit = start, start + BLOCK
+
+
+class ZooKeeperBlocks:
+    """Kafka 2.8's producer id blocks in ZooKeeper: `/latest_producer_id_block` holds the last
+    block handed out ({"version":1,"broker":id,"block_start":"..","block_end":".."}, the bounds
+    as strings, inclusive); a broker takes the next one with a write conditional on the
+    version it read, and reads again when another broker won."""
+
+    PATH = "/latest_producer_id_block"
+
+    def __init__(self, zk_client, broker_id: int):
+        self._zk = zk_client  # () -> KazooClient
+        self.broker_id = broker_id
+
+    def reserve(self, size: int) -> int:
+        from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+
+        zk = self._zk()
+        try:
+            for _ in range(100):
+                try:
+                    data, stat = zk.get(self.PATH)
+                except NoNodeError:
+                    data, stat = None, None
+                start = 0
+                if data:
+                    start = int(json.loads(data)["block_end"]) + 1
+                block = json.dumps({"version": 1, "broker": self.broker_id, "block_start": str(start),
+                                    "block_end": str(start + size - 1)}, separators=(",", ":")).encode()
+                try:
+                    if stat is None:
+                        zk.create(self.PATH, block, makepath=True)
+                    else:
+                        zk.set(self.PATH, block, version=stat.version)
+                    return start
+                except (BadVersionError, NodeExistsError):
+                    continue  # another broker took a block meanwhile
+        except (KazooException, ValueError, KeyError, TypeError) as exc:
+            raise ProducerIdsUnavailable(f"Cannot take a producer id block from ZooKeeper: {exc}") from exc
+        raise ProducerIdsUnavailable("Cannot take a producer id block from ZooKeeper: too much contention")
+
+
+class ProducerIdsUnavailable(KafkaError):
+    code = E.COORDINATOR_NOT_AVAILABLE
 
 
 class BatchRange(NamedTuple):
@@ -224,6 +287,30 @@ class ProducerStateManager:
     def forget_topic(self, topic: str) -> None:
         for key in [k for k in self._partitions if k[0] == topic]:
             del self._partitions[key]
+
+    def append_replicated(self, log, data) -> int:
+        """A follower's append of the leader's batches (log.append_as_follower), the producer
+        state kept and each copied abort marker's transaction put in the .txnindex. Returns
+        the new log end offset. Batches of no idempotent producer cost one header read."""
+        batches = [(pos, h) for pos, h in records.iter_batches(data) if h.producer_id >= 0]
+        if not batches:
+            return log.append_as_follower(data)
+        state = self.partition(log)  # as the log stands before these batches
+        end = log.append_as_follower(data)
+        for pos, header in batches:
+            if not header.is_control:
+                if header.base_sequence >= 0:
+                    state.update(header, header.base_offset, header.last_offset, header.max_timestamp)
+                continue
+            first = state.end_transaction(header.producer_id, header.producer_epoch, header.base_offset,
+                                          header.max_timestamp)
+            if first is not None and records.control_type(data, pos, header) == records.CONTROL_ABORT:
+                lso = state.first_unstable_offset()
+                entry = txn_index.AbortedTxn(header.producer_id, first, header.base_offset,
+                                             header.base_offset + 1 if lso is None else lso)
+                segment = max(seg.base_offset for seg in log.segments if seg.base_offset <= header.base_offset)
+                txn_index.append(txn_index.path_for(log.dir, segment), entry)
+        return end
 
     def forget_partition(self, topic: str, partition: int) -> None:
         """The partition's log changed under the state (a follower's truncation, a new

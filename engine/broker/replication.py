@@ -22,14 +22,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import struct
 import time
 from dataclasses import dataclass, field, replace
 
 from .. import checkpoint, leader_epochs, topic_names
 from ..errors import KafkaError, OffsetOutOfRangeError
-from ..protocol import ApiKey, encode_request, parse_response
+from ..protocol import ApiKey
 from ..protocol import errors as E
+from .interbroker import CONNECTION_ERRORS, Connection
 
 log = logging.getLogger("kafka.server.ReplicaManager")
 
@@ -395,33 +395,6 @@ class FetchTarget:
     truncated: bool = False  # OffsetForLeaderEpoch done for this leadership
 
 
-class Connection:
-    """One socket to another broker, requests one at a time with pk's codec."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str):
-        self.reader, self.writer, self.client_id = reader, writer, client_id
-        self.correlation = 0
-
-    @classmethod
-    async def open(cls, host: str, port: int, client_id: str) -> "Connection":
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 5)
-        return cls(reader, writer, client_id)
-
-    async def call(self, api_key: int, version: int, body: dict, timeout: float) -> dict:
-        self.correlation += 1
-        self.writer.write(encode_request(api_key, version, self.correlation, body, client_id=self.client_id))
-        await self.writer.drain()
-        size = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), timeout))[0]
-        frame = await asyncio.wait_for(self.reader.readexactly(size), timeout)
-        correlation, answer = parse_response(frame, api_key, version)
-        if correlation != self.correlation:
-            raise ConnectionError(f"correlation id {correlation}, expected {self.correlation}")
-        return answer
-
-    def close(self) -> None:
-        self.writer.close()
-
-
 class Fetcher:
     """Kafka's ReplicaFetcherThread: one task fetching every partition this broker follows
     from one leader broker."""
@@ -455,7 +428,7 @@ class Fetcher:
                         await asyncio.sleep(RETRY_S)
             except asyncio.CancelledError:
                 raise
-            except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, KafkaError) as exc:
+            except (*CONNECTION_ERRORS, KafkaError) as exc:
                 self._note(None, f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(RETRY_S)
             except Exception:  # a bug must not end replication silently
@@ -560,7 +533,8 @@ class Fetcher:
                     progressed = True
                     data = p["records"]
                     try:
-                        end = plog.append_as_follower(data) if data else plog.log_end_offset
+                        end = (manager.broker.data.producers.append_replicated(plog, data) if data
+                               else plog.log_end_offset)
                     except OffsetOutOfRangeError:
                         target.truncated = False  # our end moved under us: ask again
                         continue

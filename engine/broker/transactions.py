@@ -1,26 +1,32 @@
 """The transaction coordinator: InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers, DescribeTransactions, ListTransactions.
 
-This broker is the coordinator of every transactional id (FindCoordinator key_type 1 names
-it). Each transactional id has one `Txn`: its producer id and epoch, timeout, state (Kafka's
+Each transactional id has one `Txn`: its producer id and epoch, timeout, state (Kafka's
 TransactionState: Empty, Ongoing, PrepareCommit, ...) and the partitions its open transaction
 wrote to. Every change of state is first appended to `__transaction_state` (records in
-engine/transaction_log.py; the topic is created on first use, compacted, with
-transaction.state.log.* settings) and the whole table is read back from it at start.
+engine/transaction_log.py; compacted, with transaction.state.log.* settings).
+
+A lone broker coordinates every transactional id (FindCoordinator names it), creates
+`__transaction_state` on first use and reads the whole table back at start. In ZooKeeper mode
+(docs/replication.md, "Transactions") an id belongs to the leader of its `__transaction_state`
+partition: the partition is loaded when this broker becomes its leader and dropped when it
+stops, other brokers answer NOT_COORDINATOR, and each state write is answered once the ISR has
+it.
 
 Ending a transaction (EndTxn, an abort on timeout or when a new producer fences the old
-one) goes PrepareCommit/PrepareAbort -> markers -> CompleteCommit/CompleteAbort without
-waiting for anything: the broker is the leader of every partition, so it writes the control
-batch (records.control_batch) into each partition itself, records an abort in the segment's
-.txnindex (engine/txn_index.py) and moves the partition's last stable offset on
-(producer_state.PartitionProducers). A transaction found in a Prepare state at start is
+one) goes PrepareCommit/PrepareAbort -> markers -> CompleteCommit/CompleteAbort. A marker is the
+control batch (records.control_batch) appended by the partition's leader, which records an
+abort in the segment's .txnindex (engine/txn_index.py) and moves the partition's last stable
+offset on (producer_state.PartitionProducers). A lone broker leads every partition and writes
+them at once; on a cluster the marker channel writes each at its leader (locally, or
+WriteTxnMarkers to the leading broker), retrying until all are written, and the producer gets
+CONCURRENT_TRANSACTIONS meanwhile. A transaction found in a Prepare state when loaded is
 finished the same way (markers are idempotent for consumers: a second one ends nothing).
 
-Offsets sent with a transaction (TxnOffsetCommit) are held by the coordinator and committed
-to the group's offsets (engine/offsets.py, one ordinary OffsetCommit batch) when the
-transaction commits; an abort drops them. The `__consumer_offsets` partition is part of the
-transaction (AddOffsetsToTxn) as in Kafka, but gets no marker: its records are never
-transactional.
+Offsets sent with a transaction (TxnOffsetCommit, at the group's coordinator) are appended to
+the group's `__consumer_offsets` partition as the producer's transactional batch; that partition
+is part of the transaction (AddOffsetsToTxn), so its marker commits or drops them
+(engine/offsets.py reads them so).
 
 Zombie fencing: InitProducerId with the id of a live producer bumps the epoch (aborting an
 open transaction with the bumped epoch first), so the older producer's next request is
@@ -31,6 +37,7 @@ broker tick, every transaction.abort.timed.out.transaction.cleanup.interval.ms.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -42,11 +49,27 @@ from ..errors import KafkaError, TopicExistsError, UnknownTopicOrPartitionError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from .interbroker import CONNECTION_ERRORS, BrokerClients
+from .group_state import append_error
 from .producer_state import ProducerError
 
 log = logging.getLogger("pk.broker")
 
 MAX_EPOCH = 32767
+WRITE_TXN_MARKERS_VERSION = 1
+MARKER_TIMEOUT_MS = 30000  # Kafka's request.timeout.ms: markers are acks=all appends
+MARKER_RETRY_S = (0.05, 1.0)  # the marker channel's backoff, doubling from the first to the second
+# Kafka's mapping of a failed transaction-log append to the coordinator's answer.
+_APPEND_ERRORS = {E.UNKNOWN_TOPIC_OR_PARTITION: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_ENOUGH_REPLICAS: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_ENOUGH_REPLICAS_AFTER_APPEND: E.COORDINATOR_NOT_AVAILABLE,
+                  E.REQUEST_TIMED_OUT: E.COORDINATOR_NOT_AVAILABLE,
+                  E.NOT_LEADER_OR_FOLLOWER: E.NOT_COORDINATOR, E.KAFKA_STORAGE_ERROR: E.NOT_COORDINATOR,
+                  E.MESSAGE_TOO_LARGE: E.UNKNOWN_SERVER_ERROR}
+# Answers after which the marker is sent again (once the leadership is known again).
+_MARKER_RETRIABLE = {E.NOT_LEADER_OR_FOLLOWER, E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS,
+                     E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, E.REQUEST_TIMED_OUT, E.KAFKA_STORAGE_ERROR,
+                     E.LEADER_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS}
 # Below these request versions a client does not know PRODUCER_FENCED (KIP-588): it is told
 # INVALID_PRODUCER_EPOCH instead (TxnOffsetCommit, checked by the group coordinator in Kafka,
 # always is).
@@ -72,8 +95,10 @@ class Txn:
     start_ms: int = -1
     last_update_ms: int = -1
     last_producer_epoch: int = -1  # the epoch before the last bump (a retried InitProducerId)
-    # group -> {(topic, partition): (offset, metadata)}: TxnOffsetCommit's, until the end
-    pending_offsets: dict = field(default_factory=dict)
+    # While the markers of a PrepareCommit/PrepareAbort are being written on a cluster: the
+    # partitions still without theirs, and (commit, bump) for the completion.
+    markers_left: set = field(default_factory=set)
+    ending: tuple = (False, False)
 
     def record(self) -> tlog.TransactionLogValue:
         by_topic: dict[str, list[int]] = {}
@@ -116,6 +141,16 @@ class TransactionHandlers:
         self.num_partitions = config.get_int("transaction.state.log.num.partitions")
         self.segment_bytes = config.get("transaction.state.log.segment.bytes")
         self.txns: dict[str, Txn] = {}
+        # ZooKeeper mode: partitions have leaders elsewhere; markers go to them (the marker channel)
+        self.cluster = bool(config.get("zookeeper.connect"))
+        self._ending: dict[str, Txn] = {}  # transactions whose markers are being written, by id
+        self._channel: asyncio.Task | None = None
+        self._owned: set[int] = set()  # the __transaction_state partitions loaded (on a cluster)
+        # transactional id -> (partition, end offset, min ISR) of its last state write, until
+        # the handler answering waited for the ISR to have it
+        self._unreplicated: dict[str, tuple] = {}
+        broker.leadership_listeners.append(self._on_leadership)
+        self._clients = BrokerClients(f"broker-{broker.node_id}-txn-marker-sender")
         self._next_cleanup = time.monotonic() + self.cleanup_interval
         self._recover()
         broker.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
@@ -156,20 +191,54 @@ class TransactionHandlers:
         return count
 
     def _persist(self, txn: Txn, tombstone: bool = False) -> None:
-        """Append the transaction's state to its __transaction_state partition."""
+        """Append the transaction's state to its __transaction_state partition. On a cluster
+        the append is this broker's as leader of the partition (stamped with its leader epoch),
+        and `replicated` waits until the ISR has it."""
         count = self.ensure_state_topic()
         txn.last_update_ms = now_ms()
         value = None if tombstone else tlog.encode_value(txn.record())
-        plog = self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, tlog.partition_for(txn.transactional_id, count))
-        plog.append_records([(tlog.encode_key(txn.transactional_id), value, (), txn.last_update_ms)])
+        partition = tlog.partition_for(txn.transactional_id, count)
+        data = self.broker.data
+        plog = data.log(tlog.TRANSACTION_STATE_TOPIC, partition)
+        replicated = data.replica_state(tlog.TRANSACTION_STATE_TOPIC, partition)
+        if replicated is not None and replicated.leader != self.broker.node_id:
+            raise TxnError(E.NOT_COORDINATOR)  # the partition moved: another broker coordinates it
+        _, last = plog.append_records([(tlog.encode_key(txn.transactional_id), value, (), txn.last_update_ms)])
+        if replicated is not None:
+            key = (tlog.TRANSACTION_STATE_TOPIC, partition)
+            self.broker.replication.leader_appended(key, last + 1)
+            if len(replicated.isr) > 1:
+                self._unreplicated[txn.transactional_id] = (key, last + 1, plog.config["min.insync.replicas"])
 
-    def _recover(self) -> None:
-        """Read the coordinator's table back from __transaction_state; finish what was being
-        ended; load the producer state of partitions with an open transaction (their last
-        stable offset)."""
+    async def replicated(self, txn: Txn) -> int:
+        """Wait until the ISR has the transaction's last state write (Kafka appends to the
+        transaction log with acks=-1); the error code to answer, mapped as Kafka's
+        TransactionStateManager maps the append's."""
+        pending = self._unreplicated.pop(txn.transactional_id, None)
+        if pending is None:
+            return E.NONE
+        key, end, min_isr = pending
+        result = {"error_code": E.NONE}
+        await self.broker.replication.wait_for_hw([(key, end, result, min_isr)], MARKER_TIMEOUT_MS)
+        return _APPEND_ERRORS.get(result["error_code"], result["error_code"])
+
+    def _owner_error(self, transactional_id: str) -> int:
+        """NOT_COORDINATOR unless this broker leads the id's __transaction_state partition and
+        has loaded it (always NONE on a lone broker)."""
+        if not self.cluster:
+            return E.NONE
         count = self._state_topic_partitions()
         if count is None:
-            return
+            return E.NOT_COORDINATOR
+        partition = tlog.partition_for(transactional_id, count)
+        if self.broker.internal_leader(tlog.TRANSACTION_STATE_TOPIC, partition) != self.broker.node_id \
+                or partition not in self._owned:
+            return E.NOT_COORDINATOR
+        return E.NONE
+
+    def _read_partition(self, partition: int) -> dict[str, Txn]:
+        """The transactions a __transaction_state partition's log ends with."""
+        txns: dict[str, Txn] = {}
 
         def take(rec) -> None:
             try:
@@ -178,36 +247,86 @@ class TransactionHandlers:
             except (tlog.SchemaError, TypeError, ValueError):
                 return
             if value is None:
-                self.txns.pop(tid, None)
+                txns.pop(tid, None)
             else:
-                self.txns[tid] = Txn.from_record(tid, value)
+                txns[tid] = Txn.from_record(tid, value)
 
+        self.broker.data.log(tlog.TRANSACTION_STATE_TOPIC, partition).each_record(0, take)
+        return txns
+
+    def _recover(self) -> None:
+        """A lone broker reads its whole table back from __transaction_state at start (on a
+        cluster each partition is loaded when this broker becomes its leader)."""
+        count = self._state_topic_partitions()
+        if count is None or self.cluster:
+            return
         for p in range(count):
             try:
-                self.engine.partition(tlog.TRANSACTION_STATE_TOPIC, p).each_record(0, take)
+                self.txns.update(self._read_partition(p))
             except (KafkaError, OSError) as exc:
                 log.warning("Cannot read %s-%d: %s", tlog.TRANSACTION_STATE_TOPIC, p, exc)
-        for txn in self.txns.values():
-            try:
-                if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
-                    self._finish(txn, txn.state == tlog.PREPARE_COMMIT)
-                elif txn.state == tlog.PREPARE_EPOCH_FENCE:
-                    self._finish(txn, False)
-                elif txn.state == tlog.ONGOING:
-                    for topic, p in txn.partitions:
-                        if topic != topic_names.GROUP_METADATA_TOPIC and self._partition_exists(topic, p):
-                            self.producers.partition(self.broker.data.log(topic, p))
-            except (KafkaError, OSError) as exc:
-                log.warning("Cannot recover transaction %s: %s", txn.transactional_id, exc)
+        self._resume(list(self.txns.values()))
         if self.txns:
             log.info("Loaded %d transactional id(s) from %s", len(self.txns), tlog.TRANSACTION_STATE_TOPIC)
 
+    def _resume(self, txns: list[Txn]) -> None:
+        """Finish what was being ended (markers are idempotent for consumers: a second one
+        ends nothing); load the producer state of partitions with an open transaction (their
+        last stable offset)."""
+        for txn in txns:
+            try:
+                if txn.state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
+                    self._send_markers(txn, txn.state == tlog.PREPARE_COMMIT, False)
+                elif txn.state == tlog.PREPARE_EPOCH_FENCE:
+                    self._finish(txn, False)
+                elif txn.state == tlog.ONGOING and not self.cluster:
+                    for topic, p in txn.partitions:
+                        if topic != topic_names.GROUP_METADATA_TOPIC and self._partition_exists(topic, p):
+                            self.producers.partition(self.broker.data.log(topic, p))
+            except (KafkaError, OSError, TxnError) as exc:
+                log.warning("Cannot recover transaction %s: %s", txn.transactional_id, exc)
+
+    def _on_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """Kafka's TransactionStateManager.loadTransactionsForTxnTopicPartition and
+        removeTransactionsForTxnTopicPartition: leading a __transaction_state partition, this
+        broker coordinates its transactional ids (those being ended are ended again); losing
+        it, it forgets them."""
+        if topic != tlog.TRANSACTION_STATE_TOPIC:
+            return
+        count = self._state_topic_partitions() or self.num_partitions
+        mine = [tid for tid in self.txns if tlog.partition_for(tid, count) == partition]
+        for tid in mine:
+            del self.txns[tid]
+            self._ending.pop(tid, None)
+            self._unreplicated.pop(tid, None)
+        self._owned.discard(partition)
+        if not leader:
+            if mine:
+                log.info("Unloaded %d transactional id(s) of %s-%d", len(mine), topic, partition)
+            return
+        try:
+            loaded = self._read_partition(partition)
+        except (KafkaError, OSError) as exc:
+            log.warning("Cannot load %s-%d: %s", topic, partition, exc)
+            return
+        self.txns.update(loaded)
+        self._owned.add(partition)
+        log.info("Loaded %d transactional id(s) from %s-%d", len(loaded), topic, partition)
+        self._resume(list(loaded.values()))
+
     # ================================================================== ending transactions
     def _write_marker(self, topic: str, partition: int, producer_id: int, epoch: int, commit: bool,
-                      coordinator_epoch: int = 0) -> None:
-        """Append a COMMIT/ABORT marker to one partition and end the producer's transaction
-        there: an abort goes into the active segment's .txnindex."""
-        plog = self.broker.data.log(topic, partition)
+                      coordinator_epoch: int = 0):
+        """Append a COMMIT/ABORT marker to a partition this broker leads (stamped with its
+        leader epoch, as any leader append) and end the producer's transaction there: an abort
+        goes into the active segment's .txnindex. Returns the partition's replication state
+        (None when not replicated) and the offset after the marker; NOT_LEADER_OR_FOLLOWER
+        where another broker leads."""
+        data = self.broker.data
+        plog = data.log(topic, partition)  # UNKNOWN_TOPIC_OR_PARTITION first
+        replicated = data.replica_state(topic, partition)
+        if replicated is not None and replicated.leader != self.broker.node_id:
+            raise data._not_leader(topic, partition, replicated)
         state = self.producers.partition(plog)
         state.check_marker(producer_id, epoch)
         ts = now_ms()
@@ -218,29 +337,69 @@ class TransactionHandlers:
             lso = state.first_unstable_offset()
             entry = txn_index.AbortedTxn(producer_id, first, offset, offset + 1 if lso is None else lso)
             txn_index.append(txn_index.path_for(plog.dir, plog.active_segment.base_offset), entry)
+        if replicated is not None:
+            self.broker.replication.leader_appended((topic, partition), offset + 1)
+        return replicated, offset + 1
+
+    async def _write_markers_as_leader(self, markers: list[tuple], timeout_ms: int) -> dict:
+        """Write markers (topic, partition, producer id, epoch, commit, coordinator epoch) on
+        this broker as leader, each answered as Kafka's acks=all append is (once the ISR has
+        it). Returns {(topic, partition, producer id): error code}."""
+        codes, waits = {}, []
+        for topic, p, pid, epoch, commit, coordinator_epoch in markers:
+            code = E.NONE
+            try:
+                replicated, end = self._write_marker(topic, p, pid, epoch, commit, coordinator_epoch)
+                if replicated is not None and len(replicated.isr) > 1:
+                    result = {"error_code": E.NONE}
+                    waits.append(((topic, p), end, result,
+                                  self.broker.data.log(topic, p).config["min.insync.replicas"]))
+                    codes[(topic, p, pid)] = result
+                    continue
+            except (KafkaError, ProducerError) as exc:
+                code = exc.code
+            except OSError as exc:
+                log.error("Cannot write a marker to %s-%d: %s", topic, p, exc)
+                code = E.KAFKA_STORAGE_ERROR
+            codes[(topic, p, pid)] = code
+        self.broker.notify_data()
+        if waits:
+            await self.broker.replication.wait_for_hw(waits, timeout_ms)
+        return {k: v["error_code"] if isinstance(v, dict) else v for k, v in codes.items()}
 
     def _finish(self, txn: Txn, commit: bool, bump: bool = False) -> None:
-        """PrepareCommit/PrepareAbort -> markers (and the held offsets) -> Complete*. With
+        """PrepareCommit/PrepareAbort -> markers -> Complete*. With
         `bump` (transaction version 2: EndTxn v5+), the epoch is bumped first and the markers
-        carry the new one; an exhausted epoch then moves on to a new producer id."""
+        carry the new one; an exhausted epoch then moves on to a new producer id.
+
+        A lone broker leads every partition: it writes the markers and completes at once. On
+        a cluster the marker channel writes them (here or at each partition's leader) and
+        completes the transaction when all are written; meanwhile the transaction stays in
+        its Prepare state (its producer is told CONCURRENT_TRANSACTIONS), as in Kafka."""
         if bump:
             txn.last_producer_epoch = txn.producer_epoch
             txn.producer_epoch += 1
         txn.state = tlog.PREPARE_COMMIT if commit else tlog.PREPARE_ABORT
         self._persist(txn)
+        self._send_markers(txn, commit, bump)
+
+    def _send_markers(self, txn: Txn, commit: bool, bump: bool) -> None:
+        if self.cluster:
+            txn.markers_left, txn.ending = set(txn.partitions), (commit, bump)
+            self._ending[txn.transactional_id] = txn
+            self._start_channel()
+            return
         for topic, p in txn.partitions:
-            if topic == topic_names.GROUP_METADATA_TOPIC:
-                continue
             try:
                 self._write_marker(topic, p, txn.producer_id, txn.producer_epoch, commit)
             except (KafkaError, ProducerError, OSError) as exc:
                 # a deleted topic: nothing left to mark
                 log.warning("Cannot write the %s marker of %s to %s-%d: %s", "COMMIT" if commit else "ABORT",
                             txn.transactional_id, topic, p, exc)
-        if commit:
-            self._commit_offsets(txn)
-        self._release_pending_offsets(txn)
-        txn.pending_offsets = {}
+        self._complete(txn, commit, bump)
+
+    def _complete(self, txn: Txn, commit: bool, bump: bool) -> None:
+        """Every marker is written: CompleteCommit/CompleteAbort."""
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
         if bump and txn.producer_epoch >= MAX_EPOCH - 1:
@@ -248,25 +407,117 @@ class TransactionHandlers:
         self._persist(txn)
         self.broker.notify_data()
 
-    def _commit_offsets(self, txn: Txn) -> None:
-        """The offsets sent with the transaction become the groups' committed offsets, through
-        the group coordinator's one write path."""
-        coordinator = self.broker.groups.coordinator
-        for group, offsets in txn.pending_offsets.items():
-            try:
-                coordinator.commit_offsets(group, dict(offsets))
-            except (KafkaError, OSError) as exc:
-                log.warning("Cannot commit the offsets of group %s sent with transaction %s: %s",
-                            group, txn.transactional_id, exc)
+    # ------------------------------------------------------------------ the marker channel
+    def _start_channel(self) -> None:
+        """Run the marker channel unless it runs already (or no event loop runs yet: at start,
+        the first tick starts it)."""
+        if self._channel is not None and not self._channel.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._channel = loop.create_task(self._run_channel())
 
-    def _release_pending_offsets(self, txn: Txn) -> None:
-        pending = self.broker.groups.coordinator.pending_transactional_offsets
-        for group, offsets in txn.pending_offsets.items():
-            held = pending.get(group)
-            if held is not None:
-                held.difference_update(offsets)
-                if not held:
-                    del pending[group]
+    async def _run_channel(self) -> None:
+        """Kafka's TransactionMarkerChannelManager: until every ending transaction has all its
+        markers, send each partition's to its current leader (this broker: a local append);
+        a partition without a known or reachable leader, or whose leader refused, is tried
+        again after a backoff (the leadership read from ZooKeeper meanwhile)."""
+        delay = MARKER_RETRY_S[0]
+        while self._ending:
+            progressed = False
+            try:
+                progressed = await self._marker_round()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug must not leave transactions in Prepare forever silently
+                log.exception("Transaction marker channel failed")
+            for tid, txn in list(self._ending.items()):
+                if not txn.markers_left:
+                    del self._ending[tid]
+                    try:
+                        self._complete(txn, *txn.ending)
+                    except (KafkaError, OSError, TxnError) as exc:
+                        log.warning("Cannot complete transaction %s: %s", tid, exc)
+            if not self._ending:
+                break
+            delay = MARKER_RETRY_S[0] if progressed else min(delay * 2, MARKER_RETRY_S[1])
+            await asyncio.sleep(delay)
+
+    async def _marker_round(self) -> bool:
+        """One pass of the channel; True when some marker was written."""
+        node = self.broker.node_id
+        replication = self.broker.replication
+        live = set(replication.brokers) if replication is not None else set()
+        targets: dict[tuple, tuple[Txn, set]] = {}  # (transactional id, tp) -> (txn, brokers to write it)
+        for txn in self._ending.values():
+            for tp in list(txn.markers_left):
+                if not self._partition_exists(*tp):
+                    log.warning("Dropping the marker of %s for %s-%d: the partition no longer exists",
+                                txn.transactional_id, *tp)
+                    txn.markers_left.discard(tp)
+                    continue
+                state = self.broker.data.replica_state(*tp)
+                leader = node if state is None else state.leader
+                if leader != node and leader not in live:
+                    continue  # no leader known: next round
+                brokers = {leader}
+                targets[(txn.transactional_id, tp)] = (txn, brokers)
+        if not targets:
+            return False
+        by_broker: dict[int, list] = {}
+        for (tid, tp), (txn, brokers) in targets.items():
+            for b in brokers:
+                by_broker.setdefault(b, []).append((txn, tp))
+        answers = dict(zip(by_broker, await asyncio.gather(*(self._markers_to(b, items)
+                                                             for b, items in by_broker.items()))))
+        done = False
+        for (tid, tp), (txn, brokers) in targets.items():
+            codes = {b: answers[b].get((tp[0], tp[1], txn.producer_id)) for b in brokers}
+            if all(code == E.NONE for code in codes.values()):
+                txn.markers_left.discard(tp)
+                done = True
+                continue
+            refused = {b: c for b, c in codes.items() if c is not None and c != E.NONE and c not in _MARKER_RETRIABLE}
+            if refused:
+                # INVALID_PRODUCER_EPOCH: the partition has seen a newer epoch of the producer, whose
+                # transaction ended there already; anything else would never succeed either
+                log.warning("Marker of %s for %s-%d refused by broker(s) %s: %s; not retried", tid, tp[0], tp[1],
+                            sorted(refused), ", ".join(sorted({E.error_name(c) for c in refused.values()})))
+                txn.markers_left.discard(tp)
+        return done
+
+    async def _markers_to(self, broker_id: int, items: list) -> dict:
+        """Write `items` [(txn, (topic, partition))] at `broker_id`; its answers by (topic,
+        partition, producer id), empty when it could not be reached."""
+        markers = [(tp[0], tp[1], txn.producer_id, txn.producer_epoch, txn.ending[0], 0) for txn, tp in items]
+        if broker_id == self.broker.node_id:
+            return await self._write_markers_as_leader(markers, MARKER_TIMEOUT_MS)
+        return await self._send_write_txn_markers(broker_id, markers) or {}
+
+    async def _send_write_txn_markers(self, leader: int, markers: list[tuple]) -> dict | None:
+        """WriteTxnMarkers to another broker; its answers by (topic, partition, producer id),
+        None when it could not be reached."""
+        endpoint = self.broker.replication.brokers.get(leader)
+        if endpoint is None:
+            return None
+        grouped: dict[tuple, dict] = {}
+        for topic, p, pid, epoch, commit, coordinator_epoch in markers:
+            entry = grouped.setdefault((pid, epoch, commit), {
+                "producer_id": pid, "producer_epoch": epoch, "transaction_result": commit,
+                "coordinator_epoch": coordinator_epoch, "topics": {}})
+            entry["topics"].setdefault(topic, []).append(p)
+        body = {"markers": [{**m, "topics": [{"name": t, "partition_indexes": ps} for t, ps in m["topics"].items()]}
+                            for m in grouped.values()]}
+        try:
+            answer = await self._clients.call(leader, endpoint, ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION,
+                                              body, MARKER_TIMEOUT_MS / 1000 + 5)
+        except CONNECTION_ERRORS as exc:
+            log.info("Cannot send transaction markers to broker %d: %s", leader, exc)
+            return None
+        return {(t["name"], p["partition_index"], m["producer_id"]): p["error_code"]
+                for m in answer["markers"] for t in m["topics"] for p in t["partitions"]}
 
     def _fence_and_abort(self, txn: Txn) -> None:
         """Abort an open transaction with the epoch bumped: its producer is fenced."""
@@ -285,6 +536,9 @@ class TransactionHandlers:
         else TxnError with Kafka's answer."""
         if not validation.is_transactional_id(transactional_id):
             raise TxnError(E.INVALID_REQUEST)
+        owner = self._owner_error(transactional_id)
+        if owner != E.NONE:
+            raise TxnError(owner)
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == tlog.DEAD or txn.producer_id != producer_id:
             raise TxnError(E.INVALID_PRODUCER_ID_MAPPING)
@@ -305,7 +559,6 @@ class TransactionHandlers:
             txn.state = tlog.ONGOING
             txn.start_ms = now_ms()
             txn.partitions = {}
-            txn.pending_offsets = {}
         txn.partitions.update(dict.fromkeys(partitions))
         self._persist(txn)
 
@@ -316,6 +569,10 @@ class TransactionHandlers:
         transaction version 2 producer, which sends no AddPartitionsToTxn) it is added.
         Returns an error code."""
         txn = self.txns.get(transactional_id)
+        if (txn is None or txn.producer_id != producer_id) and self.cluster and not add:
+            # Another broker coordinates this transactional id: as in Kafka 2.8 (before KIP-890's
+            # verification) the leader takes the batch; the coordinator's marker ends it here.
+            return E.NONE
         if txn is None or txn.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING
         if epoch != txn.producer_epoch:
@@ -343,7 +600,11 @@ class TransactionHandlers:
                     or guard.allows_any(request, acls.WRITE, acls.TOPIC)):
                 answer["error_code"] = E.CLUSTER_AUTHORIZATION_FAILED
                 return answer
-            answer["producer_id"], answer["producer_epoch"] = self.producers.ids.allocate(), 0
+            try:
+                answer["producer_id"], answer["producer_epoch"] = self.producers.ids.allocate(), 0
+            except KafkaError as exc:
+                log.warning("InitProducerId failed: %s", exc)
+                answer["error_code"] = E.COORDINATOR_NOT_AVAILABLE
             return answer
         timeout = body["transaction_timeout_ms"]
         if not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, tid):
@@ -354,7 +615,13 @@ class TransactionHandlers:
             answer["error_code"] = E.INVALID_TRANSACTION_TIMEOUT
         else:
             try:
+                owner = self._owner_error(tid)
+                if owner != E.NONE:
+                    raise TxnError(owner)
                 txn = self._init_transactional(request, tid, timeout)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
                 answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
             except TxnError as exc:
                 answer["error_code"] = exc.code
@@ -383,6 +650,8 @@ class TransactionHandlers:
                 return txn
         if txn.state == tlog.ONGOING:
             self._fence_and_abort(txn)  # the zombie's transaction dies with its epoch
+            if txn.state == tlog.PREPARE_ABORT:  # markers under way (a cluster): the producer retries
+                raise TxnError(E.CONCURRENT_TRANSACTIONS)
         if txn.producer_epoch >= MAX_EPOCH - 1:
             txn.producer_id, txn.producer_epoch, txn.last_producer_epoch = self.producers.ids.allocate(), 0, -1
         else:
@@ -399,17 +668,17 @@ class TransactionHandlers:
     async def add_partitions_to_txn(self, request) -> dict:
         body = request.body
         if request.api_version <= 3:
-            results = self._add_partitions(request, body["v3_and_below_transactional_id"],
+            results = await self._add_partitions(request, body["v3_and_below_transactional_id"],
                                            body["v3_and_below_producer_id"], body["v3_and_below_producer_epoch"],
                                            body["v3_and_below_topics"], verify_only=False)
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
         return {"throttle_time_ms": 0, "error_code": E.NONE, "results_by_transaction": [
             {"transactional_id": t["transactional_id"],
-             "topic_results": self._add_partitions(request, t["transactional_id"], t["producer_id"],
+             "topic_results": await self._add_partitions(request, t["transactional_id"], t["producer_id"],
                                                    t["producer_epoch"], t["topics"], t["verify_only"])}
             for t in body["transactions"]]}
 
-    def _add_partitions(self, request, tid: str, pid: int, epoch: int, topics: list, verify_only: bool) -> list:
+    async def _add_partitions(self, request, tid: str, pid: int, epoch: int, topics: list, verify_only: bool) -> list:
         wanted = [(t["name"], p) for t in topics for p in t["partitions"]]
         codes = {tp: E.NONE for tp in wanted}
         unknown = [tp for tp in wanted if not self._partition_exists(*tp)]
@@ -433,6 +702,9 @@ class TransactionHandlers:
                         codes[tp] = E.TRANSACTION_ABORTABLE
             elif not all(tp in txn.partitions for tp in wanted) or txn.state != tlog.ONGOING:
                 self._begin(txn, wanted)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
         except _Answered:
             pass
         except TxnError as exc:
@@ -459,6 +731,7 @@ class TransactionHandlers:
             tp = (topic_names.GROUP_METADATA_TOPIC, offsets.partition_for(body["group_id"]))
             if txn.state != tlog.ONGOING or tp not in txn.partitions:
                 self._begin(txn, [tp])
+                code = await self.replicated(txn)
         except TxnError as exc:
             code = exc.code
         except (KafkaError, OSError) as exc:
@@ -484,11 +757,22 @@ class TransactionHandlers:
             not_ours = self.broker.groups.coordinator.coordinator_error(group)
             if not_ours:  # (TxnOffsetCommit goes to the group's coordinator)
                 raise TxnError(not_ours)
-            txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
+            local = self.txns.get(body["transactional_id"])
+            if self.cluster and (local is None or local.producer_id != body["producer_id"]):
+                # the transaction coordinator is another broker: as Kafka 2.8's group coordinator,
+                # this one takes the offsets on the producer's word; the marker decides
+                txn = None
+                if not validation.is_transactional_id(body["transactional_id"]):
+                    raise TxnError(E.INVALID_REQUEST)
+            else:
+                txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
-            if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
+            if txn is not None and request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 self._begin(txn, [tp])  # transaction version 2: no AddOffsetsToTxn
-            if txn.state != tlog.ONGOING or tp not in txn.partitions:
+                replicated = await self.replicated(txn)
+                if replicated != E.NONE:
+                    raise TxnError(replicated)
+            if txn is not None and (txn.state != tlog.ONGOING or tp not in txn.partitions):
                 code = E.INVALID_TXN_STATE  # AddOffsetsToTxn first
             elif body["member_id"] or body["generation_id_or_member_epoch"] >= 0:
                 # v3+ (KIP-447): a member of the group commits with its generation (or, in a
@@ -504,6 +788,7 @@ class TransactionHandlers:
             log.warning("TxnOffsetCommit for %s failed: %s", body["transactional_id"], exc)
             code = E.COORDINATOR_NOT_AVAILABLE
         topics = []
+        offsets: dict[tuple[str, int], CommittedOffset] = {}
         for t in body["topics"]:
             name = t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])
             parts = []
@@ -518,14 +803,34 @@ class TransactionHandlers:
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
                     else:
-                        txn.pending_offsets.setdefault(group, {})[(name, index)] = CommittedOffset(
+                        offsets[(name, index)] = CommittedOffset(
                             p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"] or "")
-                        # OffsetFetch with require_stable waits for the transaction's end
-                        self.broker.groups.coordinator.pending_transactional_offsets.setdefault(
-                            group, set()).add((name, index))
                 parts.append({"partition_index": index, "error_code": pcode})
             topics.append({"name": name or "", "topic_id": t.get("topic_id"), "partitions": parts})
+        written = E.NONE
+        if offsets:
+            written = await self._append_transactional_offsets(group, offsets, body["producer_id"],
+                                                               body["producer_epoch"])
+        if written != E.NONE:
+            for t in topics:
+                for part in t["partitions"]:
+                    if part["error_code"] == E.NONE:
+                        part["error_code"] = written
         return {"throttle_time_ms": 0, "topics": topics}
+
+    async def _append_transactional_offsets(self, group: str, offsets: dict, producer_id: int, epoch: int) -> int:
+        """Kafka's GroupMetadataManager.storeOffsets for a transaction: the offsets go into the
+        group's __consumer_offsets partition as the producer's transactional batch (its
+        COMMIT/ABORT marker decides), answered once the ISR has it."""
+        coordinator = self.broker.groups.coordinator
+        try:
+            written = coordinator.offsets.commit_transactional(group, offsets, producer_id, epoch)
+        except KafkaError as exc:
+            return append_error(exc.code)
+        except OSError as exc:
+            log.warning("Cannot store the transactional offsets of group %s: %s", group, exc)
+            return E.COORDINATOR_NOT_AVAILABLE
+        return await coordinator.replicated(written)
 
     def _txn_offset_topics(self, request) -> set:
         names = (t["name"] if request.api_version < 6 else self.broker.data.topic_ids.name_of(t["topic_id"])
@@ -542,6 +847,9 @@ class TransactionHandlers:
         try:
             _require(self.broker.guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
                      E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            owner = self._owner_error(body["transactional_id"])
+            if owner != E.NONE:
+                raise TxnError(owner)
             txn = self.txns.get(body["transactional_id"])
             if (tv2 and txn is not None and txn.state == done and txn.producer_id == body["producer_id"]
                     and body["producer_epoch"] == txn.last_producer_epoch):
@@ -550,6 +858,9 @@ class TransactionHandlers:
                 txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             if txn.state == tlog.ONGOING:
                 self._finish(txn, commit, bump=tv2)
+                code = await self.replicated(txn)
+                if code != E.NONE:
+                    raise TxnError(code)
             elif (txn.state, commit) not in ((tlog.COMPLETE_COMMIT, True), (tlog.COMPLETE_ABORT, False)):
                 raise TxnError(E.INVALID_TXN_STATE)  # else: a retry of the end that was done
             answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
@@ -567,27 +878,19 @@ class TransactionHandlers:
                 {"name": t["name"], "partitions": [{"partition_index": p, "error_code": E.CLUSTER_AUTHORIZATION_FAILED}
                                                    for p in t["partition_indexes"]]} for t in m["topics"]]}
                 for m in request.body["markers"]]}
+        # Kafka answers the partitions it does not know first
+        wanted = [(m, t) for m in request.body["markers"]
+                  for t in sorted(m["topics"], key=lambda t: all(self._partition_exists(t["name"], p)
+                                                                  for p in t["partition_indexes"]))]
+        codes = await self._write_markers_as_leader(
+            [(t["name"], p, m["producer_id"], m["producer_epoch"], m["transaction_result"], m["coordinator_epoch"])
+             for m, t in wanted for p in t["partition_indexes"]], MARKER_TIMEOUT_MS)
         results = []
         for marker in request.body["markers"]:
-            topics = []
-            ordered = sorted(marker["topics"], key=lambda t: all(self._partition_exists(t["name"], p)
-                                                                 for p in t["partition_indexes"]))
-            for t in ordered:  # Kafka answers the partitions it does not know first
-                parts = []
-                for p in t["partition_indexes"]:
-                    code = E.NONE
-                    try:
-                        self._write_marker(t["name"], p, marker["producer_id"], marker["producer_epoch"],
-                                           marker["transaction_result"], marker["coordinator_epoch"])
-                    except (KafkaError, ProducerError) as exc:
-                        code = exc.code
-                    except OSError as exc:
-                        log.error("Cannot write a marker to %s-%d: %s", t["name"], p, exc)
-                        code = E.KAFKA_STORAGE_ERROR
-                    parts.append({"partition_index": p, "error_code": code})
-                topics.append({"name": t["name"], "partitions": parts})
+            topics = [{"name": t["name"], "partitions": [
+                {"partition_index": p, "error_code": codes[(t["name"], p, marker["producer_id"])]}
+                for p in t["partition_indexes"]]} for m, t in wanted if m is marker]
             results.append({"producer_id": marker["producer_id"], "topics": topics})
-        self.broker.notify_data()
         return {"markers": results}
 
     # ================================================================== Describe / List
@@ -600,6 +903,8 @@ class TransactionHandlers:
                 code = E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             elif not validation.is_transactional_id(tid):
                 code = E.INVALID_REQUEST
+            elif self._owner_error(tid) != E.NONE:
+                code = self._owner_error(tid)
             elif txn is None or txn.state == tlog.DEAD:
                 code = E.TRANSACTIONAL_ID_NOT_FOUND
             else:
@@ -655,6 +960,8 @@ class TransactionHandlers:
         """Abort transactions open past their timeout (fencing their producer), every
         transaction.abort.timed.out.transaction.cleanup.interval.ms; forget ids idle for
         transactional.id.expiration.ms (a tombstone)."""
+        if self._ending:
+            self._start_channel()  # transactions recovered in a Prepare state at start
         if time.monotonic() < self._next_cleanup:
             return
         self._next_cleanup = time.monotonic() + self.cleanup_interval
@@ -669,5 +976,10 @@ class TransactionHandlers:
                       and now - txn.last_update_ms > self.id_expiration_ms):
                     self._persist(txn, tombstone=True)
                     del self.txns[txn.transactional_id]
-            except (KafkaError, OSError) as exc:
+            except (KafkaError, OSError, TxnError) as exc:
                 log.warning("Transaction upkeep of %s failed: %s", txn.transactional_id, exc)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.cancel()
+        self._clients.close()

@@ -92,6 +92,7 @@ from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
 from ..replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from . import controller
+from .producer_state import ZooKeeperBlocks
 from .replication import PartitionState, ReplicaManager
 
 log = logging.getLogger("kafka.server.KafkaServer")
@@ -255,6 +256,8 @@ class ZooKeeperSync:
         self.engine = broker.engine
         self._loop = asyncio.get_running_loop()
         self.replication = broker.replication = ReplicaManager(broker, self)
+        # producer ids unique across the cluster (Kafka 2.8's blocks in ZooKeeper)
+        broker.data.producers.ids.use_zookeeper(ZooKeeperBlocks(lambda: self.zk, self.node_id))
         await self._run(self._register)
         await self._run(self._elect)
         await self._run(self._set_watches)
