@@ -140,3 +140,27 @@ def test_auto_leader_rebalance_moves_the_preferred_leader_back(zookeeper, tmp_pa
         cluster.wait_state("auto", 0, lambda s: s["leader"] not in (first, -1))
         cluster.start(first)
         cluster.wait_state("auto", 0, lambda s: s["leader"] == first, timeout=60)
+
+
+def test_pk_topics_describes_at_once_after_the_controller_is_killed(pk, cluster):
+    """librdkafka sends DescribeTopics/DescribeCluster/DescribeConfigs to the controller, which a
+    SIGKILLed broker stays until ZooKeeper expires its session; pk-topics asks its bootstrap
+    broker instead, so it answers at once, with the dead controller still leading and in the
+    ISRs (the brokers' view until the session expires)."""
+    import time
+
+    create(cluster, "frozen-view", partitions=3)
+    controller = _controller(cluster)
+    other = next(b for b in cluster.brokers if b != controller)
+    args = ("pk-topics", "--bootstrap-server", cluster.brokers[other].bootstrap, "--describe", "--topic", "frozen-view")
+    before = pk(*args)
+    assert before.returncode == 0 and f"Leader: {controller}\t" in before.out, before.out + before.err
+    cluster.kill(controller)
+    started = time.monotonic()
+    after = pk(*args)
+    under = pk(*args, "--under-replicated-partitions")
+    took = time.monotonic() - started
+    assert json.loads(cluster.get("/controller"))["brokerid"] == controller, "the session expired meanwhile"
+    assert (after.returncode, after.out, after.err) == (0, before.out, "")
+    assert (under.returncode, under.out, under.err) == (0, "", "")
+    assert took < 5, took
