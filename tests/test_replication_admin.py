@@ -144,9 +144,9 @@ def test_auto_leader_rebalance_moves_the_preferred_leader_back(zookeeper, tmp_pa
 
 def test_pk_topics_describes_at_once_after_the_controller_is_killed(pk, cluster):
     """librdkafka sends DescribeTopics/DescribeCluster/DescribeConfigs to the controller, which a
-    SIGKILLed broker stays until ZooKeeper expires its session; pk-topics asks its bootstrap
-    broker instead, so it answers at once, with the dead controller still leading and in the
-    ISRs (the brokers' view until the session expires)."""
+    SIGKILLed broker stays until ZooKeeper expires its session; pk-topics (and pk-cluster
+    cluster-id) ask their bootstrap broker instead, so they answer at once, pk-topics with the
+    dead controller still leading and in the ISRs (the brokers' view until the session expires)."""
     import time
 
     create(cluster, "frozen-view", partitions=3)
@@ -159,8 +159,10 @@ def test_pk_topics_describes_at_once_after_the_controller_is_killed(pk, cluster)
     started = time.monotonic()
     after = pk(*args)
     under = pk(*args, "--under-replicated-partitions")
+    cluster_id = pk("pk-cluster", "cluster-id", "--bootstrap-server", cluster.brokers[other].bootstrap)
     took = time.monotonic() - started
     assert json.loads(cluster.get("/controller"))["brokerid"] == controller, "the session expired meanwhile"
     assert (after.returncode, after.out, after.err) == (0, before.out, "")
     assert (under.returncode, under.out, under.err) == (0, "", "")
+    assert cluster_id.returncode == 0 and cluster_id.out.startswith("Cluster ID: "), cluster_id.err
     assert took < 5, took
