@@ -120,8 +120,7 @@ def run(args: list[str]) -> None:
 
             admin = open_admin(bootstrap, config, None)
             try:
-                cluster_id = admin.result(admin.client.describe_cluster(request_timeout=admin.timeout_s),
-                                          "listNodes").cluster_id
+                cluster_id = _cluster_id(bootstrap, config, admin)
             finally:
                 admin.close()
     except PropertiesError as exc:
@@ -136,6 +135,31 @@ def run(args: list[str]) -> None:
     else:
         click.echo("No cluster ID found. The Kafka version is probably too old.")
     sys.exit(0)
+
+
+def _cluster_id(bootstrap: str, config: str | None, admin):
+    """The cluster id in Metadata from the bootstrap broker, on pk's wire client: librdkafka sends
+    DescribeCluster to the controller, which a crashed ZooKeeper-mode controller leaves
+    unanswered until its session expires (Kafka's Admin asks a least-loaded node). librdkafka
+    only where the wire client cannot make the connection (a security setting it does not speak)."""
+    from pk.commands.backends.kafka_admin import timeout_error
+    from pk.commands.backends.wire import WireClient, connection_security
+    from pk.commands.errors import ClientConfigError
+    from pk.commands.properties import load_properties
+    from pk.engine import protocol as kp
+
+    try:
+        security = connection_security(load_properties(config) if config is not None else {})
+    except ClientConfigError:
+        return admin.result(admin.client.describe_cluster(request_timeout=admin.timeout_s), "listNodes").cluster_id
+    client = WireClient(bootstrap, admin.timeout_s, "listNodes", security=security)
+    try:
+        return client.call(kp.ApiKey.METADATA, 12, {"topics": [], "allow_auto_topic_creation": False,
+                                                    "include_topic_authorized_operations": False})["cluster_id"]
+    except (TimeoutError, ConnectionError) as exc:  # the broker stopped answering
+        raise timeout_error("listNodes") from exc
+    finally:
+        client.close()
 
 
 def run_remote(command: str, options: dict) -> None:

@@ -123,13 +123,31 @@ def _open_backend(data_dir, bootstrap, command_config, x):
         from pk.commands.backends.kafka_admin import KafkaTopicsBackend, open_admin
 
         extra = check_target(bootstrap, x, data_dir)
-        return KafkaTopicsBackend(open_admin(bootstrap, command_config, extra))
+        admin = open_admin(bootstrap, command_config, extra)
+        return KafkaTopicsBackend(admin, _wire_factory(bootstrap, command_config, extra, admin.timeout_s))
     except (ClientConfigError, PropertiesError) as exc:
         fail(str(exc))
     except KafkaError as exc:
         fail(cmd.ERROR_PREFIX + str(exc))
     except OSError as exc:
         fail(cmd.ERROR_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror or str(exc)))
+
+
+def _wire_factory(bootstrap, command_config, extra, timeout_s):
+    """What opens pk's wire client for the describe requests (KafkaTopicsBackend), or None where
+    only librdkafka can make the connection: -X properties, or a security setting pk's wire
+    client does not speak."""
+    from pk.commands.backends.wire import WireClient, connection_security
+    from pk.commands.errors import ClientConfigError
+    from pk.commands.properties import load_properties
+
+    if extra:
+        return None
+    try:
+        security = connection_security(load_properties(command_config) if command_config is not None else {})
+    except ClientConfigError:
+        return None
+    return lambda: WireClient(bootstrap, timeout_s, "describeTopics", security=security)
 
 
 def _run_zookeeper(options) -> None:

@@ -132,8 +132,11 @@ def test_broker_checks_match(kafka, pk_server):
              [("interval.ms", 0, "5"), ("match", 0, "x=y")], [("foo", 0, "5"), ("interval.ms", 0, "5")],
              [("interval.ms", 1, None), ("match", 1, None)]]
     with ProtocolClient(kafka.bootstrap) as k, ProtocolClient(pk_server.bootstrap) as p:
-        for configs in cases:
-            assert _alter(p, configs, n) == _alter(k, configs, n), configs
+        for step, configs in enumerate(cases):
+            on_kafka = _alter(k, configs, n)
+            if all(code == 0 for code, _ in on_kafka):
+                _wait_applied(k, n + "-marker", step)
+            assert _alter(p, configs, n) == on_kafka, configs
             assert _describe(p, n) == _describe(k, n), configs
         for configs in ([("metrics", 0, "a")],):
             assert _alter(p, configs, "") == _alter(k, configs, "")
@@ -149,6 +152,25 @@ def test_broker_checks_match(kafka, pk_server):
             assert [r["resource_name"] for r in p.call(74, v, {"resource_types": [16]} if v else {})[
                 "config_resources"]] == [n]
         _alter(k, [("metrics", 1, None)], n)
+        _alter(k, [("metrics", 1, None)], n + "-marker")
+
+
+def _wait_applied(kafka_client, marker: str, step: int, timeout: float = 15.0) -> None:
+    """Until Kafka's broker has applied the alter just made: the controller commits it and the
+    broker applies the metadata log in order, a moment later (a DescribeConfigs at once may
+    still show the old value). A marker resource altered after it is waited for instead, whose
+    value is known; pk-server-start applies an alter before answering it."""
+    import time
+
+    value = f"marker.{step}"
+    assert _alter(kafka_client, [("metrics", 0, value)], marker) == [(0, None)]
+    deadline = time.monotonic() + timeout
+    while True:
+        (result,) = _describe(kafka_client, marker, ["metrics"], False, False)
+        if [c["value"] for c in result["configs"]] == [value]:
+            return
+        assert time.monotonic() < deadline, f"Kafka did not apply the alter of {marker} within {timeout:.0f} s"
+        time.sleep(0.02)
 
 
 def test_pk_configs_on_client_metrics_matches(kafka, kafka_tools, pk_server):

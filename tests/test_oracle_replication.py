@@ -340,3 +340,232 @@ def without_configs(text: str) -> str:
     config/server.properties' settings and report min.insync.replicas as Kafka 4 does, which
     Kafka 2.8's brokers in the fixture do not; replication is what this test compares."""
     return re.sub(r"\tConfigs: [^\n]*", "\tConfigs: ", text)
+
+
+# --------------------------------------------------------------------------- reports under kills
+# Two topics on the three brokers, each broker named by its role in the run (the first
+# controller is killed first, and which broker Kafka elects controller varies between runs):
+# KILL_FIRST (the controller), KILL_SECOND, and SURVIVOR (the tools' bootstrap throughout).
+KILL_TOPICS = {  # name -> (replicas per partition, as role indexes 0, 1, 2; topic configs)
+    "kills-rf3": (((0, 1, 2), (1, 2, 0), (2, 0, 1)), ("min.insync.replicas=2",)),
+    "kills-rf2": (((0, 1), (1, 2), (2, 0)), ()),
+}
+REPORTS = ("", "--under-replicated-partitions", "--unavailable-partitions", "--under-min-isr-partitions",
+           "--at-min-isr-partitions")
+_BROKER_FIELD = re.compile(r"\b(Leader|Replicas|Isr|Offline): ([\d,]+)")
+
+
+def relabel(text: str, order: list[int]) -> str:
+    """Broker ids in describe lines as their roles (order[i] -> "b<i>"), the only thing besides
+    topic ids (kafka_oracle.normalise) that differs between two runs of the kill scenario."""
+    role = {str(b): f"b{i}" for i, b in enumerate(order)}
+    return _BROKER_FIELD.sub(lambda m: f"{m[1]}: " + ",".join(role.get(x, x) for x in m[2].split(",")), text)
+
+
+def topic_rows(describe: str) -> dict[tuple[str, int], tuple[str, str, str]]:
+    """{(topic, partition): (Leader, Replicas, Isr)} of a describe in Kafka 2.8's or 4.4's format."""
+    out = {}
+    for line in describe.splitlines():
+        fields = dict(f.split(": ", 1) for f in line.strip().split("\t") if ": " in f)
+        if "Partition" in fields:
+            out[(fields["Topic"], int(fields["Partition"]))] = (fields["Leader"], fields["Replicas"], fields["Isr"])
+    return out
+
+
+def _controller(state: ClusterState) -> int | None:
+    try:
+        return json.loads(state.zk.get("/controller")[0])["brokerid"]
+    except kazoo_client.NoNodeError:
+        return None
+
+
+def _settled(state: ClusterState) -> bool:
+    """Every kill topic partition's state znode is past the controller's work on the registered
+    brokers: led by a live broker with only live brokers in its ISR, or leaderless because no
+    in-sync replica is alive (Kafka's controller writes an ISR shrink before the election, so
+    a leaderless state is passed through on the way)."""
+    live = state.brokers()
+    for name, (assignment, _) in KILL_TOPICS.items():
+        for s in state.partitions(name, len(assignment)):
+            if s is None:
+                return False
+            if s["leader"] == -1:
+                if set(s["isr"]) & live:
+                    return False
+            elif s["leader"] not in live or not set(s["isr"]) <= live:
+                return False
+    return True
+
+
+def _broker_agrees(bootstrap: str, state: ClusterState) -> bool:
+    """The broker's Metadata shows every kill topic's partition state znodes (leader, ISR)."""
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        topics = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=5).topics
+        for name, (assignment, _) in KILL_TOPICS.items():
+            for p in range(len(assignment)):
+                s, md = state.partition(name, p), topics[name].partitions[p]
+                if s is None or (md.leader, list(md.isrs)) != (s["leader"], s["isr"]):
+                    return False
+        return True
+    except Exception:  # a topic not known yet, or the broker busy
+        return False
+
+
+def run_kill_reports(tools, brokers, connect: str, workdir: str, pk=None) -> tuple[dict[str, str], dict[str, str]]:
+    """Kill the controller, then a second broker, then restart both (one at a time), recording
+    at each step Kafka 2.8's kafka-topics --describe with each report flag and a preferred
+    kafka-leader-election of every partition, through the broker that stays up. With `pk` (the
+    conftest Runner), pk-topics describes too, first right after the controller's SIGKILL,
+    while ZooKeeper still holds its session: ({step: Kafka 2.8's output}, {step: pk-topics'
+    output}), broker ids relabelled by role."""
+    state = ClusterState(connect)
+    steps: dict[str, str] = {}
+    pk_steps: dict[str, str] = {}
+    try:
+        wait_for(lambda: state.brokers() == set(range(len(brokers))) and _controller(state) is not None,
+                 what="three registered brokers and a controller")
+        first = _controller(state)
+        order = [first, *sorted(b for b in range(len(brokers)) if b != first)]
+        survivor = brokers[order[2]].bootstrap
+        pattern = "kills-rf.*"
+        took: dict[str, float] = {}
+
+        def record(step: str, script: str, *args: str) -> None:
+            started = time.monotonic()
+            result = tools(script, *args)
+            took[step] = time.monotonic() - started
+            steps[step] = relabel(normalise_step(
+                result.out + "".join(f"[stderr] {line}\n" for line in tool_errors(result.err))
+                + (f"[exit {result.returncode}]\n" if result.returncode else "")), order)
+
+        def pk_describe(step: str, *flags: str) -> None:
+            started = time.monotonic()
+            result = pk("pk-topics", "--bootstrap-server", survivor, "--describe", "--topic", pattern, *flags)
+            took[step + str(flags)] = time.monotonic() - started
+            assert result.returncode == 0 and took[step + str(flags)] < 10, (step, flags, took, result.err)
+            pk_steps[f"{step}: pk-topics{''.join(' ' + f for f in flags)}"] = relabel(result.out, order)
+
+        def reports(step: str) -> None:
+            wait_for(lambda: _broker_agrees(survivor, state), what=f"{step}: the survivor to apply the states")
+            for flags in REPORTS:
+                record(f"{step}: describe {flags}".rstrip(), "kafka-topics", "--bootstrap-server", survivor,
+                       "--describe", "--topic", pattern, *flags.split())
+            record(f"{step}: preferred election", "kafka-leader-election", "--bootstrap-server", survivor,
+                   "--election-type", "preferred", "--path-to-json-file", plan)
+
+        plan = os.path.join(workdir, "kill-election.json")
+        with open(plan, "w") as f:
+            json.dump({"partitions": [{"topic": t, "partition": p} for t, (a, _) in KILL_TOPICS.items()
+                                      for p in range(len(a))]}, f)
+        for name, (assignment, configs) in KILL_TOPICS.items():
+            args = [a for c in configs for a in ("--config", c)]
+            record(f"create {name}", "kafka-topics", "--bootstrap-server", survivor, "--create", "--topic", name,
+                   "--replica-assignment", ",".join(":".join(str(order[r]) for r in rs) for rs in assignment),
+                   *args)
+            wait_for(lambda: all(s and len(s["isr"]) == len(assignment[0])
+                                 for s in state.partitions(name, len(assignment))), what=f"{name} fully in sync")
+        reports("created")
+
+        # Right after the controller's SIGKILL, before ZooKeeper expires its session, the cluster
+        # still shows it leading and in every ISR (the state znodes are unchanged), and a tool
+        # that asks a live broker answers at once. (Kafka 2.8's own kafka-topics answers at once
+        # too, unless its Admin client happens to pick the dead broker as the least-loaded node:
+        # then it retries that broker until the session expires, so its output at this moment is
+        # not recorded; the znodes are the reference.)
+        before = {(t, p): s for t, (a, _) in KILL_TOPICS.items() for p, s in enumerate(state.partitions(t, len(a)))}
+        brokers[first].kill()
+        if pk is not None:  # side by side: the session expires 6 s after the kill
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(lambda flags: pk_describe("controller killed", *flags),
+                              [(), ("--under-replicated-partitions",)]))
+            pk_steps = {k: pk_steps[k] for k in sorted(pk_steps, key=lambda k: k.endswith("partitions"))}
+            assert first in state.brokers(), "the controller's session expired before pk-topics answered"
+            assert before == {(t, p): s for t, (a, _) in KILL_TOPICS.items()
+                              for p, s in enumerate(state.partitions(t, len(a)))}
+        wait_for(lambda: first not in state.brokers(), what="the first controller's session to expire")
+        wait_for(lambda: _settled(state), what="the elections after the first kill")
+        reports("one killed")
+        if pk is not None:
+            for flags in REPORTS:
+                pk_describe("one killed", *flags.split())
+
+        second = order[1]
+        brokers[second].kill()
+        wait_for(lambda: second not in state.brokers(), what="the second broker's session to expire")
+        wait_for(lambda: _settled(state), what="the elections after the second kill")
+        reports("two killed")
+        if pk is not None:
+            for flags in REPORTS:
+                pk_describe("two killed", *flags.split())
+
+        for back in (first, second):
+            brokers[back].start()
+            wait_for(lambda: back in state.brokers(), what=f"broker {back} to register")
+            # every live replica back in sync (a partition whose only in-sync replica is still
+            # down stays leaderless: unclean election is off)
+            wait_for(lambda: _settled(state) and all(
+                s["leader"] == -1 or set(s["isr"]) == {order[r] for r in rs} & state.brokers()
+                for t, (a, _) in KILL_TOPICS.items() for rs, s in zip(a, state.partitions(t, len(a)))),
+                what=f"broker {back} back in its ISRs")
+            reports(f"broker b{order.index(back)} restarted")
+    finally:
+        state.close()
+    return steps, pk_steps
+
+
+@pytest.fixture
+def pk_kill_cluster(zookeeper, tmp_path):
+    """Three pk-server-start brokers with CLUSTER_SETTINGS in a chroot of their own."""
+    connect = f"{zookeeper}/pk-kill-reports-{os.getpid()}"
+    brokers = [BrokerProcess(str(tmp_path / f"broker-{i}" / "data"),
+                             {"zookeeper.connect": connect, "broker.id": str(i), "node.id": str(i),
+                              **CLUSTER_SETTINGS}) for i in range(3)]
+    try:
+        for b in brokers:
+            os.makedirs(os.path.dirname(b.overrides["log.dirs"]), exist_ok=True)
+            b.start()
+        yield SimpleNamespace(brokers=brokers, zookeeper=connect)
+    finally:
+        for b in brokers:
+            b.stop()
+
+
+def test_reports_and_elections_under_kills_match_kafka_2_8(kafka28_cluster, kafka28_tools, pk_kill_cluster, pk,
+                                                           tmp_path):
+    """Kafka 2.8's kafka-topics (--describe with each report flag) and kafka-leader-election give
+    the same outputs on a pk cluster as on a Kafka 2.8 cluster while brokers are killed and
+    restarted (an RF 3 topic with min.insync.replicas=2 and an RF 2 topic); pk-topics shows the
+    same partitions as Kafka 2.8's tool at each step, and right after the controller's SIGKILL
+    it answers at once (it does not wait for the dead controller) with what Kafka shows then."""
+    os.makedirs(tmp_path / "k", exist_ok=True)
+    os.makedirs(tmp_path / "p", exist_ok=True)
+    kafka_steps, kafka_pk = run_kill_reports(kafka28_tools, kafka28_cluster.brokers, kafka28_cluster.zookeeper,
+                                             str(tmp_path / "k"), pk)
+    steps, pk_steps = run_kill_reports(kafka28_tools, pk_kill_cluster.brokers, pk_kill_cluster.zookeeper,
+                                       str(tmp_path / "p"), pk)
+    assert list(steps) == list(kafka_steps)
+    for step, kafka_output in kafka_steps.items():
+        assert without_configs(steps[step]) == without_configs(kafka_output), step
+
+    # pk-topics (Kafka 4.4's format) shows the partitions Kafka 2.8's tool shows at the same step
+    assert list(pk_steps) == list(kafka_pk)
+    for step, out in pk_steps.items():
+        # right after the kill nothing has changed yet: the state Kafka 2.8's tool showed at creation
+        kafka_step = (step.replace("controller killed: pk-topics", "created: describe")
+                      .replace(": pk-topics", ": describe"))
+        assert topic_rows(out) == topic_rows(kafka_steps[kafka_step]) == topic_rows(kafka_pk[step]), step
+    killed = topic_rows(pk_steps["controller killed: pk-topics"])
+    assert len(killed) == 6 and "Leader: b0" in pk_steps["controller killed: pk-topics"]  # the dead one still leads
+    assert pk_steps["controller killed: pk-topics --under-replicated-partitions"] == ""
+
+    # the recording is meaningful: the reports pick what the kills did
+    two_killed = {flags: topic_rows(kafka_steps[f"two killed: describe {flags}"]).keys() for flags in REPORTS[1:]}
+    assert two_killed["--unavailable-partitions"] == {("kills-rf2", 0)}  # its only in-sync replica is down
+    assert {("kills-rf3", p) for p in range(3)} <= two_killed["--under-min-isr-partitions"]
+    assert {("kills-rf3", p) for p in range(3)} <= topic_rows(
+        kafka_steps["one killed: describe --at-min-isr-partitions"]).keys()
+    assert kafka_steps["broker b1 restarted: describe --under-replicated-partitions"] == ""

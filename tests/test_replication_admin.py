@@ -140,3 +140,41 @@ def test_auto_leader_rebalance_moves_the_preferred_leader_back(zookeeper, tmp_pa
         cluster.wait_state("auto", 0, lambda s: s["leader"] not in (first, -1))
         cluster.start(first)
         cluster.wait_state("auto", 0, lambda s: s["leader"] == first, timeout=60)
+
+
+def test_pk_topics_describes_at_once_after_the_controller_is_killed(pk, zookeeper, tmp_path):
+    """librdkafka sends DescribeTopics/DescribeCluster/DescribeConfigs to the controller, which a
+    SIGKILLed broker stays until ZooKeeper expires its session; pk-topics (and pk-cluster
+    cluster-id) ask their bootstrap broker instead, so they answer at once, pk-topics with the
+    dead controller still leading and in the ISRs (the brokers' view until the session expires)."""
+    import time
+
+    # A session long enough for the describes to run before it expires on a loaded machine (and
+    # no ISR shrink by the leaders meanwhile: they drop a replica that stopped fetching after
+    # replica.lag.time.max.ms, whether or not its session has expired).
+    with ReplicationCluster(zookeeper, tmp_path, 3, {"zookeeper.session.timeout.ms": "30000",
+                                                     "replica.lag.time.max.ms": "30000"}) as cluster:
+        cluster.start_all()
+        _describe_after_kill(pk, cluster)
+
+
+def _describe_after_kill(pk, cluster):
+    import time
+
+    create(cluster, "frozen-view", partitions=3)
+    controller = _controller(cluster)
+    other = next(b for b in cluster.brokers if b != controller)
+    args = ("pk-topics", "--bootstrap-server", cluster.brokers[other].bootstrap, "--describe", "--topic", "frozen-view")
+    before = pk(*args)
+    assert before.returncode == 0 and f"Leader: {controller}\t" in before.out, before.out + before.err
+    cluster.kill(controller)
+    started = time.monotonic()
+    after = pk(*args)
+    under = pk(*args, "--under-replicated-partitions")
+    cluster_id = pk("pk-cluster", "cluster-id", "--bootstrap-server", cluster.brokers[other].bootstrap)
+    took = time.monotonic() - started
+    assert json.loads(cluster.get("/controller"))["brokerid"] == controller, "the session expired meanwhile"
+    assert (after.returncode, after.out, after.err) == (0, before.out, "")
+    assert (under.returncode, under.out, under.err) == (0, "", "")
+    assert cluster_id.returncode == 0 and cluster_id.out.startswith("Cluster ID: "), cluster_id.err
+    assert took < 15, took  # librdkafka's requests to the dead controller waited out the 60 s timeout

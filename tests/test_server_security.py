@@ -393,6 +393,10 @@ def test_pk_tools_with_java_client_configs(secure, tmp_path):
         assert created.returncode == 0, created.stderr
         listed = run("pk-topics", "--bootstrap-server", bootstrap, "--command-config", path, "--list")
         assert topic in listed.stdout.split(), listed.stderr
+        described = run("pk-topics", "--bootstrap-server", bootstrap, "--command-config", path, "--describe",
+                        "--topic", topic)  # (on pk's wire client, with the same security)
+        assert described.stdout.startswith(f"Topic: {topic}\t"), described.stderr
+        assert f"\tTopic: {topic}\tPartition: 0\tLeader: " in described.stdout, described.stdout
         produced = run("pk-console-producer", "--bootstrap-server", bootstrap, "--producer.config", path,
                        "--topic", topic, input="x1\nx2\n")
         assert produced.returncode == 0, produced.stderr

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pk.engine.errors import KafkaError, TopicExistsError
 
@@ -404,10 +404,25 @@ class KafkaTopicsBackend:
     Admin API: the Configs: of a topic are its DescribeConfigs entries whose source is not
     DEFAULT_CONFIG (static broker settings and cluster-wide dynamic defaults included), the
     live brokers those DescribeCluster lists. Topic configs cannot be altered here (Kafka 4.4
-    refuses --alter --config with --bootstrap-server; check_args reports it)."""
+    refuses --alter --config with --bootstrap-server; check_args reports it).
 
-    def __init__(self, admin: KafkaAdmin):
+    Reads go through `wire` (a WireClient factory) when the tool's connection is one pk's wire
+    client speaks: librdkafka sends DescribeTopics, DescribeCluster and a topic's
+    DescribeConfigs to the controller, and in a ZooKeeper-mode cluster /controller keeps naming
+    a crashed broker until its session expires, so a describe would wait out its whole
+    timeout where Kafka's Admin (least-loaded node) answers at once. Metadata and
+    DescribeConfigs to the bootstrap broker give the same answers without that wait. Writes
+    (CreateTopics, CreatePartitions, DeleteTopics) go to the controller in Kafka's Admin too."""
+
+    def __init__(self, admin: KafkaAdmin, wire: "Callable[[], object] | None" = None):
         self.admin = admin
+        self._wire_factory = wire
+        self._wire = None
+
+    def _wire_client(self):
+        if self._wire is None and self._wire_factory is not None:
+            self._wire = self._wire_factory()
+        return self._wire
 
     def list_topics(self, include_internal: bool = True) -> list[str]:
         from pk.engine.topic_names import is_internal
@@ -418,47 +433,65 @@ class KafkaTopicsBackend:
     def describe_topics(self, names: list[str]) -> list[TopicInfo]:
         if not names:
             return []
-        from confluent_kafka import TopicCollection
-        from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
-
-        client, timeout = self.admin.client, self.admin.timeout_s
-        descriptions = self.admin.results(client.describe_topics(TopicCollection(list(names)),
-                                                                 request_timeout=timeout), "describeTopics")
-        resources = [ConfigResource(ResourceType.TOPIC, n) for n in names]
-        configs = {res.name: entries for res, entries in
-                   self.admin.results(client.describe_configs(resources, request_timeout=timeout),
-                                      "describeConfigs").items()}
+        wire = self._wire_client()
+        if wire is not None:
+            try:
+                descriptions, configs = _wire_topics(wire, names), _wire_topic_configs(wire, names)
+            except (TimeoutError, ConnectionError) as exc:  # the bootstrap broker stopped answering
+                raise timeout_error("describeTopics") from exc
+        else:
+            descriptions, configs = self._rdkafka_topics(names), self._rdkafka_topic_configs(names)
         out = []
         for name in names:
-            d = descriptions[name]
-            partitions = [PartitionInfo(p.id, _node_id(p.leader), [r.id for r in p.replicas], [r.id for r in p.isr])
-                          for p in sorted(d.partitions, key=lambda p: p.id)]
-            entries = configs.get(name, {})
+            topic_id, partitions = descriptions[name]
+            entries = configs.get(name, [])
             # TopicCommand prints the entries of a Config, a java.util.HashMap filled in the
-            # response's order (librdkafka keeps it): the same iteration order here.
+            # response's order: the same iteration order here.
             from pk.engine.javacompat import hashmap_order
 
-            overrides = {k: "null" if e.value is None else e.value for k, e in entries.items()
-                         if e.source != ConfigSource.DEFAULT_CONFIG.value and not (
-                             e.source == ConfigSource.UNKNOWN_CONFIG.value and e.is_default)}
-            overrides = {k: overrides[k] for k in hashmap_order(entries)
-                         if k in overrides}
-            min_isr = entries.get("min.insync.replicas")
+            overrides = {k: "null" if value is None else value for k, value, shown in entries if shown}
+            overrides = {k: overrides[k] for k in hashmap_order(k for k, _, _ in entries) if k in overrides}
+            min_isr = next((value for k, value, _ in entries if k == "min.insync.replicas"), None)
             try:
-                min_isr_value = int(min_isr.value) if min_isr is not None else 1
+                min_isr_value = int(min_isr) if min_isr is not None else 1
             except (TypeError, ValueError):
                 min_isr_value = 1
+            # Metadata has no ELR: a cluster with topic ids is taken to answer
+            # DescribeTopicPartitions with (empty) ELRs, as a healthy Kafka 3.8+ cluster does;
+            # one without (Metadata < v10, e.g. pk-server-start) gets "N/A".
+            out.append(TopicInfo(name, topic_id, partitions, overrides, min_isr_value,
+                                 elr_known=topic_id is not None and topic_id != _ZERO_TOPIC_ID))
+        return out
+
+    def _rdkafka_topics(self, names: list[str]) -> dict[str, tuple[str | None, list[PartitionInfo]]]:
+        from confluent_kafka import TopicCollection
+
+        descriptions = self.admin.results(self.admin.client.describe_topics(
+            TopicCollection(list(names)), request_timeout=self.admin.timeout_s), "describeTopics")
+        out = {}
+        for name, d in descriptions.items():
             # librdkafka writes a Uuid in standard base64; Kafka's Uuid.toString is URL-safe.
             topic_id = (str(d.topic_id).replace("+", "-").replace("/", "_")
                         if getattr(d, "topic_id", None) is not None else None)
-            # librdkafka describes topics with Metadata, which has no ELR: a cluster with topic ids
-            # is taken to answer DescribeTopicPartitions with (empty) ELRs, as a healthy Kafka
-            # 3.8+ cluster does; one without (Metadata < v10, e.g. pk-server-start) gets "N/A".
-            out.append(TopicInfo(name, topic_id, partitions, overrides, min_isr_value,
-                                 elr_known=topic_id is not None and topic_id != "AAAAAAAAAAAAAAAAAAAAAA"))
+            out[name] = (topic_id, [PartitionInfo(p.id, _node_id(p.leader), [r.id for r in p.replicas],
+                                                  [r.id for r in p.isr])
+                                    for p in sorted(d.partitions, key=lambda p: p.id)])
         return out
 
+    def _rdkafka_topic_configs(self, names: list[str]) -> dict[str, list[tuple[str, str | None, bool]]]:
+        from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
+
+        resources = [ConfigResource(ResourceType.TOPIC, n) for n in names]
+        results = self.admin.results(self.admin.client.describe_configs(resources, request_timeout=self.admin.timeout_s),
+                                     "describeConfigs")
+        return {res.name: [(k, e.value, e.source != ConfigSource.DEFAULT_CONFIG.value and not (
+                    e.source == ConfigSource.UNKNOWN_CONFIG.value and e.is_default)) for k, e in entries.items()]
+                for res, entries in results.items()}
+
     def live_brokers(self) -> set[int]:
+        wire = self._wire_client()
+        if wire is not None:  # a ZooKeeper-mode broker lists the registered brokers in both answers
+            return {b.node_id for b in wire.brokers()}
         cluster = self.admin.result(self.admin.client.describe_cluster(request_timeout=self.admin.timeout_s),
                                     "listNodes")
         return {n.id for n in cluster.nodes}
@@ -512,7 +545,53 @@ class KafkaTopicsBackend:
         raise KafkaError("Topic configs are altered with kafka-configs when using --bootstrap-server")
 
     def close(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
         self.admin.close()
+
+
+_ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: a cluster without topic ids
+_DEFAULT_CONFIG = 5  # DescribeConfigs' config_source
+
+
+def _wire_topics(wire, names: list[str]) -> dict[str, tuple[str | None, list[PartitionInfo]]]:
+    """{name: (topic id, partitions)} from a Metadata request to the bootstrap broker."""
+    from pk.engine import protocol as kp
+    from pk.engine.metadata import text_of
+    from pk.engine.protocol.types import ZERO_UUID
+
+    md = wire.call(kp.ApiKey.METADATA, 12, {"topics": [{"name": n, "topic_id": ZERO_UUID} for n in names],
+                                            "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    out = {}
+    for t in md["topics"]:
+        if t["error_code"] and t["name"] in names:
+            raise known_error(t["error_code"], t.get("error_message"))
+        out[t["name"]] = (None if t.get("topic_id") is None else text_of(t["topic_id"]),
+                          [PartitionInfo(p["partition_index"], p["leader_id"] if p["leader_id"] >= 0 else None,
+                                         list(p["replica_nodes"]), list(p["isr_nodes"]))
+                           for p in sorted(t["partitions"], key=lambda p: p["partition_index"])])
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise known_error(3)
+    return out
+
+
+def _wire_topic_configs(wire, names: list[str]) -> dict[str, list[tuple[str, str | None, bool]]]:
+    """{name: [(config, value, shown in Configs:)]} in the answer's order, from DescribeConfigs
+    to the bootstrap broker (a topic's configs are answered by any broker)."""
+    from pk.engine import protocol as kp
+
+    answer = wire.call(kp.ApiKey.DESCRIBE_CONFIGS, 4, {
+        "resources": [{"resource_type": 2, "resource_name": n, "configuration_keys": None} for n in names],
+        "include_synonyms": False, "include_documentation": False})
+    out = {}
+    for r in answer["results"]:
+        if r["error_code"]:
+            raise known_error(r["error_code"], r["error_message"] or None)
+        out[r["resource_name"]] = [(c["name"], c["value"], c["config_source"] != _DEFAULT_CONFIG)
+                                   for c in r["configs"]]
+    return out
 
 
 # --------------------------------------------------------------------------- GetOffsetShell

@@ -35,6 +35,7 @@ from .kafka_admin import ERRORS_PACKAGE, AdminError, known_error, timeout_error
 
 CLIENT_ID = "pk-admin"
 METADATA_VERSION = 12
+UNSUPPORTED_VERSION = 35
 
 
 class Broker:
@@ -61,13 +62,20 @@ class _Connection:
             if security is not None and security.mechanism is not None:
                 self._authenticate(security)
             # v4+: v3 leaves out features whose lowest supported level is 0 (KAFKA-17011)
-            answer = self.call(kp.ApiKey.API_VERSIONS, 4, {"client_software_name": "pk",
-                                                           "client_software_version": PK_VERSION})
+            answer = self._api_versions(4)
+            if answer["error_code"] == UNSUPPORTED_VERSION:  # an older broker (Kafka 2.8: v3)
+                # it answers in v0's layout, listing the ApiVersions versions it does take
+                mine = {a["api_key"]: a["max_version"] for a in answer["api_keys"]}
+                answer = self._api_versions(min(mine.get(int(kp.ApiKey.API_VERSIONS), 0), 4))
         except Exception:
             self.sock.close()
             raise
         self.versions = {a["api_key"]: (a["min_version"], a["max_version"]) for a in answer["api_keys"]}
         self.api_versions_answer = answer  # features (KIP-584) too
+
+    def _api_versions(self, version: int) -> dict:
+        return self.call(kp.ApiKey.API_VERSIONS, version, {"client_software_name": "pk",
+                                                           "client_software_version": PK_VERSION})
 
     def _authenticate(self, security: "Security") -> None:
         """SaslHandshake, then SaslAuthenticate rounds: PLAIN's one token or SCRAM's two."""
