@@ -316,3 +316,19 @@ def test_coordinator_killed_mid_transaction_and_after_end(cluster):
     for b in cluster.running():
         for q in range(3):
             wait_for(lambda: "ABORT" in markers_in(cluster, b, "kt", q), what=f"the abort marker of kt-{q} on {b}")
+
+
+def test_java_transactional_producer(cluster, kafka_tools):
+    """Kafka 4.4's Java producer in transactions over partitions led by three brokers: the
+    cluster reports no transaction version 2 (as a ZooKeeper-mode Kafka), so the client adds
+    its partitions through the coordinator and every committed record is read back."""
+    leaders = create(cluster, "java-txn")
+    assert len(set(leaders.values())) > 1
+    bootstrap = ",".join(b.bootstrap for b in cluster.brokers.values())
+    result = kafka_tools("kafka-producer-perf-test", "--topic", "java-txn", "--num-records", "3000",
+                         "--record-size", "50", "--throughput", "-1", "--transactional-id", "java-tid",
+                         "--transaction-duration-ms", "200", "--command-property",
+                         f"bootstrap.servers={bootstrap}", "acks=all", timeout=120)
+    assert result.returncode == 0, result.err
+    assert "3000 records sent" in result.out
+    assert len(read_committed(bootstrap, "java-txn", range(3), 3000)) == 3000

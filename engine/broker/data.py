@@ -166,7 +166,7 @@ class DataHandlers:
                 return api_versions_body({}, E.REBOOTSTRAP_REQUIRED)
         body = api_versions_body(self.broker.advertised_versions())
         if version >= 3:
-            body.update(features.api_versions_fields(self.engine.data_dir))
+            body.update(features.api_versions_fields(self.engine.data_dir, self.broker.zookeeper is not None))
             if version == 3:  # v3 lists only the features whose minimum is above 0
                 body["supported_features"] = [f for f in body["supported_features"] if f["min_version"] > 0]
         return body

@@ -61,10 +61,19 @@ def load_levels(data_dir: str | None) -> tuple[int, dict[str, int]]:
     return FINALIZED_EPOCH, dict(FINALIZED)
 
 
-def api_versions_fields(data_dir: str | None = None) -> dict:
+# A ZooKeeper-mode cluster (Kafka 2.8's model) has no KIP-890 transaction version 2: there a
+# partition's leader is often not the transaction's coordinator and cannot add the partition to
+# the transaction for the client (Produce v12's implicit add), so clients must keep sending
+# AddPartitionsToTxn. Transaction version 1 is the highest level such a cluster reports.
+ZOOKEEPER_MODE_CAPS = {"transaction.version": 1}
+
+
+def api_versions_fields(data_dir: str | None = None, zookeeper_mode: bool = False) -> dict:
     """The ApiVersions v3+ fields about features (a level of 0 is not listed as finalized,
     as Kafka leaves it out)."""
     epoch, levels = load_levels(data_dir)
+    if zookeeper_mode:
+        levels = {n: min(v, ZOOKEEPER_MODE_CAPS.get(n, v)) for n, v in levels.items()}
     return {
         "supported_features": [{"name": n, "min_version": lo, "max_version": hi}
                                 for n, (lo, hi) in SUPPORTED.items()],
