@@ -31,6 +31,7 @@ The ratio column is pk / Kafka 2.8 (above 1: pk higher - better for throughput, 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import os
@@ -173,10 +174,10 @@ class PkCluster(Cluster):
 
     name = "pk"
 
-    def __init__(self, zookeeper: str, root: str):
+    def __init__(self, zookeeper: str, root: str, settings: dict[str, str] = SETTINGS):
         from replication_cluster import ReplicationCluster  # tests/: imports conftest, hence pytest
 
-        self.cluster = ReplicationCluster(zookeeper, pathlib.Path(root), BROKERS, overrides=SETTINGS)
+        self.cluster = ReplicationCluster(zookeeper, pathlib.Path(root), BROKERS, overrides=settings)
         self.zk = self.cluster.zk
 
     def start(self) -> "PkCluster":
@@ -433,9 +434,14 @@ def run(args, clusters: dict[str, Cluster], tools) -> Table:
     sides = list(clusters.values())
     n, size = args.records, args.size
 
+    turns = itertools.count()
+
     def each(fn):
-        """fn(cluster) for pk, then for Kafka (None where Kafka is left out)."""
-        return [fn(c) for c in sides] + [None] * (2 - len(sides))
+        """[fn(pk), fn(Kafka)] (None where Kafka is left out), the two run in turns pk first and
+        Kafka first, so that neither side always runs while the machine is warmer or busier."""
+        order = sides if next(turns) % 2 == 0 else sides[::-1]
+        results = {c.name: fn(c) for c in order}
+        return [results[c.name] for c in sides] + [None] * (2 - len(sides))
 
     # Warm the tool JVM and librdkafka on each side (not measured).
     for c in sides:
