@@ -3,14 +3,15 @@ both on one real ZooKeeper (each cluster in its own chroot), measured in one run
 clients on both sides.
 
     .venv/bin/python bench/replication.py [--records N] [--size B] [--latency-seconds S]
-        [--latency-rate R] [--e2e-messages M] [--kills K] [--skip-kafka]
+        [--latency-rate R] [--e2e-messages M] [--kills K] [--runs R] [--skip-kafka]
 
 Needs what the oracle tests need: a JRE, Debian's zookeeper package and the Kafka jars in
 .kafka/ (scripts/kafka-jars). Both clusters run with the same broker settings (SETTINGS below:
 zookeeper.session.timeout.ms=6000, replica.lag.time.max.ms=4000, ...); Kafka's heaps are 512m.
 
 - produce throughput: N records of B bytes into a fresh 3-partition topic, acks=1 on RF 1,
-  acks=all on RF 1 and acks=all on RF 3, from two clients: Kafka 4.4's Java ProducerPerformance
+  acks=all on RF 1 and acks=all on RF 3, the median of --runs runs (each into a new topic, pk
+  and Kafka in turns), from two clients: Kafka 4.4's Java ProducerPerformance
   (kafka-producer-perf-test, in the oracle's shared tool JVM; linger.ms=5, its default) and one
   confluent-kafka (librdkafka) Producer in this process (linger.ms=5). Idempotence is on with
   acks=all and off with acks=1, for both clients.
@@ -21,7 +22,7 @@ zookeeper.session.timeout.ms=6000, replica.lag.time.max.ms=4000, ...); Kafka's h
   its average and p50/p99 (whole milliseconds, as the tool prints them).
 - failover: an idempotent acks=all confluent-kafka producer sends 500 records/s to a
   1-partition RF 3 topic; the broker leading it is SIGKILLed (by pid); the figure is the time
-  from the kill to the first acknowledgement received afterwards. The broker is restarted and
+  from the kill to the first acknowledgement of a record produced after it. The broker is restarted and
   the partition waits for its full ISR before the next kill; K kills per cluster, median and max.
   The detection of the dead broker is ZooKeeper's session timeout (6 s) on both sides.
 
@@ -448,13 +449,16 @@ def run(args, clusters: dict[str, Cluster], tools) -> Table:
         c.create_topic("warm-up", 3, 1)
         java_throughput(tools, c, "warm-up", min(n, 50_000), size, "1")
 
-    print(f"produce throughput, {n:,} records of {size} bytes, 3 partitions:", flush=True)
+    print(f"produce throughput, {n:,} records of {size} bytes, 3 partitions, median of {args.runs} runs:", flush=True)
     for rf, acks in ((1, "1"), (1, "all"), (3, "all")):
         for client, measure in (("Java ProducerPerformance", lambda c, t: java_throughput(tools, c, t, n, size, acks)),
                                 ("confluent-kafka", lambda c, t: python_throughput(c, t, n, size, acks))):
             tag = "java" if client.startswith("Java") else "ck"
-            topic = f"tp-{tag}-rf{rf}-acks{acks}"
-            results = each(lambda c: (c.create_topic(topic, 3, rf), measure(c, topic))[1])
+            runs = []
+            for run in range(args.runs):  # a fresh topic each time
+                topic = f"tp-{tag}-rf{rf}-acks{acks}-{run}"
+                runs.append(each(lambda c: (c.create_topic(topic, 3, rf), measure(c, topic))[1]))
+            results = [None if side[0] is None else sorted(side)[len(side) // 2] for side in zip(*runs)]
             table.add(f"{client}, RF {rf}, acks={acks}: records/s", *(r and r[0] for r in results))
             table.add(f"{client}, RF {rf}, acks={acks}: MB/s", *(r and r[1] for r in results), fmt="{:.1f}")
 
@@ -500,10 +504,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000, help="records per throughput measurement")
     parser.add_argument("--size", type=int, default=100, help="bytes per record")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each throughput measurement (median shown)")
     parser.add_argument("--latency-seconds", type=float, default=10)
     parser.add_argument("--latency-rate", type=int, default=1000, help="records/s of the latency loop")
     parser.add_argument("--e2e-messages", type=int, default=2000, help="records of Kafka's EndToEndLatency")
-    parser.add_argument("--kills", type=int, default=3, help="leader kills per cluster")
+    parser.add_argument("--kills", type=int, default=5, help="leader kills per cluster")
     parser.add_argument("--skip-kafka", action="store_true", help="measure pk only (no Kafka 2.8 cluster)")
     args = parser.parse_args()
     if (why := zookeeper_process.missing()) is not None:
