@@ -52,8 +52,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import kafka_oracle  # noqa: E402  (tests/: Kafka's brokers and tools from .kafka/)
-logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # a chroot's first connection drops; kazoo retries
 import zookeeper_process  # noqa: E402  (tests/: Debian's ZooKeeper, as the test fixture runs it)
+
+logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # a chroot's first connection drops; kazoo retries
 
 # The brokers' settings on both clusters (pk's sample server.properties and Kafka 2.8's
 # defaults otherwise agree on what matters here: 1 GB segments, no min.insync.replicas).
@@ -365,14 +366,21 @@ class SteadyProducer:
     def _run(self) -> None:
         start = time.monotonic()
         sent = 0
-        while self.running:
-            due = int((time.monotonic() - start) * FAILOVER_RATE) + 1
-            while sent < due:
-                self.produced.append(time.monotonic())
-                self.producer.produce(self.topic, b"%d" % sent, on_delivery=self._delivered)
-                sent += 1
-            self.producer.poll(0.001)
-        self.producer.flush(60)
+        try:
+            while self.running:
+                due = int((time.monotonic() - start) * FAILOVER_RATE) + 1
+                while sent < due:
+                    self.produced.append(time.monotonic())
+                    self.producer.produce(self.topic, b"%d" % sent, on_delivery=self._delivered)
+                    sent += 1
+                self.producer.poll(0.001)
+            self.producer.flush(60)
+        except Exception as exc:  # a fatal idempotence error, say: reported by check()
+            self.errors.append(exc)
+
+    def check(self) -> None:
+        if self.errors:
+            raise RuntimeError(f"the failover producer failed: {len(self.errors)} errors ({self.errors[0]})")
 
     def close(self) -> None:
         self.running = False
@@ -389,13 +397,14 @@ def failover(cluster: Cluster, topic: str, kills: int) -> list[tuple[float, bool
     try:
         for k in range(kills):
             base = len(producer.acks)
-            wait_for(lambda: len(producer.acks) > base + FAILOVER_RATE, 60, what=f"{cluster.name}: steady acks")
+            wait_for(lambda: producer.check() or len(producer.acks) > base + FAILOVER_RATE, 60,
+                     what=f"{cluster.name}: steady acks")
             leader = cluster.state(topic, 0)["leader"]
             was_controller = cluster.controller() == leader
             killed_at = time.monotonic()
             cluster.kill(leader)
-            first = wait_for(lambda: next((acked for acked, produced in producer.acks[base:] if produced > killed_at),
-                                          None), 120,
+            first = wait_for(lambda: producer.check() or next((acked for acked, produced in producer.acks[base:]
+                                                               if produced > killed_at), None), 120,
                              what=f"{cluster.name}: an acknowledgement after kill {k + 1}", interval=0.01)
             out.append((first - killed_at, was_controller))
             cluster.restart(leader)
@@ -403,9 +412,7 @@ def failover(cluster: Cluster, topic: str, kills: int) -> list[tuple[float, bool
                      what=f"{cluster.name}: broker {leader} back in the ISR")
     finally:
         producer.close()
-    if producer.errors:
-        raise RuntimeError(f"{cluster.name}: {len(producer.errors)} records failed during failover "
-                           f"({producer.errors[0]})")
+    producer.check()
     return out
 
 
@@ -444,10 +451,13 @@ def run(args, clusters: dict[str, Cluster], tools) -> Table:
         results = {c.name: fn(c) for c in order}
         return [results[c.name] for c in sides] + [None] * (2 - len(sides))
 
-    # Warm the tool JVM and librdkafka on each side (not measured).
+    # Warm up (not measured): the tool JVM, and the brokers' produce and replication paths,
+    # which Kafka's JVMs compile as they run them.
     for c in sides:
-        c.create_topic("warm-up", 3, 1)
-        java_throughput(tools, c, "warm-up", min(n, 50_000), size, "1")
+        c.create_topic("warm-up-rf1", 3, 1)
+        c.create_topic("warm-up-rf3", 3, 3)
+        java_throughput(tools, c, "warm-up-rf1", n, size, "1")
+        java_throughput(tools, c, "warm-up-rf3", n, size, "all")
 
     print(f"produce throughput, {n:,} records of {size} bytes, 3 partitions, median of {args.runs} runs:", flush=True)
     for rf, acks in ((1, "1"), (1, "all"), (3, "all")):
