@@ -398,59 +398,26 @@ def backend_data_dir(backend, tmp_path) -> str:
 # (pk-server-start with zookeeper.connect).
 import shutil  # noqa: E402
 
-ZK_JAR = "/usr/share/java/zookeeper.jar"
-
-
-def _four_letter(port: int, word: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-        s.sendall(word)
-        s.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := s.recv(4096):
-            chunks.append(chunk)
-    return b"".join(chunks)
+import zookeeper_process  # noqa: E402
+from zookeeper_process import ZK_JAR  # noqa: E402,F401  (test_zookeeper_tools imports it from here)
 
 
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory):
     """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with a
     throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
-    if shutil.which("java") is None or not os.path.exists(ZK_JAR):
-        pytest.skip("needs a JRE and Debian's zookeeper package (scripts/test installs them)")
+    if (why := zookeeper_process.missing()) is not None:
+        pytest.skip(why)
     root = tmp_path_factory.mktemp("zookeeper")
-    port = free_port()
-    cfg = root / "zoo.cfg"
-    cfg.write_text(f"tickTime=2000\ndataDir={root / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-                   "maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n")
-    classpath = f"/etc/zookeeper/conf:{ZK_JAR}"
-    if os.path.exists("/usr/share/java/slf4j-simple.jar"):
-        classpath += ":/usr/share/java/slf4j-simple.jar"
-    log = open(root / "zk.log", "wb")
-    proc = subprocess.Popen(["java", "-Xmx256m", "-cp", classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                             "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(cfg)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    server = zookeeper_process.ZooKeeperProcess(str(root))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"ZooKeeper exited with {proc.returncode}: {(root / 'zk.log').read_text()}")
-            try:
-                if _four_letter(port, b"ruok") == b"imok":
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("ZooKeeper did not answer ruok within 30 s")
-            time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
+        server.start()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    try:
+        yield server.connect
     finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
