@@ -396,6 +396,7 @@ def backend_data_dir(backend, tmp_path) -> str:
 # --------------------------------------------------------------------------- a ZooKeeper server
 # Used by test_topics_zookeeper.py (pk-topics --zookeeper) and test_server_zookeeper.py
 # (pk-server-start with zookeeper.connect).
+import contextlib  # noqa: E402
 import shutil  # noqa: E402
 
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -411,16 +412,16 @@ def _four_letter(port: int, word: bytes) -> bytes:
     return b"".join(chunks)
 
 
-@pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory):
-    """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with a
-    throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
+@contextlib.contextmanager
+def zookeeper_server(root, tick_ms: int = 2000):
+    """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with its data in
+    `root` (a pathlib.Path); yields "127.0.0.1:<port>" and stops it by its pid. Sessions may
+    last 2 to 20 ticks: the kill test takes a short tick for sessions that end fast."""
     if shutil.which("java") is None or not os.path.exists(ZK_JAR):
         pytest.skip("needs a JRE and Debian's zookeeper package (scripts/test installs them)")
-    root = tmp_path_factory.mktemp("zookeeper")
     port = free_port()
     cfg = root / "zoo.cfg"
-    cfg.write_text(f"tickTime=2000\ndataDir={root / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
+    cfg.write_text(f"tickTime={tick_ms}\ndataDir={root / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
                    "maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n")
     classpath = f"/etc/zookeeper/conf:{ZK_JAR}"
     if os.path.exists("/usr/share/java/slf4j-simple.jar"):
@@ -452,6 +453,13 @@ def zookeeper(tmp_path_factory):
             proc.wait()
         log.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):
+    """The session's ZooKeeper (2 s ticks), shared by every test that needs one."""
+    with zookeeper_server(tmp_path_factory.mktemp("zookeeper")) as connect:
+        yield connect
 
 
 # --------------------------------------------------------------------------- Apache Kafka, the oracle
