@@ -17,6 +17,7 @@ lost, duplicated, re-delivered per client family; kill -> new leader and kill ->
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import threading
@@ -56,6 +57,7 @@ class JavaClient:
         self._offset = 0
         self._partial = b""
         self.events: list[dict] = []
+        self._last_ack: dict[int, float] = {}
 
     def poll(self) -> list[dict]:
         """The events printed since the last call (whole lines only)."""
@@ -75,7 +77,23 @@ class JavaClient:
             except ValueError:  # a warning on stdout: not an event
                 pass
         self.events += new
+        for e in new:
+            if e.get("name") == "producer_send_success":
+                self._last_ack[e["partition"]] = e["timestamp"] / 1000
         return new
+
+    def last_ack(self, partition: int) -> float:
+        """When the producer last printed an ack from the partition (0: never)."""
+        self.poll()
+        return self._last_ack.get(partition, 0.0)
+
+    def acks(self) -> list[tuple[int, int, str, float]]:
+        """The producer's acks: (partition, offset, value, when)."""
+        return [(e["partition"], e["offset"], e["value"], e["timestamp"] / 1000)
+                for e in self.events if e.get("name") == "producer_send_success"]
+
+    def send_errors(self) -> list[dict]:
+        return [e for e in self.events if e.get("name") == "producer_send_error"]
 
     def stop(self) -> None:
         """SIGTERM: Kafka's shutdown hook closes the client (the producer flushes) and prints
@@ -99,7 +117,8 @@ class CkProducer(threading.Thread):
         super().__init__(daemon=True)
         self.producer = ck.Producer({"bootstrap.servers": bootstrap, **PRODUCER, "message.timeout.ms": 120000,
                                      "topic.metadata.refresh.interval.ms": 1000})
-        self.acks: list[dict] = []
+        self.acks: list[tuple[int, int, str, float]] = []  # (partition, offset, value, when)
+        self._last_ack: dict[int, float] = {}
         self.errors: list[str] = []
         self.stopping = threading.Event()
 
@@ -107,19 +126,24 @@ class CkProducer(threading.Thread):
         if err:
             self.errors.append(str(err))
         else:
-            self.acks.append({"partition": msg.partition(), "offset": msg.offset(),
-                              "value": msg.value().decode(), "time": time.time()})
+            now = time.time()
+            self.acks.append((msg.partition(), msg.offset(), msg.value().decode(), now))
+            self._last_ack[msg.partition()] = now
+
+    def last_ack(self, partition: int) -> float:
+        return self._last_ack.get(partition, 0.0)
 
     def run(self) -> None:
         i, start = 0, time.monotonic()
         while not self.stopping.is_set():
-            if i < (time.monotonic() - start) * RATE:
-                try:
+            due = (time.monotonic() - start) * RATE
+            try:
+                while i < due:
                     self.producer.produce(CK, b"%d" % i, partition=i % PARTITIONS, on_delivery=self._done)
                     i += 1
-                except BufferError:
-                    pass
-            self.producer.poll(0.002)
+            except BufferError:  # the queue is full while a partition has no leader: later
+                pass
+            self.producer.poll(0.01)
         self.producer.flush(120)
 
     def stop(self) -> None:
@@ -193,17 +217,19 @@ def replicated_partitions(cluster) -> list[tuple[str, int]]:
     return out
 
 
-def coordinator(cluster, group: str) -> int | None:
-    """The group's coordinator as FindCoordinator v4 names it, asked to a running broker."""
-    for b in cluster.running():
-        try:
-            with ProtocolClient(cluster.brokers[b].port, timeout=5) as client:
-                (c,) = client.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
-        except OSError:
-            continue
-        if c["error_code"] == 0:
-            return c["node_id"]
-    return None
+def coordinator(cluster, group: str) -> int:
+    """The group's coordinator as FindCoordinator v4 names it, asked to the running brokers."""
+    def ask():
+        for b in cluster.running():
+            try:
+                with ProtocolClient(cluster.brokers[b].port, timeout=5) as client:
+                    (c,) = client.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
+            except OSError:
+                continue
+            if c["error_code"] == 0:
+                return (c["node_id"],)
+        return None
+    return wait_for(ask, 30, what=f"the coordinator of {group}")[0]
 
 
 def describe(kafka_tools, cluster, topic: str) -> dict[int, tuple[int, list[int]]]:
@@ -252,7 +278,8 @@ def run(fast_zookeeper, kafka_tools, tmp_path_factory):
     """The 20 kills with both families' producers and groups running; returns what each saw."""
     root = tmp_path_factory.mktemp("kill")
     started = time.monotonic()
-    with ReplicationCluster(fast_zookeeper, root, 3, overrides=SETTINGS) as cluster:
+    with ReplicationCluster(fast_zookeeper, root, 3, overrides=SETTINGS) as cluster, \
+            contextlib.ExitStack() as clients:
         cluster.start_all()
         create_topics(cluster)
         b = cluster.bootstrap
@@ -261,82 +288,44 @@ def run(fast_zookeeper, kafka_tools, tmp_path_factory):
         (root / "producer.properties").write_text(
             "".join(f"{k}={v}\n" for k, v in PRODUCER.items() if k != "acks") + "retries=2147483647\n"
             "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner\n")
-        java_producer = JavaClient(kafka_tools, root / "java-producer.out", "kafka-verifiable-producer",
-                                   "--topic", JAVA, "--bootstrap-server", b, "--acks", "-1",
-                                   "--throughput", str(RATE), "--command-config", str(root / "producer.properties"))
         java_consumer = JavaClient(kafka_tools, root / "java-consumer.out", "kafka-verifiable-consumer",
                                    "--topic", JAVA, "--group-id", GROUPS[JAVA], "--bootstrap-server", b,
                                    "--verbose", "--reset-policy", "earliest", "--session-timeout", "10000")
-        ck_producer = CkProducer(b)
+        clients.callback(java_consumer.stop)
         ck_events: list = []
-        ck_members = [CkGroupMember(b, ck_events, f"ck-member-{i}") for i in range(2)]
-        for t in (ck_producer, *ck_members):
-            t.start()
+        for i in range(2):
+            member = CkGroupMember(b, ck_events, f"ck-member-{i}")
+            member.start()
+            clients.callback(member.stop)
+        java_producer = JavaClient(kafka_tools, root / "java-producer.out", "kafka-verifiable-producer",
+                                   "--topic", JAVA, "--bootstrap-server", b, "--acks", "-1",
+                                   "--throughput", str(RATE), "--command-config", str(root / "producer.properties"))
+        clients.callback(java_producer.stop)
+        ck_producer = CkProducer(b)
+        ck_producer.start()
+        clients.callback(ck_producer.stop)
+        producers = {JAVA: java_producer, CK: ck_producer}
 
-        def last_ack(family: str, partition: int) -> float:
-            if family == JAVA:
-                java_producer.poll()
-                times = [e["timestamp"] / 1000 for e in java_producer.events
-                         if e.get("name") == "producer_send_success" and e["partition"] == partition]
-            else:
-                times = [a["time"] for a in ck_producer.acks if a["partition"] == partition]
-            return max(times, default=0.0)
+        for family in (JAVA, CK):  # both producers are writing before the first kill
+            for p in range(PARTITIONS):
+                wait_for(lambda: producers[family].last_ack(p) > 0, 60, what=f"a first ack from {family}-{p}")
+        kills = [kill_and_restart(cluster, i, producers) for i in range(KILLS)]
+        java_producer.stop()
+        ck_producer.stop()
+        acked = {JAVA: java_producer.acks(), CK: ck_producer.acks}
 
-        kills = []
-        try:
-            for family in (JAVA, CK):  # both producers are writing before the first kill
-                for p in range(PARTITIONS):
-                    wait_for(lambda: last_ack(family, p) > 0, 60, what=f"a first ack from {family}-{p}")
-            for i in range(KILLS):
-                family, partition = (JAVA, CK)[i % 2], (i // 2) % PARTITIONS
-                if i % 5 == 4:  # every fifth kill: the broker of a group's coordinator
-                    victim, why = coordinator(cluster, GROUPS[family]), f"coordinator of {GROUPS[family]}"
-                else:
-                    victim, why = cluster.state(family, partition)["leader"], f"leader of {family}-{partition}"
-                led = [(t, p) for t, p in replicated_partitions(cluster) if cluster.state(t, p)["leader"] == victim]
-                if (family, partition) not in led:  # the coordinator's broker may not lead this one
-                    partition = next((p for t, p in led if t == family), partition)
-                leads = (family, partition) in led  # else no failover of a producer's partition to time
-                killed = time.time()
-                cluster.kill(victim)
-                for t, p in led:
-                    cluster.wait_state(t, p, lambda s: s["leader"] not in (victim, -1), timeout=30)
-                elected = time.time()
-                cluster.start(victim)
-                for f in (JAVA, CK):  # both producers write through the new leader before the next kill
-                    wait_for(lambda: last_ack(f, partition) > elected, 60,
-                             what=f"an ack on {f}-{partition} after kill {i + 1}")
-                for t, p in replicated_partitions(cluster):
-                    cluster.wait_state(t, p, lambda s: len(s["isr"]) == 3, timeout=60)
-                kills.append({"victim": victim, "why": why, "partition": partition, "leads": leads, "killed": killed,
-                              "elected": elected, "rejoined": time.time()})
-        finally:
-            java_producer.stop()
-            ck_producer.stop()
-        # the groups catch up with everything acknowledged, then stop
-        acked_java = {(e["partition"], e["offset"]) for e in java_producer.events
-                      if e.get("name") == "producer_send_success"}
-        acked_ck = {(a["partition"], a["offset"]) for a in ck_producer.acks}
-
-        def caught_up() -> bool:
+        def caught_up() -> bool:  # the groups consumed everything acknowledged
             java_consumer.poll()
-            seen_java = {(e["partition"], e["offset"]) for e in java_consumer.events if e.get("name") == "record_data"}
-            seen_ck = {(e[1], e[2]) for e in list(ck_events) if e[0] == "record"}
-            return acked_java <= seen_java and acked_ck <= seen_ck
+            return all({(p, o) for p, o, _, _ in acked[f]} <= {(e[1], e[2]) for e in events if e[0] == "record"}
+                       for f, events in ((JAVA, java_group_events(java_consumer.events)), (CK, list(ck_events))))
         try:
             wait_for(caught_up, 30, what="the groups to consume every acknowledged record", interval=0.5)
         except AssertionError:
             pass  # test_groups_resume_from_committed_offsets says what is missing
-        java_consumer.stop()
-        for m in ck_members:
-            m.stop()
+        clients.close()
         result = {
-            "kills": kills, "cluster_time": time.monotonic() - started,
-            "acks": {JAVA: [(e["partition"], e["offset"], e["value"], e["timestamp"] / 1000)
-                            for e in java_producer.events if e.get("name") == "producer_send_success"],
-                     CK: [(a["partition"], a["offset"], a["value"], a["time"]) for a in ck_producer.acks]},
-            "send_errors": {JAVA: [e for e in java_producer.events if e.get("name") == "producer_send_error"],
-                            CK: ck_producer.errors},
+            "kills": kills, "cluster_time": time.monotonic() - started, "acks": acked,
+            "send_errors": {JAVA: java_producer.send_errors(), CK: ck_producer.errors},
             "read": {t: read_back(cluster, t) for t in (JAVA, CK)},
             "group": {JAVA: java_group_events(java_consumer.events), CK: list(ck_events)},
             "describe": {t: describe(kafka_tools, cluster, t) for t in (JAVA, CK)},
@@ -345,6 +334,40 @@ def run(fast_zookeeper, kafka_tools, tmp_path_factory):
     result["wall"] = time.monotonic() - started
     print_summary(result)
     return result
+
+
+def kill_and_restart(cluster, i: int, producers: dict) -> dict:
+    """Kill i: SIGKILL the broker leading a partition of one family's topic (every fifth time,
+    the broker of a group's coordinator), wait for the controller to elect new leaders, restart
+    it, wait for both producers to get acks from the partition's new leader and for the broker
+    to be back in every ISR. Returns the moments of each step."""
+    family, partition = (JAVA, CK)[i % 2], (i // 2) % PARTITIONS
+    if i % 5 == 4:
+        victim, why = coordinator(cluster, GROUPS[family]), f"coordinator of {GROUPS[family]}"
+    else:
+        victim, why = cluster.state(family, partition)["leader"], f"leader of {family}-{partition}"
+    led = [(t, p) for t, p in replicated_partitions(cluster) if cluster.state(t, p)["leader"] == victim]
+    if (family, partition) not in led:  # the coordinator's broker may not lead this one
+        partition = next((p for t, p in led if t == family), partition)
+    moments = {"victim": victim, "why": why, "partition": partition, "leads": (family, partition) in led,
+               "killed": time.time()}
+    cluster.kill(victim)
+    # its session must end before it can register again (a broker whose id is still registered
+    # refuses to start, as Kafka's does)
+    wait_for(lambda: not cluster.zk.exists(f"/brokers/ids/{victim}"), 30, what=f"the session of broker {victim} to end")
+    for t, p in led:
+        cluster.wait_state(t, p, lambda s: s["leader"] not in (victim, -1), timeout=30)
+    moments["elected"] = time.time()
+    cluster.start(victim)
+    moments["restarted"] = time.time()
+    for f, producer in producers.items():
+        wait_for(lambda: producer.last_ack(partition) > moments["elected"], 60,
+                 what=f"an ack on {f}-{partition} after kill {i + 1}")
+    moments["acked"] = time.time()
+    for t, p in replicated_partitions(cluster):
+        cluster.wait_state(t, p, lambda s: len(s["isr"]) == 3, timeout=60)
+    moments["rejoined"] = time.time()
+    return moments
 
 
 def java_group_events(events: list[dict]) -> list[tuple]:
@@ -414,6 +437,8 @@ def print_summary(result) -> None:
     print(f"kill -> new leader in ZooKeeper: {spread(elections)}")
     for f, xs in failovers.items():
         print(f"kill -> first ack from the new leader ({f}): {spread(xs)}")
+    print("kill -> broker restarted (listening, registered): " + spread([k["restarted"] - k["killed"] for k in kills]))
+    print("kill -> both producers acked through the new leader: " + spread([k["acked"] - k["killed"] for k in kills]))
     print("kill -> broker back in every ISR: " + spread([k["rejoined"] - k["killed"] for k in kills]))
     print("victims: " + ", ".join(f"{k['victim']} ({k['why']})" for k in kills))
 
