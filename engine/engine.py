@@ -67,6 +67,9 @@ class Engine:
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.node_id = NODE_ID
         self.cluster_brokers: list[int] | None = None  # ZooKeeper mode: the registered brokers
+        # ZooKeeper mode: the internal topics are replicated topics created in ZooKeeper when a
+        # coordinator first needs them (engine/broker/zookeeper.py), never locally on their own.
+        self.internal_topics_replicated = bool(self.broker_config.get("zookeeper.connect"))
         self._pk_dir = os.path.join(self.data_dir, ".pk")
         self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
@@ -99,7 +102,7 @@ class Engine:
                     self._write_meta()
                 if not self.store.names():
                     self._adopt_kafka_topics()
-                if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+                if not self.store.exists(topic_names.GROUP_METADATA_TOPIC) and not self.internal_topics_replicated:
                     self._create_offsets_topic()
         except PermissionError:
             raise DataDirError(f"Data directory {self.data_dir} is not writable") from None
@@ -154,8 +157,9 @@ class Engine:
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` if it is missing: a client may delete it (Kafka 4.4 allows
-        that), and Kafka's group coordinator creates it again when a group needs it."""
-        if self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+        that), and Kafka's group coordinator creates it again when a group needs it. In ZooKeeper
+        mode only FindCoordinator creates it (in ZooKeeper, replicated): nothing happens here."""
+        if self.store.exists(topic_names.GROUP_METADATA_TOPIC) or self.internal_topics_replicated:
             return
         with locked(self.admin_lock_path):
             if not self.store.exists(topic_names.GROUP_METADATA_TOPIC):
@@ -321,7 +325,9 @@ class Engine:
                 self._reset_partition_dir(name, p)
             checkpoint.drop_topic(self.data_dir, name)
             # (an internal topic has no committed offsets; without __consumer_offsets no topic has)
-            if not topic_names.is_internal(name) and self.store.exists(topic_names.GROUP_METADATA_TOPIC):
+            # (replicated offsets: the group coordinator leading each partition tombstones them)
+            if not topic_names.is_internal(name) and self.store.exists(topic_names.GROUP_METADATA_TOPIC) \
+                    and not self.internal_topics_replicated:
                 self._forget_committed_offsets(name)
 
     def _forget_committed_offsets(self, topic: str) -> None:

@@ -3,7 +3,11 @@ the internal topic `__consumer_offsets`, in the partition Kafka's hashing of the
 picks. The latest record for a (group, topic, partition) wins; a tombstone deletes it.
 
 Readers keep, per `__consumer_offsets` partition, the offsets seen so far and the position
-they read up to, so each lookup only reads what was appended since.
+they read up to, so each lookup only reads what was appended since (`forget` drops that when
+the partition's log may have changed under it: a broker losing or gaining its leadership).
+
+Writes go through `write(partition, items)`, by default an append to the engine's log; a
+broker's group coordinator replaces it with its own (leader epoch, replication).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class OffsetStore:
         # __consumer_offsets partition -> (next offset to read, {(group, topic, p): CommittedOffset})
         self._seen: dict[int, tuple[int, dict]] = {}
         self._topic_id: str | None = None  # of the __consumer_offsets `_seen` was read from
+        self.write = self._append  # (partition, items) -> (partition, next offset after the batch)
 
     @property
     def num_partitions(self) -> int:
@@ -50,16 +55,25 @@ class OffsetStore:
     def partition_for(self, group: str) -> int:
         return codec.partition_for(group, self.num_partitions)
 
+    def forget(self, partition: int) -> None:
+        """Read the partition again from its log start next time."""
+        self._seen.pop(partition, None)
+
+    def _append(self, partition: int, items: list) -> tuple[int, int]:
+        _, last = self.engine.partition(GROUP_METADATA_TOPIC, partition).append_records(items)
+        return partition, last + 1
+
     # ------------------------------------------------------------------ writes
     def commit(self, group: str, offsets: dict[TopicPartition, int], member_id: str | None = None,
                generation: int = -1, metadata: str = "") -> None:
         """Append one OffsetCommit record per partition, as one batch (all or nothing)."""
         self.commit_offsets(group, {tp: CommittedOffset(offset, -1, metadata) for tp, offset in offsets.items()})
 
-    def commit_offsets(self, group: str, offsets: dict[TopicPartition, CommittedOffset]) -> None:
+    def commit_offsets(self, group: str, offsets: dict[TopicPartition, CommittedOffset]) -> tuple[int, int] | None:
         """Commit `offsets` for `group`: one OffsetCommit record per partition, leader epoch and
         metadata included, appended as one batch (all or nothing). The one write path of every
-        committer (OffsetCommit, a transaction's offsets once it commits, the engine's consumers)."""
+        committer (OffsetCommit, a transaction's offsets once it commits, the engine's consumers).
+        Returns where the batch ended, (partition, next offset), None when nothing was written."""
         now = int(time.time() * 1000)
         items = [(codec.offset_commit_key(group, topic, p),
                   codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
@@ -67,7 +81,8 @@ class OffsetStore:
                   (), now)
                  for (topic, p), c in sorted(offsets.items())]
         if items:
-            self.engine.partition(GROUP_METADATA_TOPIC, self.partition_for(group)).append_records(items)
+            return self.write(self.partition_for(group), items)
+        return None
 
     def delete(self, group: str, partitions: list[TopicPartition] | None = None) -> list[TopicPartition]:
         """Tombstone the group's offsets (all, or the given partitions); returns what was deleted."""
@@ -76,7 +91,7 @@ class OffsetStore:
         now = int(time.time() * 1000)
         items = [(codec.offset_commit_key(group, t, p), None, (), now) for t, p in doomed]
         if items:
-            self.engine.partition(GROUP_METADATA_TOPIC, self.partition_for(group)).append_records(items)
+            self.write(self.partition_for(group), items)
         return doomed
 
     # ------------------------------------------------------------------ reads
@@ -114,18 +129,20 @@ class OffsetStore:
         table = self._scan(self.partition_for(group))
         return {(t, p): v.offset for (g, t, p), v in table.items() if g == group}
 
-    def committed_to(self, topic: str) -> dict[str, list[TopicPartition]]:
-        """{group: [(topic, partition)]} of every group's commits to `topic`."""
+    def committed_to(self, topic: str, partitions=None) -> dict[str, list[TopicPartition]]:
+        """{group: [(topic, partition)]} of every group's commits to `topic` (in the given
+        `__consumer_offsets` partitions, default all)."""
         found: dict[str, list[TopicPartition]] = {}
-        for partition in range(self.num_partitions):
+        for partition in (range(self.num_partitions) if partitions is None else partitions):
             for g, t, p in self._scan(partition):
                 if t == topic:
                     found.setdefault(g, []).append((t, p))
         return found
 
-    def groups(self) -> set[str]:
-        """Every group id with at least one committed offset."""
+    def groups(self, partitions=None) -> set[str]:
+        """Every group id with at least one committed offset (in the given `__consumer_offsets`
+        partitions, default all)."""
         found = set()
-        for partition in range(self.num_partitions):
+        for partition in (range(self.num_partitions) if partitions is None else partitions):
             found.update(g for g, _, _ in self._scan(partition))
         return found

@@ -107,7 +107,7 @@ def normalise_step(text: str) -> str:
     return kafka_oracle.normalise(text)
 
 
-def _produce_and_consume(bootstrap: str, with_group: bool = True) -> None:
+def _produce_and_consume(bootstrap: str) -> None:
     """RECORDS_PER_PARTITION records to each partition with acks=all, then the whole topic read
     by GROUP, which commits and leaves (so that kafka-consumer-groups shows its offsets, no members)."""
     from confluent_kafka import Consumer, Producer
@@ -118,15 +118,11 @@ def _produce_and_consume(bootstrap: str, with_group: bool = True) -> None:
         for i in range(RECORDS_PER_PARTITION):
             producer.produce(TOPIC, value=f"record {p}-{i}".encode(), partition=p)
     assert producer.flush(60) == 0, "records left unacknowledged"
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "log_level": 0})
     try:
-        if with_group:
-            consumer.subscribe([TOPIC])
-        else:  # the records only, read without the group's coordinator
-            consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(len(ASSIGNMENT))])
+        consumer.subscribe([TOPIC])
         got = 0
         deadline = time.monotonic() + 60
         while got < RECORDS_PER_PARTITION * len(ASSIGNMENT) and time.monotonic() < deadline:
@@ -134,13 +130,12 @@ def _produce_and_consume(bootstrap: str, with_group: bool = True) -> None:
             if msg is not None and not msg.error():
                 got += 1
         assert got == RECORDS_PER_PARTITION * len(ASSIGNMENT), f"consumed {got} records"
-        if with_group:
-            consumer.commit(asynchronous=False)
+        consumer.commit(asynchronous=False)
     finally:
         consumer.close()
 
 
-def run_scenario(tools, brokers, connect: str, workdir: str, with_group: bool = True) -> dict[str, str]:
+def run_scenario(tools, brokers, connect: str, workdir: str) -> dict[str, str]:
     """The tutorial on a fresh three-broker cluster: `brokers[i]` is broker id i (`.bootstrap`,
     `.kill()` = SIGKILL by pid, `.start()` = the same broker back); `connect` is the ZooKeeper
     connect string (with chroot) the cluster runs in; Kafka 2.8's `tools`. Returns
@@ -164,8 +159,6 @@ def run_scenario(tools, brokers, connect: str, workdir: str, with_group: bool = 
                "--describe", "--topic", TOPIC, *extra)
 
     def groups(step: str) -> None:
-        if not with_group:
-            return
         record(f"{step}: consumer-groups --describe", "kafka-consumer-groups", "--bootstrap-server", bootstrap,
                "--describe", "--group", GROUP)
 
@@ -176,7 +169,7 @@ def run_scenario(tools, brokers, connect: str, workdir: str, with_group: bool = 
         wait_for(lambda: all(s and len(s["isr"]) == 3 for s in state.partitions(TOPIC, n)),
                  what="every partition led with its full ISR")
         describe("created")
-        _produce_and_consume(bootstrap, with_group)
+        _produce_and_consume(bootstrap)
         groups("created")
 
         brokers[KILLED].kill()
@@ -335,12 +328,8 @@ def test_kafka_2_8_tools_see_pk_replicate_as_kafka_2_8(pk_cluster, kafka28_tools
     """Issue 15's differential test: every step's output of Kafka 2.8's own tools (describe through
     ZooKeeper and through a broker, consumer-groups, leader-election, reassign-partitions) is the
     same on the pk cluster as on the Kafka 2.8 cluster."""
-    # Without the consumer group (its commit and the consumer-groups steps): group coordinators
-    # do not move with __consumer_offsets' leadership yet (issue 15), so the group's commit may
-    # be refused and, after the kill, pk's cluster answers that the group does not exist.
-    steps = run_scenario(kafka28_tools, pk_cluster.brokers, pk_cluster.zookeeper, str(tmp_path), with_group=False)
-    expected = {step: out for step, out in kafka28_replication_steps.items()
-                if not step.endswith("consumer-groups --describe")}
+    steps = run_scenario(kafka28_tools, pk_cluster.brokers, pk_cluster.zookeeper, str(tmp_path))
+    expected = kafka28_replication_steps
     assert list(steps) == list(expected)
     for step, kafka_output in expected.items():
         assert without_configs(steps[step]) == without_configs(kafka_output), step

@@ -136,7 +136,9 @@ def test_seed_transcript(pk, cluster):
     proc = topics(pk, cluster, "--topic", "second_topic", "--delete")
     assert proc.out == ("Topic second_topic is marked for deletion.\n"
                         "Note: This will have no impact if delete.topic.enable is not set to true.\n")
-    wait_for(lambda: topics(pk, cluster, "--list").out == "first_topic\n", what="the deletion to complete")
+    # (the console consumer's group had FindCoordinator create __consumer_offsets in ZooKeeper)
+    wait_for(lambda: topics(pk, cluster, "--list").out == "__consumer_offsets\nfirst_topic\n",
+             what="the deletion to complete")
     assert cluster.get("/brokers/topics/second_topic") is None
     assert cluster.get("/config/topics/second_topic") is None
     assert cluster.get("/admin/delete_topics/second_topic") is None

@@ -61,6 +61,9 @@ class Broker:
         self._data_event = asyncio.Event()
         self.zookeeper = None  # a ZooKeeperSync (zookeeper.py) when zookeeper.connect is set
         self.replication = None  # a ReplicaManager (replication.py) in ZooKeeper mode
+        # fn(topic, partition, leader: bool), called when this broker starts or stops leading a
+        # partition of an internal topic (the coordinators load or unload what it holds).
+        self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
         from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
                        features, log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
 
@@ -84,6 +87,24 @@ class Broker:
     def endpoint(self, request: Request) -> tuple[str, int]:
         """(host, port) advertised for the listener `request` came in on."""
         return self.endpoints.get(request.listener_name, (self.host, self.port))
+
+    # ------------------------------------------------------------------ internal topics' leaders
+    def internal_leader(self, topic: str, partition: int) -> int:
+        """The broker leading this partition of an internal topic (`__consumer_offsets`,
+        `__transaction_state`), i.e. its coordinator: this broker without ZooKeeper; in
+        ZooKeeper mode the leader its state znode names, -1 when none is known."""
+        if self.replication is None:
+            return self.node_id
+        return self.replication.leader_of(topic, partition)
+
+    def on_internal_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """ReplicaManager's notice that this broker now leads (or no longer leads) a partition
+        of an internal topic."""
+        for listener in list(self.leadership_listeners):
+            try:
+                listener(topic, partition, leader)
+            except Exception:  # one coordinator's bug must not stop the others' loading
+                log.exception("Leadership change of %s-%d failed in %r", topic, partition, listener)
 
     # ------------------------------------------------------------------ registry
     def register(self, api_key: int, handler: Handler) -> None:

@@ -256,5 +256,5 @@ class BrokerConfig:
                 "log.retention.check.interval.ms", "log.retention.hours", "log.retention.minutes",
                 "log.retention.ms", "log.retention.bytes", "log.segment.bytes", "log.roll.ms",
                 "log.roll.hours", "log.cleanup.policy", "message.max.bytes", "log.message.timestamp.type",
-                "min.insync.replicas")
+                "min.insync.replicas", "zookeeper.connect")
         return {k: self.values[k] for k in keys if self.values.get(k) is not None}

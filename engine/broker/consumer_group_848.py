@@ -272,8 +272,25 @@ class ConsumerGroups:
     def groups(self) -> dict[str, ConsumerGroup]:
         if self._groups is None:
             self._groups = {}
-            self._load()
+            self._load(self.classic.led_partitions())
         return self._groups
+
+    def load_partition(self, partition: int) -> None:
+        """This broker now coordinates the partition's groups: read them from its log (only
+        once the groups were needed at all; the first use reads every partition it leads)."""
+        if self._groups is not None:
+            self._load([partition])
+
+    def unload(self, partition: int) -> int:
+        """This broker no longer coordinates the partition's groups: they leave memory, their
+        timers stop. Returns how many went."""
+        if self._groups is None:
+            return 0
+        gone = [gid for gid in self._groups if self.classic.offsets.partition_for(gid) == partition]
+        for gid in gone:
+            for m in self._groups.pop(gid).members.values():
+                m.cancel_timers()
+        return len(gone)
 
     def get(self, group_id: str) -> ConsumerGroup | None:
         return self.groups.get(group_id)
@@ -673,16 +690,12 @@ class ConsumerGroups:
             return
         group.written = current
 
-    def _load(self) -> None:
-        """Rebuild the groups from their records in `__consumer_offsets` (at first use). Their
+    def _load(self, partitions) -> None:
+        """Rebuild the groups of these `__consumer_offsets` partitions from their records. Their
         members must heartbeat again within a session timeout, or are fenced."""
         names = {tid: name for name, tid in topic_ids_by_name(self.topic_ids).items()}
-        try:
-            partitions = self.classic.offsets.num_partitions
-        except KafkaError:
-            return  # no __consumer_offsets yet
         found: dict[str, ConsumerGroup] = {}
-        for partition in range(partitions):
+        for partition in partitions:
             log_ = self.engine.partition(GROUP_METADATA_TOPIC, partition)
             log_.each_record(log_.log_start_offset, lambda rec: self._replay(found, rec, names))
         loop = asyncio.get_running_loop() if _loop_running() else None

@@ -300,6 +300,23 @@ def resolve(future: asyncio.Future | None, value: dict) -> bool:
     return False
 
 
+def append_error(code: int) -> int:
+    """An append's error as the group coordinator answers it (Kafka's
+    CoordinatorOperationExceptionHelper, and 2.8's GroupMetadataManager for AFTER_APPEND)."""
+    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                E.REQUEST_TIMED_OUT):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
+        return E.NOT_COORDINATOR
+    return code
+
+
+def _refused(code: int, message: str) -> KafkaError:
+    error = KafkaError(message)
+    error.code = code
+    return error
+
+
 # ---------------------------------------------------------------------------------- coordinator
 class ClassicGroups:
     """The groups of one broker's coordinator, by id, and the state machine over them."""
@@ -313,6 +330,9 @@ class ClassicGroups:
         self.max_session_timeout_ms = config.get_int("group.max.session.timeout.ms")
         self.new_member_join_timeout_ms = NEW_MEMBER_JOIN_TIMEOUT_MS
         self.offsets = OffsetStore(self.engine)
+        self.offsets.write = self.write  # leader epoch, replication
+        self.required_acks = int(config.get("offsets.commit.required.acks") or -1)
+        self.commit_timeout_ms = int(config.get("offsets.commit.timeout.ms") or 5000)
         self.groups: dict[str, Group] = {}
         # {group: {(topic, partition)}}: offsets of open transactions, kept up to date by the
         # transaction coordinator (TxnOffsetCommit adds, the transaction's end removes).
@@ -322,11 +342,92 @@ class ClassicGroups:
         # __consumer_offsets partition -> (next offset to read, {group: GroupMetadataValue | None})
         self._metadata_seen: dict[int, tuple[int, dict]] = {}
 
+    # ================================================================== which groups are ours
+    def coordinator_error(self, group_id: str) -> int:
+        """NONE when this broker coordinates the group, i.e. leads its `__consumer_offsets`
+        partition (always without ZooKeeper); else NOT_COORDINATOR, which sends the client
+        back to FindCoordinator (Kafka's answer from a broker that does not own the group)."""
+        if self.broker.replication is None:
+            return E.NONE
+        try:
+            partition = self.offsets.partition_for(group_id)
+        except KafkaError:
+            return E.NOT_COORDINATOR  # (not taken in from ZooKeeper yet)
+        if self.broker.internal_leader(GROUP_METADATA_TOPIC, partition) != self.broker.node_id:
+            return E.NOT_COORDINATOR
+        return E.NONE
+
+    def led_partitions(self) -> list[int]:
+        """The `__consumer_offsets` partitions this broker coordinates (all without ZooKeeper)."""
+        try:
+            count = self.offsets.num_partitions
+        except KafkaError:
+            return []
+        if self.broker.replication is None:
+            return list(range(count))
+        return [p for p in range(count)
+                if self.broker.internal_leader(GROUP_METADATA_TOPIC, p) == self.broker.node_id]
+
+    def forget_partition(self, partition: int) -> None:
+        """Drop what was read of a partition (its log may be cut or replaced under it)."""
+        self._metadata_seen.pop(partition, None)
+        self.offsets.forget(partition)
+
+    def unload(self, partition: int) -> int:
+        """This broker no longer coordinates the partition's groups (Kafka's
+        removeGroupsForPartition): they leave memory, their timers stop, parked JoinGroup and
+        SyncGroup answers get NOT_COORDINATOR. Returns how many groups went."""
+        gone = 0
+        for gid, group in list(self.groups.items()):
+            if self.offsets.partition_for(gid) != partition:
+                continue
+            for m in group.members.values():
+                resolve(m.join_future, join_error(E.NOT_COORDINATOR, m.member_id))
+                resolve(m.sync_future, sync_answer(E.NOT_COORDINATOR))
+            self.drop(group)
+            gone += 1
+        self.forget_partition(partition)
+        return gone
+
     # ================================================================== durable state
-    def append(self, group_id: str, items: list[tuple]) -> None:
-        partition = self.offsets.partition_for(group_id)
-        self.engine.partition(GROUP_METADATA_TOPIC, partition).append_records(items)
+    def append(self, group_id: str, items: list[tuple]) -> tuple[int, int]:
+        """Append records to the group's partition; where they end, for `replicated`."""
+        return self.write(self.offsets.partition_for(group_id), items)
+
+    def write(self, partition: int, items: list[tuple]) -> tuple[int, int]:
+        """Every append of the coordinator to `__consumer_offsets` (OffsetStore's too): on a
+        replicated partition only as its leader, with its leader epoch, as Produce appends
+        (NOT_LEADER_OR_FOLLOWER / NOT_ENOUGH_REPLICAS refused, mapped by `append_error`)."""
+        data = self.broker.data
+        plog = data.log(GROUP_METADATA_TOPIC, partition)
+        state = data.replica_state(GROUP_METADATA_TOPIC, partition)
+        if state is not None:
+            if state.leader != self.broker.node_id:
+                raise _refused(E.NOT_LEADER_OR_FOLLOWER, f"Not the leader of {GROUP_METADATA_TOPIC}-{partition}")
+            if self.required_acks == -1 and plog.config["min.insync.replicas"] > len(state.isr):
+                raise _refused(E.NOT_ENOUGH_REPLICAS, f"The ISR of {GROUP_METADATA_TOPIC}-{partition} is too small")
+        _, last = plog.append_records(items)
+        if state is not None:
+            self.broker.replication.leader_appended((GROUP_METADATA_TOPIC, partition), last + 1)
         self.broker.notify_data()
+        return partition, last + 1
+
+    async def replicated(self, written: tuple[int, int] | None) -> int:
+        """Kafka's acks=-1 append of the coordinator (offsets.commit.required.acks): NONE once
+        the high watermark passes `written` (partition, next offset), else the append's error
+        as the group coordinator maps it (`append_error`), after offsets.commit.timeout.ms at
+        most."""
+        replication = self.broker.replication
+        if written is None or replication is None or self.required_acks != -1:
+            return E.NONE
+        key = (GROUP_METADATA_TOPIC, written[0])
+        try:
+            min_isr = self.broker.data.log(*key).config["min.insync.replicas"]
+        except (KafkaError, OSError):
+            return E.COORDINATOR_NOT_AVAILABLE
+        result = {"error_code": E.NONE}
+        await replication.wait_for_hw([(key, written[1], result, min_isr)], self.commit_timeout_ms)
+        return append_error(result["error_code"])
 
     def _stored_metadata(self, partition: int) -> dict:
         """{group: latest GroupMetadataValue (None after a tombstone)} of one partition,
@@ -353,10 +454,11 @@ class ClassicGroups:
         except KafkaError:
             return None
 
-    def _stored_group_ids(self) -> dict[str, str]:
-        """{group: protocol type} of every group with a live GroupMetadata record."""
+    def _stored_group_ids(self, partitions) -> dict[str, str]:
+        """{group: protocol type} of every group with a live GroupMetadata record in these
+        partitions."""
         found = {}
-        for partition in range(self.offsets.num_partitions):
+        for partition in partitions:
             for gid, value in self._stored_metadata(partition).items():
                 if value is not None:
                     found[gid] = value.protocol_type
@@ -366,19 +468,17 @@ class ClassicGroups:
         """{(topic, partition): CommittedOffset} committed by the group."""
         return self.offsets.entries(group_id)
 
-    def commit_offsets(self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
-        """Commit these offsets for this group (one batch in `__consumer_offsets`) and wake the
-        fetches waiting on it. Validation (group, member, generation) is the caller's."""
-        if offsets:
-            self.offsets.commit_offsets(group_id, offsets)
-            self.broker.notify_data()
+    def commit_offsets(self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]) -> tuple | None:
+        """Commit these offsets for this group (one batch in `__consumer_offsets`); where the
+        batch ended, for `replicated`. Validation (group, member, generation) is the caller's."""
+        return self.offsets.commit_offsets(group_id, offsets) if offsets else None
 
     def has_pending_transactional_offsets(self, group_id: str, tp: tuple[str, int]) -> bool:
         """Whether an open transaction holds an offset for this partition, not yet committed
         (OffsetFetch's require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
         return tp in self.pending_transactional_offsets.get(group_id, ())
 
-    def store_group(self, group: Group, assignment: dict[str, bytes] | None = None) -> None:
+    def store_group(self, group: Group, assignment: dict[str, bytes] | None = None) -> tuple[int, int]:
         """Append the group's GroupMetadata record (Kafka's newGroupMetadataRecord)."""
         members = []
         for m in group.members.values():
@@ -389,7 +489,7 @@ class ClassicGroups:
                 rebalance_timeout=m.rebalance_timeout_ms, group_instance_id=m.instance_id))
         value = codec.group_metadata_value(group.protocol_type or "", group.generation, group.protocol,
                                            group.leader, members, group.state_timestamp)
-        self.append(group.group_id, [(codec.group_metadata_key(group.group_id), value, (), now_ms())])
+        return self.append(group.group_id, [(codec.group_metadata_key(group.group_id), value, (), now_ms())])
 
     # ================================================================== group lookup
     def group(self, group_id: str, create: bool = False) -> Group | None:
@@ -884,15 +984,16 @@ class ClassicGroups:
     # ================================================================== listing
     def listed_groups(self) -> dict[str, tuple[str, str]]:
         """{group id: (protocol type, state)} of every classic group this coordinator knows
-        (groups known only from `__consumer_offsets` are Empty)."""
+        (groups known only from `__consumer_offsets` are Empty), in the partitions it leads."""
         listed: dict[str, tuple[str, str]] = {}
+        led = self.led_partitions()
         for gid, group in self.groups.items():
             if group.state != EMPTY or self.known_empty(group):
                 listed[gid] = (group.protocol_type or "", group.state)
-        for gid, protocol_type in self._stored_group_ids().items():
+        for gid, protocol_type in self._stored_group_ids(led).items():
             if gid not in self.groups:
                 listed[gid] = (protocol_type, EMPTY)
-        for gid in self.offsets.groups():
+        for gid in self.offsets.groups(led):
             if gid not in self.groups:
                 listed.setdefault(gid, ("", EMPTY))
         return listed

@@ -19,14 +19,16 @@ import logging
 
 from .. import acls
 from .. import consumer_offsets as codec
+from .. import transaction_log as tlog
 from .. import validation
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
+from ..topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from .consumer_group_848 import ConsumerGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
-                          STABLE, ClassicGroups, client_host, join_error, named_topics, now_ms, resolve,
+                          STABLE, ClassicGroups, append_error, client_host, join_error, named_topics, now_ms, resolve,
                           sync_answer, topic_ids_by_name)
 from .topic_ids import TopicIds
 
@@ -39,6 +41,8 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 <<
 INT32_MIN = -2147483648
 CLASSIC_GROUP_TYPE = "classic"
 COORDINATOR_GROUP, COORDINATOR_TRANSACTION, COORDINATOR_SHARE = 0, 1, 2  # FindCoordinator key types
+NOT_COORDINATOR_MESSAGE = "This is not the correct coordinator."
+NO_NODE = {"node_id": -1, "host": "", "port": -1}
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
                            "or the message was sent to an incompatible broker. See the broker logs for more details.")
 
@@ -66,6 +70,25 @@ class GroupHandlers:
             (ApiKey.CONSUMER_GROUP_DESCRIBE, self.consumer_group_describe),
         ):
             broker.register(key, handler)
+        broker.leadership_listeners.append(self.on_leadership)
+
+    # ================================================================== moving coordinators
+    def on_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """This broker starts or stops leading a `__consumer_offsets` partition (ZooKeeper mode):
+        its groups are unloaded, or read again from the partition's log start (lazily: a group
+        comes back Empty, with its generation and offsets, at its first request)."""
+        if topic != GROUP_METADATA_TOPIC:
+            return
+        where = f"{GROUP_METADATA_TOPIC}-{partition}"
+        if leader:
+            self.coordinator.forget_partition(partition)
+            self.consumer.load_partition(partition)
+            log.info("[GroupCoordinator %d]: Elected as the group coordinator for partition %d; groups and "
+                     "offsets of %s are read from its log", self.broker.node_id, partition, where)
+        else:
+            gone = self.coordinator.unload(partition) + self.consumer.unload(partition)
+            log.info("[GroupCoordinator %d]: Resigned as the group coordinator for partition %d: unloaded %s, "
+                     "removed %d cached groups", self.broker.node_id, partition, where, gone)
 
     # ================================================================== JoinGroup
     async def _join_group(self, request) -> dict:
@@ -85,6 +108,9 @@ class GroupHandlers:
             return join_error(E.INVALID_GROUP_ID, member_id)
         if not self.coordinator.min_session_timeout_ms <= session_timeout <= self.coordinator.max_session_timeout_ms:
             return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return join_error(not_ours, member_id)
         modern = self.consumer.get(group_id)
         if modern is not None:
             if modern.members:  # classic members cannot join a consumer-protocol group
@@ -124,6 +150,9 @@ class GroupHandlers:
             return sync_answer(E.GROUP_AUTHORIZATION_FAILED)
         if not validation.is_group_id(group_id):
             return sync_answer(E.INVALID_GROUP_ID)
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return sync_answer(not_ours)
         group = self.groups.get(group_id)
         if group is None or group.state == EMPTY:
             return sync_answer(E.UNKNOWN_MEMBER_ID)
@@ -154,13 +183,19 @@ class GroupHandlers:
             log.info("[GroupCoordinator %d]: Assignment received from leader %s for group %s for generation %d. "
                      "The group has %d members, %d of which are static.", self.broker.node_id, member_id,
                      group_id, group.generation, len(group.members), len(group.static_members))
+            generation = group.generation
             try:
-                self.coordinator.store_group(group, assignment)
+                error = await self.coordinator.replicated(self.coordinator.store_group(group, assignment))
             except KafkaError as exc:
                 log.warning("Failed to store the assignment of group %s: %s", group_id, exc)
+                error = append_error(exc.code)
+            if self.groups.get(group_id) is not group or group.generation != generation \
+                    or group.state != COMPLETING_REBALANCE:
+                return await future  # moved on (or unloaded) meanwhile: answered by that
+            if error:
                 for m in group.members.values():
                     m.assignment = b""
-                self.coordinator.propagate_assignment(group, E.COORDINATOR_NOT_AVAILABLE)
+                self.coordinator.propagate_assignment(group, error)
                 self.coordinator.maybe_prepare_rebalance_or_complete_join(group, "error when storing group assignment")
                 return await future
             for m in group.members.values():
@@ -177,6 +212,9 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED}
         if not validation.is_group_id(body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID}
+        not_ours = self.coordinator.coordinator_error(body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours}
         group = self.groups.get(body["group_id"])
         if group is None:
             return {"throttle_time_ms": 0, "error_code": E.UNKNOWN_MEMBER_ID}
@@ -192,6 +230,9 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED, "members": []}
         if not validation.is_group_id(body["group_id"]):
             return {"throttle_time_ms": 0, "error_code": E.INVALID_GROUP_ID, "members": []}
+        not_ours = self.coordinator.coordinator_error(body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours, "members": []}
         group = self.groups.get(body["group_id"])
         if group is None or group.state == DEAD:
             code = E.UNKNOWN_MEMBER_ID if group is None else E.COORDINATOR_NOT_AVAILABLE
@@ -219,46 +260,62 @@ class GroupHandlers:
         version = request.api_version
         key_type = body["key_type"]
         if version < 4:
-            code, message = self._coordinator_for(request, key_type, body["key"], version)
-            node = self._coordinator_node(code, request)
+            code, message, node = await self._coordinator_for(request, key_type, body["key"], version)
             return {"throttle_time_ms": 0, "error_code": code, "error_message": message, **node}
         coordinators = []
         for key in body["coordinator_keys"]:
-            code, message = self._coordinator_for(request, key_type, key, version)
-            coordinators.append({"key": key, "error_code": code, "error_message": message,
-                                 **self._coordinator_node(code, request)})
+            code, message, node = await self._coordinator_for(request, key_type, key, version)
+            coordinators.append({"key": key, "error_code": code, "error_message": message, **node})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
 
-    def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None]:
-        """(error, message) for one key. This broker coordinates every group and every
-        transactional id (it leads every partition of both internal topics); share groups
-        are off, so a share key is an invalid request, as on a Kafka broker without them.
-        The caller must be allowed to DESCRIBE the group or transactional id."""
+    async def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None, dict]:
+        """(error, message, node) for one key: the broker leading the key's partition of the
+        coordinator's internal topic (this broker alone without ZooKeeper). Share groups are
+        off, so a share key is an invalid request, as on a Kafka broker without them. The
+        caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
             resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
             if not self.broker.guard.allows(request, acls.DESCRIBE, resource, key):
                 if resource == acls.GROUP:
-                    return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
-                return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
+                    return E.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", NO_NODE
+                return E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.", NO_NODE
+            unavailable = E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else "", NO_NODE
+            topic = GROUP_METADATA_TOPIC if key_type == COORDINATOR_GROUP else TRANSACTION_STATE_TOPIC
             try:  # Kafka creates the coordinator's internal topic here when it is missing
-                if key_type == COORDINATOR_GROUP:
+                if self.broker.zookeeper is not None:
+                    if not await self.broker.zookeeper.ensure_internal_topic(topic):
+                        return unavailable
+                elif key_type == COORDINATOR_GROUP:
                     self.broker.engine.ensure_offsets_topic()
                 else:
                     self.broker.transactions.ensure_state_topic()
+                count = self.broker.engine.topic(topic).partitions
             except (KafkaError, OSError) as exc:
-                log.warning("Cannot create the coordinator's internal topic: %s", exc)
-                return E.COORDINATOR_NOT_AVAILABLE, None if version >= 4 else ""
+                if self.broker.zookeeper is None:
+                    log.warning("Cannot create the coordinator's internal topic: %s", exc)
+                return unavailable  # (ZooKeeper mode: not taken in from ZooKeeper yet)
+            partition = codec.partition_for(key, count) if key_type == COORDINATOR_GROUP \
+                else tlog.partition_for(key, count)
+            node = self._leader_node(request, topic, partition)
+            if node is None:
+                return unavailable
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
-            return E.NONE, "NONE" if version < 4 else None
+            return E.NONE, "NONE" if version < 4 else None, node
         if key_type == COORDINATOR_SHARE and version >= 4:
-            return E.INVALID_REQUEST, ""
-        return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE
+            return E.INVALID_REQUEST, "", NO_NODE
+        return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE, NO_NODE
 
-    def _coordinator_node(self, code: int, request) -> dict:
-        if code != E.NONE:
-            return {"node_id": -1, "host": "", "port": -1}
-        host, port = self.broker.endpoint(request)  # of the listener the request came in on
-        return {"node_id": self.broker.node_id, "host": host, "port": port}
+    def _leader_node(self, request, topic: str, partition: int) -> dict | None:
+        """The live leader of an internal partition, with its endpoint (this broker's: on the
+        listener the request came in on); None when no leader is known."""
+        leader = self.broker.internal_leader(topic, partition)
+        if leader == self.broker.node_id:
+            host, port = self.broker.endpoint(request)
+        elif leader >= 0 and leader in self.broker.replication.brokers:
+            host, port = self.broker.replication.brokers[leader]
+        else:
+            return None
+        return {"node_id": leader, "host": host, "port": port}
 
     # ================================================================== offsets
     async def offset_commit(self, request) -> dict:
@@ -268,8 +325,9 @@ class GroupHandlers:
         member_id = body["member_id"]
         generation = body["generation_id_or_member_epoch"]
         topics = named_topics(self.topic_ids, body["topics"], version >= 10)
-        error = self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"],
-                                                 version)
+        # (a group another broker coordinates is not looked at: validating could create it here)
+        error = self.coordinator.coordinator_error(group_id) or \
+            self.coordinator.validate_commit(group_id, generation, member_id, body["group_instance_id"], version)
         guard = self.broker.guard
         readable = None  # None: no authorizer; else the topics the caller may READ
         if guard.enabled:
@@ -313,13 +371,15 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "topics": answers}
         self.coordinator.touch_committer(group_id, member_id)  # commits keep a session alive
         try:
-            self.coordinator.commit_offsets(group_id, offsets)
+            failed = await self.coordinator.replicated(self.coordinator.commit_offsets(group_id, offsets))
         except KafkaError as exc:
             log.warning("Failed to store offsets of group %s: %s", group_id, exc)
+            failed = append_error(exc.code)
+        if failed:
             for t in answers:
                 for p in t["partitions"]:
                     if p["error_code"] == E.NONE:
-                        p["error_code"] = E.COORDINATOR_NOT_AVAILABLE
+                        p["error_code"] = failed
         return {"throttle_time_ms": 0, "topics": answers}
 
     @staticmethod
@@ -350,6 +410,14 @@ class GroupHandlers:
         guard = self.broker.guard
         if not guard.allows(request, acls.DESCRIBE, acls.GROUP, group_id):
             return {"group_id": group_id, "topics": [], "error_code": E.GROUP_AUTHORIZATION_FAILED}
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            topics = []
+            if version < 2 and requested is not None:  # (no group-level error before v2)
+                topics = [{"name": t["name"] or "", "partitions": [
+                    {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                     "error_code": not_ours} for i in t["partition_indexes"]]} for t in requested]
+            return {"group_id": group_id, "topics": topics, "error_code": not_ours}
         error = self.coordinator.validate_fetch(group_id, member_id, member_epoch)
         if error:
             return {"group_id": group_id, "topics": [], "error_code": error}
@@ -436,6 +504,12 @@ class GroupHandlers:
                                   "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
                                   "authorized_operations": INT32_MIN})
                 continue
+            not_ours = self.coordinator.coordinator_error(group_id)
+            if not_ours:
+                described.append({"error_code": not_ours, "group_id": group_id, "group_state": "",
+                                  "protocol_type": "", "protocol_data": "", "members": [],
+                                  "authorized_operations": INT32_MIN})
+                continue
             if guard.enabled and operations != INT32_MIN:
                 operations = guard.operations(request, acls.GROUP, group_id)
             group = self.coordinator.group(group_id) if self.consumer.get(group_id) is None else None
@@ -468,6 +542,10 @@ class GroupHandlers:
             if not self.broker.guard.allows(request, acls.DELETE, acls.GROUP, group_id):
                 results.append({"group_id": group_id, "error_code": E.GROUP_AUTHORIZATION_FAILED})
                 continue
+            not_ours = self.coordinator.coordinator_error(group_id)
+            if not_ours:
+                results.append({"group_id": group_id, "error_code": not_ours})
+                continue
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
                 continue
@@ -481,13 +559,14 @@ class GroupHandlers:
             else:
                 try:
                     self.coordinator.offsets.delete(group_id)
-                    self.coordinator.append(group_id, [(codec.group_metadata_key(group_id), None, (), now_ms())])
+                    written = self.coordinator.append(group_id, [(codec.group_metadata_key(group_id), None, (),
+                                                                  now_ms())])
                     self.coordinator.drop(group)
                     log.info("[GroupCoordinator %d]: Group %s deleted", self.broker.node_id, group_id)
-                    code = E.NONE
+                    code = await self.coordinator.replicated(written)
                 except KafkaError as exc:
                     log.warning("Failed to delete group %s: %s", group_id, exc)
-                    code = E.COORDINATOR_NOT_AVAILABLE
+                    code = append_error(exc.code)
             results.append({"group_id": group_id, "error_code": code})
         return {"throttle_time_ms": 0, "results": results}
 
@@ -499,6 +578,9 @@ class GroupHandlers:
             return {"error_code": E.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0, "topics": []}
         if not validation.is_group_id(group_id):
             return {"error_code": E.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
+        not_ours = self.coordinator.coordinator_error(group_id)
+        if not_ours:
+            return {"error_code": not_ours, "throttle_time_ms": 0, "topics": []}
         if guard.enabled:  # topics the caller may not READ are refused before anything else
             readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {t["name"] for t in body["topics"]})
             body = {**body, "topics": [t for t in body["topics"] if t["name"] in readable]}
@@ -553,6 +635,10 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED,
                     "error_message": "Group authorization failed.", "member_id": None, "member_epoch": 0,
                     "heartbeat_interval_ms": 0, "assignment": None}
+        not_ours = self.coordinator.coordinator_error(request.body["group_id"])
+        if not_ours:
+            return {"throttle_time_ms": 0, "error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE,
+                    "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
         return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
                                        client_host(request))
 
@@ -570,6 +656,11 @@ class GroupHandlers:
                     "assignor_name": "", "members": [], "authorized_operations": INT32_MIN}
         if not validation.is_group_id(gid):
             return {**self.consumer.describe(gid, False, 0), "error_code": E.INVALID_GROUP_ID, "error_message": None}
+        not_ours = self.coordinator.coordinator_error(gid)
+        if not_ours:
+            return {"error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE, "group_id": gid,
+                    "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+                    "authorized_operations": INT32_MIN}
         operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
         return self.consumer.describe(gid, include, operations)
 

@@ -26,7 +26,7 @@ import struct
 import time
 from dataclasses import dataclass, field, replace
 
-from .. import checkpoint, leader_epochs
+from .. import checkpoint, leader_epochs, topic_names
 from ..errors import KafkaError, OffsetOutOfRangeError
 from ..protocol import ApiKey, encode_request, parse_response
 from ..protocol import errors as E
@@ -97,10 +97,19 @@ class ReplicaManager:
     def live(self, broker_id: int) -> bool:
         return broker_id in self.brokers
 
+    def leader_of(self, topic: str, partition: int) -> int:
+        """The live broker leading the partition as its state znode says, -1 when none is
+        known (no state read yet, offline, or its broker's registration is gone)."""
+        state = self.states.get((topic, partition))
+        if state is None or state.leader < 0 or (state.leader != self.node_id and state.leader not in self.brokers):
+            return -1
+        return state.leader
+
     # ------------------------------------------------------------------ from ZooKeeper
     def apply(self, states: dict[tuple[str, int], PartitionState], brokers: dict[int, tuple[str, int]]) -> None:
         """Take the states read from ZooKeeper: become leader or follower where they say so."""
         self.brokers = dict(brokers)
+        led_before = self._internal_led()
         for key in [k for k in self.states if k not in states]:
             self._drop(key)
         for key, new in states.items():
@@ -128,6 +137,15 @@ class ReplicaManager:
             if not fetcher.partitions:
                 fetcher.close()
                 del self.fetchers[broker_id]
+        led_now = self._internal_led()
+        for key in sorted(led_before - led_now):  # unload first: a follower's log may be cut next
+            self.broker.on_internal_leadership(key[0], key[1], False)
+        for key in sorted(led_now - led_before):
+            self.broker.on_internal_leadership(key[0], key[1], True)
+
+    def _internal_led(self) -> set[tuple[str, int]]:
+        """The partitions of internal topics this broker leads (the coordinators' partitions)."""
+        return {k for k in self.leading if topic_names.is_internal(k[0])}
 
     def _drop(self, key) -> None:
         self.states.pop(key, None)

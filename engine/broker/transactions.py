@@ -142,6 +142,8 @@ class TransactionHandlers:
         """__transaction_state's partition count, the topic created with Kafka's settings when
         missing (on first use, on FindCoordinator as Kafka does, and after a client deleted it)."""
         count = self._state_topic_partitions()
+        if count is None and self.engine.internal_topics_replicated:
+            return self.num_partitions  # ZooKeeper mode: only FindCoordinator creates it (zookeeper.py)
         if count is None:
             try:
                 self.engine.create_topic(tlog.TRANSACTION_STATE_TOPIC, self.num_partitions, 1, configs={
@@ -479,6 +481,9 @@ class TransactionHandlers:
                 readable = guard.allowed_names(request, acls.READ, acls.TOPIC, self._txn_offset_topics(request))
             if not validation.is_group_id(group):
                 raise TxnError(E.INVALID_GROUP_ID)  # the group coordinator's check comes first
+            not_ours = self.broker.groups.coordinator.coordinator_error(group)
+            if not_ours:  # (TxnOffsetCommit goes to the group's coordinator)
+                raise TxnError(not_ours)
             txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
             tp = (topic_names.GROUP_METADATA_TOPIC, self.broker.groups.coordinator.offsets.partition_for(group))
             if request.api_version >= 5 and (txn.state != tlog.ONGOING or tp not in txn.partitions):

@@ -36,8 +36,11 @@ every RESYNC_S seconds): the znodes under /brokers/topics are the source of trut
     znode's creation transaction id (czxid), so they agree without writing to the znode;
   - changes made through the Admin API (CreateTopics, CreatePartitions, DeleteTopics, configs)
     land in the engine first and are written back to ZooKeeper here (a deletion as the marker,
-    which the next pass carries out). Internal topics that exist only locally
-    (__consumer_offsets) are not published.
+    which the next pass carries out).
+  - the internal topics (__consumer_offsets, __transaction_state) are created in ZooKeeper,
+    replicated like any topic, when FindCoordinator first needs one (`ensure_internal_topic`,
+    Kafka's createInternalTopic); the controller gives their partitions leaders and the
+    coordinators follow those leaders (docs/replication.md).
 kazoo's watches only flag work (from kazoo's threads); ZooKeeper calls run in the default
 executor and every engine change happens on the event loop. After a session loss kazoo
 reconnects with a new session: the broker registers again and runs for controller again.
@@ -87,6 +90,7 @@ from .. import topic_config, topic_names
 from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrPartitionError
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
+from ..replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from . import controller
 from .replication import PartitionState, ReplicaManager
 
@@ -621,6 +625,54 @@ class ZooKeeperSync:
         except KazooException:
             pass
         return stat.version
+
+    # ------------------------------------------------------------------ internal topics
+    async def ensure_internal_topic(self, name: str) -> bool:
+        """Create an internal topic in ZooKeeper if it is not there (FindCoordinator's
+        createInternalTopic): its settings' partitions and replication factor, placed across the
+        live brokers as any new topic. False when it cannot be created: fewer live brokers than
+        its replication factor (Kafka's InvalidReplicationFactorException, logged as Kafka 2.8's
+        ZkAdminManager does). The controller elects its leaders on its next pass; until then
+        FindCoordinator answers COORDINATOR_NOT_AVAILABLE, as Kafka's does right after creating it."""
+        return await self._run(self._ensure_internal_topic, name)
+
+    def internal_topic_spec(self, name: str) -> tuple[int, int, dict[str, str]]:
+        """(partitions, replication factor, topic configs) of an internal topic, from the broker
+        settings (Kafka's GroupMetadataManager.offsetsTopicConfigs and
+        TransactionStateManager.transactionTopicConfigs)."""
+        get = self.config.get
+        if name == topic_names.GROUP_METADATA_TOPIC:
+            return (int(get("offsets.topic.num.partitions")), int(get("offsets.topic.replication.factor")),
+                    {"cleanup.policy": "compact", "compression.type": "producer",
+                     "segment.bytes": str(get("offsets.topic.segment.bytes"))})
+        return (int(get("transaction.state.log.num.partitions")),
+                int(get("transaction.state.log.replication.factor")),
+                {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+                 "cleanup.policy": "compact", "min.insync.replicas": str(get("transaction.state.log.min.isr")),
+                 "segment.bytes": str(get("transaction.state.log.segment.bytes"))})
+
+    def _ensure_internal_topic(self, name: str) -> bool:
+        if self.zk.exists(topic_path(name)) is not None:
+            return True
+        partitions, factor, configs = self.internal_topic_spec(name)
+        live = sorted(int(c) for c in self._children(BROKER_IDS) if c.isdigit())
+        if factor > len(live):
+            listed = ", ".join(f"CreatableTopicConfig(name='{k}', value='{v}')" for k, v in configs.items())
+            log.info("[Admin Manager on Broker %d]: Error processing create topic request CreatableTopic(name='%s', "
+                     "numPartitions=%d, replicationFactor=%d, assignments=[], configs=[%s])\n"
+                     "org.apache.kafka.common.errors.InvalidReplicationFactorException: Replication factor: %d "
+                     "larger than available brokers: %d.", self.node_id, name, partitions, factor, listed, factor,
+                     len(live))
+            return False
+        assignment = assign_replicas_to_brokers([BrokerMetadata(b) for b in live], partitions, factor)
+        meta = TopicMetadata(name=name, topic_id=new_kafka_uuid(), assignment=assignment, configs=configs)
+        if self._publish_topic(meta):
+            log.info("Creating topic %s with configuration %s and initial partition assignment %s", name,
+                     "{" + ", ".join(f"{k}={v}" for k, v in configs.items()) + "}",
+                     "HashMap(" + ", ".join(f"{p} -> ArrayBuffer({', '.join(map(str, r))})"
+                                            for p, r in sorted(assignment.items())) + ")")
+        self._flag()  # take it in (and, on the controller, elect its leaders) right away
+        return True
 
     # ------------------------------------------------------------------ reconcile (event loop)
     def _local_signature(self) -> dict[str, int]:
