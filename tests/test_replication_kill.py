@@ -245,6 +245,17 @@ def describe(kafka_tools, cluster, topic: str) -> dict[int, tuple[int, list[int]
     return out
 
 
+def group_offsets(kafka_tools, cluster, group: str) -> dict[int, tuple[int, int]]:
+    """Kafka 4.4's kafka-consumer-groups --describe of a group: partition -> (current offset,
+    log end offset)."""
+    r = kafka_tools("kafka-consumer-groups", "--bootstrap-server", cluster.bootstrap, "--describe", "--group", group)
+    assert r.returncode == 0, r.err
+    lines = [line.split() for line in r.out.splitlines() if line.strip()]
+    header = next(line for line in lines if line[0] == "GROUP")
+    rows = [dict(zip(header, line)) for line in lines if line[0] == group]
+    return {int(row["PARTITION"]): (int(row["CURRENT-OFFSET"]), int(row["LOG-END-OFFSET"])) for row in rows}
+
+
 def read_back(cluster, topic: str) -> list[tuple[int, int, str]]:
     """Every record of the topic, from the start, by a fresh plain consumer: (partition, offset, value)."""
     c = ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"readback-{topic}",
@@ -328,8 +339,10 @@ def run(fast_zookeeper, kafka_tools, tmp_path_factory):
             "send_errors": {JAVA: java_producer.send_errors(), CK: ck_producer.errors},
             "read": {t: read_back(cluster, t) for t in (JAVA, CK)},
             "group": {JAVA: java_group_events(java_consumer.events), CK: list(ck_events)},
-            "describe": {t: describe(kafka_tools, cluster, t) for t in (JAVA, CK)},
-            "states": {t: {p: cluster.state(t, p) for p in range(PARTITIONS)} for t in (JAVA, CK)},
+            "committed": {f: group_offsets(kafka_tools, cluster, GROUPS[f]) for f in (JAVA, CK)},
+            "describe": {t: describe(kafka_tools, cluster, t) for t in (JAVA, CK, "__consumer_offsets")},
+            "states": {t: {p: cluster.state(t, p) for tt, p in replicated_partitions(cluster) if tt == t}
+                       for t in (JAVA, CK, "__consumer_offsets")},
         }
     result["wall"] = time.monotonic() - started
     print_summary(result)
@@ -469,10 +482,20 @@ def test_groups_resume_from_committed_offsets(run):
         assert not bad, (family, bad[:5])
         # and only kills cause them: at most one per partition per kill
         assert len(rewinds(events)) <= KILLS * PARTITIONS, family
+        # the group's committed offsets, as Kafka's kafka-consumer-groups shows them after the
+        # kills, are the last ones the consumers saw committed: each partition's log end
+        last_commits: dict[int, int] = {}
+        for e in events:
+            if e[0] == "commit" and e[3]:
+                last_commits[e[1]] = max(last_commits.get(e[1], 0), e[2])
+        committed = run["committed"][family]
+        assert {p: current for p, (current, _) in committed.items()} == last_commits, family
+        assert all(current == end for current, end in committed.values()), (family, committed)
 
 
 def test_leaders_and_isr_as_kafka_describes_them(run):
-    for topic in (JAVA, CK):
+    assert len(run["states"]["__consumer_offsets"]) == 3  # replicated since a group asked for it
+    for topic in (JAVA, CK, "__consumer_offsets"):
         states = run["states"][topic]
         assert run["describe"][topic] == {p: (s["leader"], s["isr"]) for p, s in states.items()}, topic
         assert all(sorted(s["isr"]) == [0, 1, 2] for s in states.values()), topic
