@@ -82,6 +82,27 @@ def test_internal_topics_are_replicated_and_every_broker_names_the_leader(cluste
         assert (answer["error_code"], answer["node_id"]) == (0, coordinator)
 
 
+def test_too_few_brokers_for_the_offsets_topic(zookeeper, tmp_path):
+    """One live broker, replication factor 3: nothing is created, COORDINATOR_NOT_AVAILABLE, and
+    the broker logs why (Kafka 2.8's ZkAdminManager line); with the others up it is created."""
+    with ReplicationCluster(zookeeper, tmp_path, 3, overrides=RF3) as cluster:
+        cluster.start(0)
+        for version in (3, 4):
+            with ProtocolClient(cluster.brokers[0].port, timeout=10) as client:
+                body = {"key": "lonely", "key_type": 0} if version < 4 else {"key_type": 0,
+                                                                             "coordinator_keys": ["lonely"]}
+                answer = client.call(FIND_COORDINATOR, version, body)
+            if version >= 4:
+                (answer,) = answer["coordinators"]
+            assert (answer["error_code"], answer["node_id"]) == (COORDINATOR_NOT_AVAILABLE, -1)
+        assert cluster.get(f"/brokers/topics/{OFFSETS}") is None
+        assert ("InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1."
+                in cluster.brokers[0].log())
+        cluster.start(1)
+        cluster.start(2)
+        assert wait_coordinator(cluster, "lonely") in (0, 1, 2)
+
+
 def create_topic(cluster, name: str, partitions: int = 1, rf: int = 3) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -131,9 +152,32 @@ def list_groups(cluster, broker: int) -> list[str]:
     return sorted(g["group_id"] for g in answer["groups"])
 
 
-def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster):
+def same_partition_group(group: str) -> str:
+    """Another group id in the same __consumer_offsets partition (of 3): the same coordinator."""
+    from pk.engine.consumer_offsets import partition_for
+
+    return next(g for g in (f"stayers-{i}" for i in range(100)) if partition_for(g, 3) == partition_for(group, 3))
+
+
+def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(cluster, request):
+    """Two groups of one coordinator: "movers" commits 50 of the 60 records it read and leaves;
+    a member of the other stays through the kill of the coordinator's broker. Afterwards a new
+    member of "movers" resumes at 50 on the new coordinator, and the member that stayed rejoins
+    there and commits."""
     create_topic(cluster, "moving")
     produce(cluster, "moving", 100)
+    stayers = same_partition_group("movers")
+    assignments = []
+    stayer = consumer(cluster, stayers)
+    request.addfinalizer(stayer.close)
+    stayer.subscribe(["moving"], on_assign=lambda c, parts: assignments.append(len(parts)))
+    read = 0
+    deadline = time.monotonic() + 60
+    while read < 100 and time.monotonic() < deadline:
+        msg = stayer.poll(1)
+        read += msg is not None and msg.error() is None
+    assert read == 100
+    stayer.commit(offsets=[ck.TopicPartition("moving", 0, 100)], asynchronous=False)
     first = consumer(cluster, "movers")
     first.subscribe(["moving"])
     seen: list[int] = []
@@ -161,7 +205,7 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
         assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 50
         described = describe_group(cluster, coordinator, "movers")
         assert (described["error_code"], described["group_state"]) == (0, "Stable")
-        assert list_groups(cluster, coordinator) == ["movers"]
+        assert list_groups(cluster, coordinator) == sorted(["movers", stayers])
     finally:
         first.close()  # leaves the group; 50..59 stay uncommitted
 
@@ -184,5 +228,28 @@ def test_group_moves_with_its_offsets_partition_when_the_coordinator_is_killed(c
         fetched = offset_fetch(cluster, new, "movers", "moving")
         assert (fetched["error_code"], fetched["topics"][0]["partitions"][0]["committed_offset"]) == (0, 100)
         assert describe_group(cluster, new, "movers")["group_state"] == "Stable"
+
+        # The member that stayed rejoined on the new coordinator (its old membership is
+        # unknown there), and its commits go there.
+        wait_for(lambda: stayer.poll(0.2) is None and len(assignments) >= 2, 60, what="the stayer to rejoin")
+        produce(cluster, "moving", 10)
+        more = []
+        deadline = time.monotonic() + 60
+        while len(more) < 10 and time.monotonic() < deadline:
+            msg = stayer.poll(1)
+            if msg is not None and msg.error() is None:
+                more.append(msg.offset())
+        assert more == list(range(100, 110))
+        stayer.commit(offsets=[ck.TopicPartition("moving", 0, 110)], asynchronous=False)
+        fetched = offset_fetch(cluster, new, stayers, "moving")
+        assert (fetched["error_code"], fetched["topics"][0]["partitions"][0]["committed_offset"]) == (0, 110)
     finally:
         second.close()
+
+    # A deleted topic's offsets go from the group (tombstoned by its coordinator).
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": cluster.brokers[new].bootstrap})
+    admin.delete_topics(["moving"])["moving"].result(15)
+    wait_for(lambda: offset_fetch(cluster, new, "movers", "moving")["topics"][0]["partitions"][0]
+             ["committed_offset"] == -1, what="the deleted topic's offsets to go")

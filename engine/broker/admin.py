@@ -218,6 +218,7 @@ class AdminHandlers:
             raise InvalidRequestError("The provided topic name maps to an ID that was already supplied.")
         self.engine.delete_topic(name)
         self.broker.data.forget_topic(name)
+        self.broker.groups.topic_deleted(name)
         result["name"] = name
         deleted_ids.add(result["topic_id"])
 

@@ -90,6 +90,21 @@ class GroupHandlers:
             log.info("[GroupCoordinator %d]: Resigned as the group coordinator for partition %d: unloaded %s, "
                      "removed %d cached groups", self.broker.node_id, partition, where, gone)
 
+    def topic_deleted(self, topic: str) -> None:
+        """ZooKeeper mode: tombstone every group's committed offsets of a deleted topic in the
+        partitions this broker coordinates (Kafka's handleDeletedPartitions; without ZooKeeper
+        the engine's delete_topic does it for its one broker)."""
+        if self.broker.replication is None:
+            return
+        offsets = self.coordinator.offsets
+        for partition in self.coordinator.led_partitions():
+            try:
+                for group, doomed in sorted(offsets.committed_to(topic, [partition]).items()):
+                    offsets.delete(group, doomed)
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot remove the offsets of deleted topic %s from %s-%d: %s", topic,
+                            GROUP_METADATA_TOPIC, partition, exc)
+
     # ================================================================== JoinGroup
     async def _join_group(self, request) -> dict:
         body = request.body
@@ -283,7 +298,9 @@ class GroupHandlers:
             topic = GROUP_METADATA_TOPIC if key_type == COORDINATOR_GROUP else TRANSACTION_STATE_TOPIC
             try:  # Kafka creates the coordinator's internal topic here when it is missing
                 if self.broker.zookeeper is not None:
-                    if not await self.broker.zookeeper.ensure_internal_topic(topic):
+                    replication = self.broker.replication
+                    known = replication is not None and (topic, 0) in replication.states  # (taken in)
+                    if not known and not await self.broker.zookeeper.ensure_internal_topic(topic):
                         return unavailable
                 elif key_type == COORDINATOR_GROUP:
                     self.broker.engine.ensure_offsets_topic()

@@ -721,6 +721,7 @@ class ZooKeeperSync:
                 try:
                     engine.delete_topic(name)
                     self.broker.data.forget_topic(name)
+                    self.broker.groups.topic_deleted(name)
                     log.info("[KafkaServer id=%d] Deleted topic %s (marked for deletion in ZooKeeper)",
                              self.node_id, name)
                 except (UnknownTopicOrPartitionError, TopicDeletionDisabledError):
@@ -745,6 +746,19 @@ class ZooKeeperSync:
                 if not self._create_local(name, zt):
                     continue
                 local.add(name)
+                known = None
+            elif topic_names.is_internal(name) and zt.topic_id and engine.topic(name).topic_id != zt.topic_id:
+                # A local-only copy from before the topic was published (an older pk, each
+                # broker its own): the replicated topic replaces it.
+                try:
+                    engine.delete_topic(name)
+                    self.broker.data.forget_topic(name)
+                except (KafkaError, OSError) as exc:
+                    log.warning("Cannot replace the local %s by the replicated one: %s", name, exc)
+                    continue
+                if not self._create_local(name, zt):
+                    continue
+                log.info("[KafkaServer id=%d] Replaced the local-only %s by the replicated topic", self.node_id, name)
                 known = None
             meta = engine.topic(name)
             # Partitions: more in ZooKeeper -> add here; more here (CreatePartitions) -> publish.
