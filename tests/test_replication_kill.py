@@ -6,10 +6,12 @@ broker leading a partition (or the group coordinator's) is SIGKILLed and restart
 One run of the loop (the module fixture `run`) feeds three tests:
 - every record a producer saw acknowledged is read back exactly once (nothing lost, no
   duplicates: the producers are idempotent);
-- each consumer group consumed every acknowledged record, and whenever a partition's consumption
-  went back (a re-delivery) it went back no further than the group's last successful commit;
-- at the end, Kafka 4.4's kafka-topics --describe shows each partition's leader and ISR as the
-  state znodes say, every ISR full.
+- each consumer group consumed every acknowledged record, whenever a partition's consumption went
+  back (a re-delivery) it went back no further than the group's last successful commit, and at
+  the end Kafka 4.4's kafka-consumer-groups --describe shows the consumers' last commits, at
+  each log end;
+- at the end, Kafka 4.4's kafka-topics --describe shows each partition's leader and ISR (the two
+  topics and __consumer_offsets) as the state znodes say, every ISR full.
 
 ZooKeeper is a dedicated one with 500 ms ticks, so that a killed broker's session ends after
 1.5 s instead of the shared fixture's 6 s. `pytest -s` prints the summary table (kills, acked,
