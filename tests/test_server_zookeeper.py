@@ -268,7 +268,7 @@ def test_admin_api_changes_go_to_zookeeper(pk, cluster):
     wait_for(lambda: cluster.get("/brokers/topics/via_admin") is None, what="the topic znode to go")
     wait_for(lambda: cluster.get("/admin/delete_topics/via_admin") is None, what="the marker to go")
     assert cluster.get("/config/topics/via_admin") is None
-    assert "__consumer_offsets" not in topics(pk, cluster, "--list").out  # internal topics stay local
+    assert "__consumer_offsets" not in topics(pk, cluster, "--list").out  # (created by FindCoordinator only)
 
 
 def test_topics_created_while_down_are_taken_at_start(pk, cluster):
