@@ -396,20 +396,21 @@ def backend_data_dir(backend, tmp_path) -> str:
 # --------------------------------------------------------------------------- a ZooKeeper server
 # Used by test_topics_zookeeper.py (pk-topics --zookeeper) and test_server_zookeeper.py
 # (pk-server-start with zookeeper.connect).
+import contextlib  # noqa: E402
 import shutil  # noqa: E402
 
 import zookeeper_process  # noqa: E402
 from zookeeper_process import ZK_JAR  # noqa: E402,F401  (test_zookeeper_tools imports it from here)
 
 
-@pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory):
-    """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with a
-    throwaway data dir; yields "127.0.0.1:<port>" and is stopped by its pid."""
+@contextlib.contextmanager
+def zookeeper_server(root, tick_ms: int = 2000):
+    """A standalone ZooKeeper 3.8 (Debian's package) on a free loopback port, with its data in
+    `root` (a pathlib.Path); yields "127.0.0.1:<port>" and stops it by its pid. Sessions may
+    last 2 to 20 ticks: the kill test takes a short tick for sessions that end fast."""
     if (why := zookeeper_process.missing()) is not None:
         pytest.skip(why)
-    root = tmp_path_factory.mktemp("zookeeper")
-    server = zookeeper_process.ZooKeeperProcess(str(root))
+    server = zookeeper_process.ZooKeeperProcess(str(root), tick_ms)
     try:
         server.start()
     except RuntimeError as e:
@@ -419,6 +420,13 @@ def zookeeper(tmp_path_factory):
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):
+    """The session's ZooKeeper (2 s ticks), shared by every test that needs one."""
+    with zookeeper_server(tmp_path_factory.mktemp("zookeeper")) as connect:
+        yield connect
 
 
 # --------------------------------------------------------------------------- Apache Kafka, the oracle

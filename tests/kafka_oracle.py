@@ -219,6 +219,14 @@ class KafkaTools:
                               env={**os.environ, **(env or {})})
         return ToolResult(proc.returncode, proc.stdout, proc.stderr)
 
+    def spawn(self, script: str, *args: str, stdout, stderr=subprocess.DEVNULL, heap: str = "256m") -> subprocess.Popen:
+        """`bin/<script>.sh args` left running in a JVM of its own (stdout to the given file),
+        for a client that must outlive what the test does meanwhile (kafka-verifiable-producer
+        while brokers are killed). The caller ends it by its pid: SIGTERM runs Kafka's shutdown
+        hooks, which print the tool's last events."""
+        return subprocess.Popen([*self.dist.java("tools", heap), self.dist.scripts[script], *args],
+                                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+
     def close(self) -> None:
         if self._server is not None:
             if self._server.poll() is None:

@@ -65,6 +65,10 @@ class ReplicationCluster:
         for i in self.brokers:
             self.start(i)
         self.wait_converged()
+        dead = [i for i in self.brokers if i not in self.running()]
+        if dead:  # registered, then died: say so rather than let a test see a smaller cluster
+            raise RuntimeError(f"broker(s) {dead} exited while starting:\n"
+                               + "\n".join(self.brokers[i].log()[-3000:] for i in dead))
 
     def wait_converged(self) -> None:
         """Until every running broker's Metadata lists every running broker."""

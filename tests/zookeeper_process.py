@@ -42,8 +42,9 @@ def four_letter(port: int, word: bytes) -> bytes:
 
 
 class ZooKeeperProcess:
-    def __init__(self, root: str):
+    def __init__(self, root: str, tick_ms: int = 2000):
         self.root = root
+        self.tick_ms = tick_ms  # sessions may last 2 to 20 ticks
         self.port = _free_port()
         self.connect = f"127.0.0.1:{self.port}"
         self.log_path = os.path.join(root, "zk.log")
@@ -53,7 +54,7 @@ class ZooKeeperProcess:
         """Start it and wait until it answers ruok; RuntimeError (and nothing left running) otherwise."""
         cfg = os.path.join(self.root, "zoo.cfg")
         with open(cfg, "w") as f:
-            f.write(f"tickTime=2000\ndataDir={os.path.join(self.root, 'data')}\nclientPort={self.port}\n"
+            f.write(f"tickTime={self.tick_ms}\ndataDir={os.path.join(self.root, 'data')}\nclientPort={self.port}\n"
                     "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n"
                     "4lw.commands.whitelist=srvr,ruok\n")
         classpath = f"/etc/zookeeper/conf:{ZK_JAR}"

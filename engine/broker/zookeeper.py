@@ -58,7 +58,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import ConnectionLoss, KazooException, NodeExistsError, NoNodeError, SessionExpiredError
 
 from ..zk_formats import (
     BROKER_IDS,
@@ -258,10 +258,24 @@ class ZooKeeperSync:
         self.replication = broker.replication = ReplicaManager(broker, self)
         # producer ids unique across the cluster (Kafka 2.8's blocks in ZooKeeper)
         broker.data.producers.ids.use_zookeeper(ZooKeeperBlocks(lambda: self.zk, self.node_id))
-        await self._run(self._register)
-        await self._run(self._elect)
-        await self._run(self._set_watches)
-        await self._reconcile()
+        await self._while_reconnecting(lambda: self._run(self._register))
+        await self._while_reconnecting(lambda: self._run(self._elect))
+        await self._while_reconnecting(lambda: self._run(self._set_watches))
+        await self._while_reconnecting(self._reconcile)
+
+    async def _while_reconnecting(self, step) -> None:
+        """A start-up step, run again after a lost connection (kazoo reconnects within the
+        session) as Kafka's ZooKeeperClient waits up to zookeeper.connection.timeout.ms for the
+        connection and resends. A lost answer is harmless: the steps find their own writes."""
+        deadline = time.monotonic() + self.config.get_int("zookeeper.connection.timeout.ms") / 1000
+        while True:
+            try:
+                return await step()
+            except (ConnectionLoss, SessionExpiredError):
+                if time.monotonic() > deadline:
+                    raise ZooKeeperStartupError("kafka.zookeeper.ZooKeeperClientTimeoutException: Timed out waiting "
+                                                "for connection while in state: CONNECTING") from None
+                await asyncio.sleep(0.1)
 
     async def tick(self) -> None:
         if self._closed or self._busy:
@@ -430,15 +444,16 @@ class ZooKeeperSync:
         try:
             data, stat = self.zk.get(CONTROLLER)
             session = self.zk.client_id[0] if self.zk.client_id else 0
-            self.is_controller = stat.ephemeralOwner == session
-            return
+            if stat.ephemeralOwner != session or self.is_controller:
+                self.is_controller = stat.ephemeralOwner == session
+                return
+            # our own znode, whose create was answered into a lost connection: finish the election
         except NoNodeError:
-            pass
-        try:
-            self.zk.create(CONTROLLER, encode_controller(self.node_id), ephemeral=True)
-        except NodeExistsError:
-            self.is_controller = False
-            return
+            try:
+                self.zk.create(CONTROLLER, encode_controller(self.node_id), ephemeral=True)
+            except NodeExistsError:
+                self.is_controller = False
+                return
         try:
             data, stat = self.zk.get(CONTROLLER_EPOCH)
             epoch = int(data or b"0") + 1
