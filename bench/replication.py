@@ -53,6 +53,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import kafka_oracle  # noqa: E402  (tests/: Kafka's brokers and tools from .kafka/)
 import zookeeper_process  # noqa: E402  (tests/: Debian's ZooKeeper, as the test fixture runs it)
+from waits import wait_for as _wait_for  # noqa: E402  (tests/: polls a condition)
 
 logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # a chroot's first connection drops; kazoo retries
 
@@ -75,14 +76,7 @@ FAILOVER_RATE = 500  # records/s of the failover producer
 
 
 def wait_for(predicate, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
+    return _wait_for(predicate, timeout, what, interval)
 
 
 # --------------------------------------------------------------------------- the two clusters
@@ -138,7 +132,7 @@ class Cluster:
         try:
             wait_for(lambda: all(self.leaders(b, topic) == {p: self.state(topic, p)["leader"] for p in range(partitions)}
                                  for b in self.addresses()), 30)
-        except RuntimeError:
+        except AssertionError:
             views = {b: self.leaders(b, topic) for b in self.addresses()}
             raise RuntimeError(f"{self.name}: the brokers' Metadata for {topic} ({views}) does not follow "
                                f"ZooKeeper's states {[self.state(topic, p) for p in range(partitions)]}") from None

@@ -81,12 +81,7 @@ class OffsetStore:
         metadata included, appended as one batch (all or nothing). The one write path of every
         committer (OffsetCommit, a transaction's offsets once it commits, the engine's consumers).
         Returns where the batch ended, (partition, next offset), None when nothing was written."""
-        now = int(time.time() * 1000)
-        items = [(codec.offset_commit_key(group, topic, p),
-                  codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
-                                            leader_epoch=c.leader_epoch),
-                  (), now)
-                 for (topic, p), c in sorted(offsets.items())]
+        items = _commit_records(group, offsets)
         if items:
             return self.write(self.partition_for(group), items)
         return None
@@ -95,12 +90,7 @@ class OffsetStore:
                              producer_epoch: int) -> tuple[int, int] | None:
         """TxnOffsetCommit's append: the offsets as a transactional batch of the producer,
         committed by its transaction's marker. Returns where the batch ended."""
-        now = int(time.time() * 1000)
-        items = [(codec.offset_commit_key(group, topic, p),
-                  codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
-                                            leader_epoch=c.leader_epoch),
-                  (), now)
-                 for (topic, p), c in sorted(offsets.items())]
+        items = _commit_records(group, offsets)
         if not items:
             return None
         return self.write(self.partition_for(group), items, producer_id=producer_id, producer_epoch=producer_epoch,
@@ -191,3 +181,13 @@ class OffsetStore:
 def _committed(value: bytes) -> CommittedOffset:
     decoded = codec.decode_offset_commit_value(value)
     return CommittedOffset(decoded.offset, decoded.leader_epoch, decoded.metadata, decoded.commit_timestamp)
+
+
+def _commit_records(group: str, offsets: dict[TopicPartition, CommittedOffset]) -> list[tuple]:
+    """One OffsetCommit record per partition (key, value, headers, timestamp), in partition order."""
+    now = int(time.time() * 1000)
+    return [(codec.offset_commit_key(group, topic, p),
+             codec.offset_commit_value(c.offset, metadata=c.metadata or "", commit_timestamp=now,
+                                       leader_epoch=c.leader_epoch),
+             (), now)
+            for (topic, p), c in sorted(offsets.items())]

@@ -18,23 +18,13 @@ import time
 import warnings
 
 from conftest import BrokerProcess, ProtocolClient, free_port
+from waits import wait_for  # noqa: F401  (the replication tests import it from here)
 
 _chroots = itertools.count()
 
 # Fast failure detection for tests: ZooKeeper's minimum session is 2 ticks (4 s here).
 FAST = {"zookeeper.session.timeout.ms": "6000", "replica.lag.time.max.ms": "4000",
         "offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3"}
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition", interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
 
 
 class ReplicationCluster:

@@ -24,6 +24,7 @@ import time
 import pytest
 
 import kafka_oracle
+import waits
 from types import SimpleNamespace
 
 from conftest import BrokerProcess
@@ -51,14 +52,7 @@ KILLED = 0  # the broker the scenario kills: the leader of partition 0 (and the 
 
 
 def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.2)
+    return waits.wait_for(predicate, timeout, what, interval=0.2)
 
 
 class ClusterState:

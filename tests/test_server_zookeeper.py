@@ -17,23 +17,13 @@ import warnings
 import pytest
 
 from conftest import BrokerProcess, free_port
+from waits import wait_for
 
 kazoo_client = pytest.importorskip("kazoo.client")
 
 _chroots = itertools.count()
 DESCRIBE = ("Topic: first_topic\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: \n"
             + "".join(f"\tTopic: first_topic\tPartition: {p}\tLeader: 0\tReplicas: 0\tIsr: 0\n" for p in range(3)))
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 class ZkCluster:
