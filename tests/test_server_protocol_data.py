@@ -456,9 +456,11 @@ def test_zookeeper_leader_epoch_is_stamped_cached_and_reported(zookeeper, tmp_pa
         assert cluster.state("zk-ep", 0)["leader_epoch"] == 4
         conn = Conn(b.port)
         try:
-            meta = wait_for(lambda: conn.call(kp.ApiKey.METADATA, 12, {
+            # (the broker takes the state in on its next pass: until then Metadata has no leader)
+            meta = wait_for(lambda: [p for p in conn.call(kp.ApiKey.METADATA, 12, {
                 "topics": [{"name": "zk-ep", "topic_id": ZERO}], "allow_auto_topic_creation": False,
-                "include_topic_authorized_operations": False})["topics"][0]["partitions"], what="zk-ep metadata")
+                "include_topic_authorized_operations": False})["topics"][0]["partitions"] if p["leader_id"] == 0],
+                what="zk-ep metadata naming broker 0 as leader")
             assert meta[0]["leader_epoch"] == 4
             assert produce(conn, "zk-ep", [(b"a", b"1"), (b"b", b"2")])["error_code"] == E.NONE
             r = conn.call(kp.ApiKey.FETCH, 12, fetch_body([("zk-ep", 0, 0, 4)]))
