@@ -23,6 +23,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from zookeeper_process import stop_process  # (tests/: SIGTERM, then SIGKILL after a timeout)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 KAFKA_HOME = os.environ.get("PK_KAFKA_JARS") or os.path.join(ROOT, ".kafka")
 CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kafka")
@@ -339,14 +341,7 @@ class KafkaBroker:
             return ""
 
     def stop(self, timeout: float = 30) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        stop_process(self.proc, timeout)
 
     def kill(self) -> None:
         """SIGKILL by pid: the broker loses its ZooKeeper session only when the session times out."""

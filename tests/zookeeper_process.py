@@ -18,6 +18,18 @@ import time
 ZK_JAR = "/usr/share/java/zookeeper.jar"
 
 
+def stop_process(proc: subprocess.Popen | None, timeout: float) -> None:
+    """SIGTERM by pid, SIGKILL when it has not exited within `timeout` seconds."""
+    if proc is None or proc.poll() is not None:
+        return
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def missing() -> str | None:
     """Why ZooKeeper cannot run here, or None."""
     if shutil.which("java") is None or not os.path.exists(ZK_JAR):
@@ -87,11 +99,4 @@ class ZooKeeperProcess:
             return ""
 
     def stop(self, timeout: float = 15) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        stop_process(self.proc, timeout)
