@@ -321,6 +321,12 @@ class KafkaCatalog:
     def __init__(self, conf: dict[str, str], timeout_s: float = 30.0):
         from confluent_kafka import Consumer, KafkaException
 
+        # librdkafka bounds admin requests by socket.timeout.ms: a smaller one set by the
+        # user bounds the wait for an unreachable cluster too.
+        try:
+            timeout_s = min(timeout_s, int(conf["socket.timeout.ms"]) / 1000)
+        except (KeyError, ValueError):
+            pass
         self.timeout = timeout_s
         try:
             self.consumer = Consumer(_consumer_conf(conf))

@@ -539,14 +539,17 @@ def test_reset_offsets_dry_run_then_execute(pk, backend, reset_setup, tmp_path, 
     assert committed(backend, g) == expected
 
     # A member started afterwards resumes at the new offsets.
+    remaining = (10 - expected[(r, 0)]) + (6 - expected[(r, 1)])
+    # --max-messages ends the member at the last record instead of after --timeout-ms of quiet
+    until = ["--max-messages", str(remaining)] if remaining else []
     proc = consume(pk, backend, "--topic", r, "--group", g, "--formatter-property", "print.partition=true",
-                   "--formatter-property", "print.offset=true", *FAST)
+                   "--formatter-property", "print.offset=true", *FAST, *until)
     first = {}
     for line in proc.out.splitlines():
         part, off, _ = line.split("\t")
         first.setdefault(int(part.split(":")[1]), int(off.split(":")[1]))
     assert first == {p: o for (_, p), o in expected.items() if o < (10, 6)[p]}
-    assert len(proc.out.splitlines()) == (10 - expected[(r, 0)]) + (6 - expected[(r, 1)])
+    assert len(proc.out.splitlines()) == remaining
 
 
 def test_reset_default_is_dry_run_with_warning(pk, backend, reset_setup):

@@ -158,6 +158,6 @@ def test_an_unreachable_cluster_is_one_line_on_stderr(pk):
     from conftest import free_port
 
     proc = pk("pk-spark", "compact", "--bootstrap-server", f"127.0.0.1:{free_port()}", "--topic", "x",
-              "--output-topic", "y", timeout=120)
+              "--output-topic", "y", "--consumer-property", "socket.timeout.ms=3000", timeout=120)
     assert proc.returncode == 1
     assert proc.err.count("\n") == 1 and proc.err.startswith("Error: Cannot reach 127.0.0.1:"), proc.err
