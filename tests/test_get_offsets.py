@@ -87,7 +87,9 @@ def orders(backend):
     """orders: 12 partitions, partition p holds p records; orders2 (named orders + "2"): 1
     partition, 5 records. Returns (orders, orders2)."""
     base = now_ms()
-    orders = backend.topic("orders")
+    # On a shared cluster backend.topic numbers the name (orders-<run>-1): the "x" keeps one
+    # test's orders2 (orders-<run>-1x2) from being another test's orders (orders-<run>-12).
+    orders = backend.topic("orders") + ("x" if backend.shared else "")
     orders2 = orders + "2"
     backend.create(orders, 12)
     backend.create(orders2, 1)
