@@ -145,6 +145,8 @@ class PartitionLog:
         self._writer_ready = False  # recovered and caught up in this process
         self._generation = -1  # cleaner generation the cached segments belong to
         self._seen_counters: tuple | None = None  # lock-file counters the cached listing matches
+        self._ends_key: tuple | None = None  # what self._ends is valid for (_end_positions)
+        self._ends: dict[int, int] = {}
         self._lock_fd: int | None = None
         self._lock_refusal: OSError | None = None  # why the lock file could only be opened to read
         self._lock_ino = -1
@@ -302,12 +304,37 @@ class PartitionLog:
         self._refresh_segments()
         return self._end_offset()
 
+    def _end_positions(self, seg: LogSegment) -> dict[int, int]:
+        """Log ends this process found clean in the active segment: offset -> the byte position
+        where that offset's batch starts. They stay true while the lock-file counters and the
+        active segment do: appends only add bytes after them, and whatever cuts or rewrites
+        the segment (truncation, roll, retention, cleaning) bumps the counters."""
+        key = (self._seen_counters, seg.base_offset, seg.log_path)
+        if self._seen_counters is None:
+            self._ends_key, self._ends = None, {}
+        elif key != self._ends_key:
+            self._ends_key, self._ends = key, {}
+        return self._ends
+
     def _end_offset(self) -> int:
+        # Waiting fetches ask for the log end on every wake-up: a log end already found at
+        # this size (or a scan from it, over the batches appended since) saves a scan from the
+        # last index entry and a CRC check of the last batch.
         seg = self.active_segment
-        seg.offset_index.refresh()
         size = seg.file_size()
-        start = seg.scan_start(size)
+        ends = self._end_positions(seg)
+        known = next(reversed(ends.items())) if ends else None
+        if known is not None and known[1] == size:
+            return known[0]
+        if known is not None and known[1] < size:
+            start = known[1]
+        else:
+            known = None
+            seg.offset_index.refresh()
+            start = seg.scan_start(size)
         tail = seg.scan(start, check_crc=False, end=size)
+        if tail.next_offset is None and known is not None:
+            return known[0]  # only a torn tail after it
         if tail.next_offset is None and start:
             tail = seg.scan(0, check_crc=False, end=size)
         if tail.next_offset is None:
@@ -319,6 +346,10 @@ class PartitionLog:
             records.check_batch(seg.pread(tail.end - tail.last_batch, tail.last_batch))
         except CorruptRecordError:
             return tail.last_base_offset
+        if tail.end == size:  # clean to the last byte: remember where this end starts
+            if len(ends) >= 16:
+                del ends[next(iter(ends))]
+            ends[tail.next_offset] = size
         return tail.next_offset
 
     @_reader
@@ -934,6 +965,8 @@ class PartitionLog:
             raise OffsetOutOfRangeError(
                 f"Fetch position {offset} is out of range for partition {self.topic}-{self.partition} "
                 f"(log start offset {start}, log end offset {end})")
+        if offset == end:  # a reader caught up (most fetches): nothing to look for
+            return b"", start, end
         i = max(bisect_right(self._bases, offset) - 1, 0)
         for base in self._bases[i:]:
             seg = self._segments[base]
@@ -941,10 +974,14 @@ class PartitionLog:
                 size = seg.file_size()
             except FileNotFoundError:
                 continue
-            pos, header = seg.find_position(offset, size)
-            if header is None:
-                continue
-            return self._read_from(seg, pos, size, max_bytes, end, base == self._bases[-1]), start, end
+            active = base == self._bases[-1]
+            # A follower or consumer reads from where the log ended when it last asked.
+            pos = self._end_positions(seg).get(offset) if active else None
+            if pos is None:
+                pos, header = seg.find_position(offset, size)
+                if header is None:
+                    continue
+            return self._read_from(seg, pos, size, max_bytes, end, active), start, end
         return b"", start, end
 
     @_reader
