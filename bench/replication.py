@@ -287,10 +287,15 @@ def python_latency(cluster: Cluster, topic: str, seconds: float, rate: int) -> l
     consumer.assign([TopicPartition(topic, 0, OFFSET_END)])
     producer = Producer({"bootstrap.servers": cluster.bootstrap, **producer_settings("all"), "linger.ms": 0,
                          "log_level": 0})
-    # The consumer's position is resolved before the first timed record.
-    producer.produce(topic, struct.pack(">d", 0.0))
-    producer.flush(30)
-    wait_for(lambda: consumer.poll(0.1) is not None, 30, what=f"{cluster.name}: the latency warm-up record")
+    # The consumer's position is resolved before the first timed record. OFFSET_END is
+    # looked up asynchronously: a lookup answered after a warm-up record lands past it, so
+    # warm-up records (stamped 0.0, not timed) are sent until one comes back.
+    def warmed_up() -> bool:
+        producer.produce(topic, struct.pack(">d", 0.0))
+        producer.flush(30)
+        return consumer.poll(0.2) is not None
+
+    wait_for(warmed_up, 30, what=f"{cluster.name}: a latency warm-up record")
     latencies: list[float] = []
     total = int(seconds * rate)
     start = time.perf_counter()
@@ -304,8 +309,8 @@ def python_latency(cluster: Cluster, topic: str, seconds: float, rate: int) -> l
         producer.poll(0)
         msg = consumer.poll(0.0005)
         while msg is not None:
-            if not msg.error():
-                latencies.append((time.perf_counter() - struct.unpack(">d", msg.value())[0]) * 1000)
+            if not msg.error() and (stamp := struct.unpack(">d", msg.value())[0]):
+                latencies.append((time.perf_counter() - stamp) * 1000)
             msg = consumer.poll(0)
         if now - start > seconds + 30:
             raise RuntimeError(f"{cluster.name}: {total - len(latencies)} latency records never came back")

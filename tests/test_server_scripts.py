@@ -59,3 +59,22 @@ def test_usage_and_bad_config(tmp_path):
                              capture_output=True, timeout=30)
     assert missing.returncode == 1 and b"NoSuchFileException" in missing.stdout + missing.stderr
     assert b"Traceback" not in missing.stdout + missing.stderr
+
+
+def test_settings_the_broker_honours_are_not_called_unknown(tmp_path):
+    """Kafka warns only of settings it does not know; pk's broker reads these (elections,
+    controlled shutdown, offset commits), so it must not call them unknown, and still names a
+    setting nobody knows."""
+    from conftest import BrokerProcess
+
+    honoured = {"auto.leader.rebalance.enable": "false", "leader.imbalance.check.interval.seconds": "300",
+                "leader.imbalance.per.broker.percentage": "10", "controlled.shutdown.max.retries": "3",
+                "controlled.shutdown.retry.backoff.ms": "5000", "offsets.commit.required.acks": "-1",
+                "offsets.commit.timeout.ms": "5000"}
+    broker = BrokerProcess(str(tmp_path / "data"), {**honoured, "no.such.setting": "1"}).start()
+    try:
+        warnings = [line for line in broker.log().splitlines() if "isn't a known config" in line]
+    finally:
+        broker.stop()
+    assert [w.split("] WARN ", 1)[1] for w in warnings] == [
+        "The configuration 'no.such.setting' was supplied but isn't a known config. (kafka.server.KafkaConfig)"]
