@@ -367,10 +367,10 @@ class DataHandlers:
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
             if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
                 break
-            tokens = self._change_tokens(logs)
+            tokens = self._change_tokens(logs, replica_id)
             while remaining > 0:
                 await self.broker.wait_for_data(min(remaining, RECHECK_SECONDS))
-                if self._change_tokens(logs) != tokens:
+                if self._change_tokens(logs, replica_id) != tokens:
                     break
                 remaining = deadline - loop.time()
             else:
@@ -397,13 +397,19 @@ class DataHandlers:
             out.append({"node_id": node, "host": host, "port": port, "rack": self.broker.rack_of(node)})
         return out
 
-    def _change_tokens(self, logs) -> list:
-        """What a waiting Fetch compares: each log's change token, and in replicated
-        partitions the high watermark (a consumer waits for it to move)."""
+    def _change_tokens(self, logs, replica_id: int = -1) -> list:
+        """What a waiting Fetch compares, to read again only when its answer may have changed:
+        each log's change token (appends, rolls, deletions); for a consumer of a replicated
+        partition the high watermark instead, as it reads only below it. Every append and
+        every high-watermark move wakes all waiting fetches, and with replication factor 3 a
+        record makes several of each: a follower need not read again when only the high
+        watermark moved, nor a consumer when only the leader's log grew."""
         replication = self.broker.replication
-        if replication is None:
+        if replication is None or replica_id >= 0:
             return [plog.change_token() for plog in logs]
-        return [(plog.change_token(), replication.hw.get((plog.topic, plog.partition))) for plog in logs]
+        states = replication.states
+        return [replication.hw.get(key) if (key := (plog.topic, plog.partition)) in states else plog.change_token()
+                for plog in logs]
 
     def _fetch_partitions(self, body: dict, version: int) -> list[FetchPartition]:
         """The request's partitions; v13+ name topics by id (a topic unknown by its id keeps
