@@ -260,8 +260,19 @@ class ZooKeeperSync:
         broker.data.producers.ids.use_zookeeper(ZooKeeperBlocks(lambda: self.zk, self.node_id))
         await self._while_reconnecting(lambda: self._run(self._register))
         await self._while_reconnecting(lambda: self._run(self._elect))
-        await self._while_reconnecting(lambda: self._run(self._set_watches))
-        await self._while_reconnecting(self._reconcile)
+        # The watches fire as they are set, and the listener may already take requests: the
+        # first pass holds the guard tick() takes, so that no second pass runs beside it (two
+        # passes could both find a just-created topic only here; the one losing the race to
+        # publish it deleted the local copy, and the other then asked ZooKeeper to delete it).
+        self._busy = True
+        try:
+            await self._while_reconnecting(lambda: self._run(self._set_watches))
+            await self._while_reconnecting(self._reconcile)
+        finally:
+            self._busy = False
+            if self._again:
+                self._again = False
+                self._loop.call_soon(self._tick_soon)
 
     async def _while_reconnecting(self, step) -> None:
         """A start-up step, run again after a lost connection (kazoo reconnects within the
@@ -803,6 +814,8 @@ class ZooKeeperSync:
             if name not in local:
                 if known is not None:
                     # Deleted here through the Admin API: ask for the deletion in ZooKeeper.
+                    log.info("[KafkaServer id=%d] Topic %s was deleted here: marking it for deletion in ZooKeeper",
+                             self.node_id, name)
                     self._known.pop(name, None)
                     await self._run(self._mark_for_deletion, name)
                     self._dirty.set()
@@ -849,6 +862,7 @@ class ZooKeeperSync:
             if topic_names.is_internal(name):
                 continue
             if name in self._known:
+                log.info("[KafkaServer id=%d] Deleting topic %s: its znode is gone from ZooKeeper", self.node_id, name)
                 self._known.pop(name)
                 try:
                     engine.delete_topic(name)
@@ -863,6 +877,8 @@ class ZooKeeperSync:
             if not await self._run(self._publish_topic, meta):
                 # Lost the race to another broker: this copy (just created, empty) goes, and
                 # the next pass creates the topic as ZooKeeper has it.
+                log.info("[KafkaServer id=%d] Topic %s was created in ZooKeeper by another broker first: "
+                         "taking ZooKeeper's", self.node_id, name)
                 try:
                     engine.delete_topic(name)
                     self.broker.data.forget_topic(name)
