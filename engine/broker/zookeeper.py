@@ -269,10 +269,7 @@ class ZooKeeperSync:
             await self._while_reconnecting(lambda: self._run(self._set_watches))
             await self._while_reconnecting(self._reconcile)
         finally:
-            self._busy = False
-            if self._again:
-                self._again = False
-                self._loop.call_soon(self._tick_soon)
+            self._end_pass()
 
     async def _while_reconnecting(self, step) -> None:
         """A start-up step, run again after a lost connection (kazoo reconnects within the
@@ -319,10 +316,15 @@ class ZooKeeperSync:
             log.warning("ZooKeeper sync failed (%s: %s); retrying", type(exc).__name__, exc)
             self._dirty.set()
         finally:
-            self._busy = False
-            if self._again:
-                self._again = False
-                asyncio.get_running_loop().call_soon(self._tick_soon)
+            self._end_pass()
+
+    def _end_pass(self) -> None:
+        """Release the one-pass-at-a-time guard; a watch that fired during the pass gets its
+        pass right after."""
+        self._busy = False
+        if self._again:
+            self._again = False
+            asyncio.get_running_loop().call_soon(self._tick_soon)
 
     async def controlled_shutdown(self) -> None:
         """Kafka 2.8's controlled shutdown, through ZooKeeper (Kafka 4.4's schemas have no
