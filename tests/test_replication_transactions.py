@@ -168,8 +168,13 @@ def find_coordinator(cluster, broker, key, key_type) -> int:
 
 
 def offset_fetch(client, group, topic, require_stable=True) -> dict:
+    """The answer for `topic`-0; a group-level error (NOT_COORDINATOR,
+    COORDINATOR_LOAD_IN_PROGRESS while a new leader loads the partition) comes with no topics,
+    and is returned as the partition's error so that waits retry it."""
     (g,) = client.call(OFFSET_FETCH, 8, {"groups": [{"group_id": group, "topics": [
         {"name": topic, "partition_indexes": [0]}]}], "require_stable": require_stable})["groups"]
+    if g["error_code"] != NONE or not g["topics"] or not g["topics"][0]["partitions"]:
+        return {"error_code": g["error_code"], "committed_offset": None}
     return g["topics"][0]["partitions"][0]
 
 
