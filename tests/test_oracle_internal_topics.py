@@ -1,6 +1,6 @@
 """The internal topics (__consumer_offsets, __transaction_state) after a client deletes them,
-against a real Kafka 4.4 broker of this module's own (the session's broker is shared: deleting
-its internal topics would disturb other tests). Kafka 4.4 accepts DeleteTopics and CreateTopics
+against a real Kafka 4.4 broker of their own (`kafka_tuned`: deleting the shared broker's internal
+topics would disturb other tests). Kafka 4.4 accepts DeleteTopics and CreateTopics
 of an internal topic; a Metadata request that may auto-create it creates it again as its
 coordinator would (offsets.topic.num.partitions / transaction.state.log.num.partitions, not
 num.partitions), and so does FindCoordinator. Both brokers run with the same small partition
@@ -12,25 +12,15 @@ import uuid
 
 import pytest
 
-from conftest import BrokerProcess, ProtocolClient, _dist
-from kafka_oracle import KafkaBroker
+from conftest import KAFKA_TUNED, BrokerProcess, ProtocolClient
 from pk.engine import protocol as kp
 from waits import wait_for
 
 A = kp.ApiKey
 E = kp.errors
 ZERO = uuid.UUID(int=0)
-SETTINGS = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "4"}
+SETTINGS = KAFKA_TUNED
 COORDINATOR = {"__consumer_offsets": 0, "__transaction_state": 1}  # FindCoordinator key types
-
-
-@pytest.fixture(scope="module")
-def kafka_own(tmp_path_factory):
-    broker = KafkaBroker(_dist("4"), str(tmp_path_factory.mktemp("kafka4-internal")), overrides=dict(SETTINGS))
-    broker.heap = "512m"
-    broker.start()
-    yield broker
-    broker.stop()
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +87,8 @@ def life_of(client: ProtocolClient, name: str) -> list:
 
 
 @pytest.mark.parametrize("name", ["__consumer_offsets", "__transaction_state"])
-def test_deleted_internal_topic_comes_back_with_its_own_partition_count(kafka_own, pk_server, name):
-    with ProtocolClient(kafka_own.bootstrap) as k:
+def test_deleted_internal_topic_comes_back_with_its_own_partition_count(kafka_tuned, pk_server, name):
+    with ProtocolClient(kafka_tuned.bootstrap) as k:
         on_kafka = life_of(k, name)
     with ProtocolClient(pk_server.bootstrap) as p:
         on_pk = life_of(p, name)
