@@ -3,8 +3,8 @@ requests on a transactional id that is Empty, Ongoing, CompleteCommit or Complet
 transaction version 1 (EndTxn v4) and version 2 (v5: every end bumps the epoch, and Kafka
 accepts an abort of an Empty or completed transaction), get the same answers from pk-server-start
 as from the session's Kafka 4.4 broker. Kafka's Java producer 4.4 aborts an Empty transaction
-this way (librdkafka's 0098_consumer_txn "rapid abort/committing" failed on pk while pk refused
-it with INVALID_TXN_STATE). Producer ids differ between the brokers: compared are the error
+this way; pk refused that with INVALID_TXN_STATE (reported through librdkafka's 0098_consumer_txn
+"rapid abort/committing" with the Java producer). Producer ids differ between the brokers: compared are the error
 codes, the epoch answered relative to the one InitProducerId gave, and whether the producer id
 is the one InitProducerId gave."""
 
