@@ -60,6 +60,18 @@ def update(data_dir: str, name: str, changes: dict[tuple[str, int], int | None])
             atomic_write(path, render(entries))
 
 
+def rewrite(data_dir: str, name: str, change) -> None:
+    """Replace one checkpoint file's entries with change(entries), under the lock; written when
+    they changed or the file is missing (Kafka writes its checkpoint files in every log dir,
+    with no entries when there is nothing to say)."""
+    path = inside(data_dir, name)
+    with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):
+        entries = read(path)
+        fresh = change(dict(entries))
+        if fresh != entries or not os.path.exists(path):
+            atomic_write(path, render(fresh))
+
+
 def drop_partition(data_dir: str, topic: str, partition: int) -> None:
     """Forget one partition's entries in every checkpoint file (a replica removed from this broker)."""
     with locked(os.path.join(data_dir, ".pk", "checkpoint.lock")):

@@ -32,7 +32,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside, locked
-from .log import PartitionLog, create_partition_dir, partition_dir_name, read_partition_topic_id
+from .log import PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -102,6 +102,7 @@ class Engine:
             with locked(self.admin_lock_path):
                 if not os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)):
                     self._write_meta()
+                    self.checkpoint_log_start_offsets()  # Kafka's log dirs hold it from the start
                 if not self.store.names():
                     self._adopt_kafka_topics()
                 if not self.store.exists(topic_names.GROUP_METADATA_TOPIC) and not self.internal_topics_replicated:
@@ -456,6 +457,33 @@ class Engine:
                 continue  # deleted meanwhile
         checkpoint.update(self.data_dir, checkpoint.RETENTION_CHECK, checked)
         return deleted
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write `log-start-offset-checkpoint` as Kafka's LogManager does every
+        log.flush.start.offset.checkpoint.interval.ms and at a clean shutdown: an entry for each
+        partition whose log start offset is past its first segment's base (DeleteRecords inside
+        a segment), none for the others, the file itself even with no entry. Every process on the
+        data dir updates its entries as the log start moves (PartitionLog), so this pass merges
+        the logs this process holds into the file (a log start only moves forward: the larger
+        wins, whoever wrote it) and drops entries that no longer say anything: a partition gone
+        from this directory, or whose segments up to the entry were deleted since."""
+        held = {}
+        for key, log in list(self._logs.items()):  # read outside the checkpoint lock (lock order)
+            try:
+                held[key] = log.log_start_offset
+            except (KafkaError, OSError):
+                pass  # deleted meanwhile
+
+        def current(entries: dict) -> dict:
+            for key, start in held.items():
+                entries[key] = max(start, entries.get(key, -1))
+            kept = {}
+            for (topic, partition), start in entries.items():
+                base = first_segment_base(os.path.join(self.data_dir, partition_dir_name(topic, partition)))
+                if base is not None and start > base:
+                    kept[(topic, partition)] = start
+            return kept
+        checkpoint.rewrite(self.data_dir, checkpoint.LOG_START_OFFSET, current)
 
     def clean(self, now_ms: int | None = None, force: bool = False) -> int:
         """One log-cleaner pass over every compacted topic; returns segments rewritten."""

@@ -99,6 +99,17 @@ def read_partition_topic_id(directory: str) -> str | None:
     return None
 
 
+def first_segment_base(directory: str) -> int | None:
+    """The base offset of a partition directory's first segment (None: no segment, or no
+    directory)."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return min((int(n[:20]) for n in names if len(n) == 24 and n.endswith(LOG_SUFFIX) and n[:20].isdigit()),
+               default=None)
+
+
 def create_partition_dir(data_dir: str, topic: str, partition: int, topic_id: str) -> str:
     """Lay out an empty partition as Kafka does: first segment at offset 0, topic id file."""
     directory = inside(data_dir, partition_dir_name(topic, partition))

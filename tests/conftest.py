@@ -468,6 +468,24 @@ def kafka(tmp_path_factory):
     broker.stop()
 
 
+# Kafka settings kafka_tuned runs with (and the pk-server-start its tests compare with): internal
+# topics' partition counts distinct from num.partitions (1), log start offsets checkpointed often.
+KAFKA_TUNED = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "4",
+               "log.flush.start.offset.checkpoint.interval.ms": "300"}
+
+
+@pytest.fixture(scope="session")
+def kafka_tuned(tmp_path_factory):
+    """A second real Kafka 4.x broker, with KAFKA_TUNED, for the tests that delete its internal
+    topics or read its log dir's checkpoint files (the shared `kafka` keeps Kafka's defaults)."""
+    broker = kafka_oracle.KafkaBroker(_dist("4"), str(tmp_path_factory.mktemp("kafka4-tuned")),
+                                      overrides=dict(KAFKA_TUNED))
+    broker.heap = "512m"
+    broker.start()
+    yield broker
+    broker.stop()
+
+
 @pytest.fixture(scope="session")
 def kafka28_tools():
     """Kafka 2.8.2's tools (the ZooKeeper era)."""

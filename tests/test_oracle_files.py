@@ -13,6 +13,8 @@
 3. Segments pk's bundled engine wrote are dumped by both tools: the same text, and Kafka finds
    nothing wrong with them (valid CRCs, indexes that pass its sanity check); so are the
    transaction markers, `.txnindex` and `__transaction_state` records pk-server-start writes.
+4. log-start-offset-checkpoint: the same DeleteRecords leave the same entries in Kafka's log dir
+   and in pk's data dir, and pk adopting Kafka's log dir keeps its log start offsets.
 """
 
 from __future__ import annotations
@@ -278,3 +280,71 @@ def test_pk_transaction_files_dumped_by_both(kafka_tools, tmp_path):
     state = glob.glob(str(data / f"{tlog.TRANSACTION_STATE_TOPIC}-{tlog.partition_for(TXN_ID)}" / "*.log"))
     k = same(kafka_tools, pk, "--files", ",".join(state), "--transaction-log-decoder")
     assert '"transactionStatus":"CompleteAbort"' in k.out and k.err == ""
+
+
+# --------------------------------------------------------------------------- 4. log start offsets, both ways
+LS = "ot-logstart-"
+# topic suffix -> DeleteRecords offset (None: none) on 5 records in one segment: inside the
+# segment (an entry), up to the log end (an entry: the active segment stays), none (no entry)
+LS_CASES = {"mid": 2, "end": 5, "none": None}
+
+
+def _delete_records_json(tmp_path, run: str) -> str:
+    import json
+    path = tmp_path / "delete-records.json"
+    path.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": f"{LS}{run}{name}", "partition": 0, "offset": offset}
+        for name, offset in LS_CASES.items() if offset is not None]}))
+    return str(path)
+
+
+def _log_starts(path: str, prefix: str) -> dict:
+    from pk.engine import checkpoint
+    return {k: v for k, v in checkpoint.read(path).items() if k[0].startswith(prefix)}
+
+
+def test_log_start_offset_checkpoint_both_ways(kafka_tuned, kafka_tools, tmp_path):
+    """The same DeleteRecords on Kafka 4.4 (checkpointing every 300 ms) and on pk's bundled
+    engine leave the same log-start-offset-checkpoint entries (only where the log start is past
+    the first segment's base), and a copy of Kafka's log dir, adopted by pk, keeps Kafka's log
+    start offsets (GetOffsetShell's earliest offsets match Kafka's)."""
+    from waits import wait_for
+    run = f"{int(time.time() * 1000) % 100000}-"
+    b = kafka_tuned.bootstrap
+    data = tmp_path / "pk-data"
+    pk = Runner(str(data))
+    for name in LS_CASES:
+        t = f"{LS}{run}{name}"
+        r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--topic", t, "--partitions", "1")
+        assert r.returncode == 0, r.err
+        assert kafka_tools("kafka-console-producer", "--bootstrap-server", b, "--topic", t,
+                           input="a\nb\nc\nd\ne\n").returncode == 0
+        assert pk("pk-topics", "--create", "--topic", t, "--partitions", "1").returncode == 0
+        assert pk("pk-console-producer", "--topic", t, input="a\nb\nc\nd\ne\n").returncode == 0
+        wait_for_end_offsets(kafka_tools, b, t, f"{t}:0:5\n")
+    # a fresh pk data dir holds the file from the start, as every Kafka log dir does
+    assert (data / "log-start-offset-checkpoint").read_text() == "0\n0\n"
+    spec = _delete_records_json(tmp_path, run)
+    k = kafka_tools("kafka-delete-records", "--bootstrap-server", b, "--offset-json-file", spec)
+    assert k.returncode == 0, k.err
+    p = pk("pk-delete-records", "--offset-json-file", spec)
+    # (the same lines; pk prints them in the file's order, Kafka in its HashMap's)
+    assert (p.returncode, sorted(p.out.splitlines())) == (0, sorted(k.out.splitlines()))
+    want = {(f"{LS}{run}mid", 0): 2, (f"{LS}{run}end", 0): 5}
+    kafka_file = os.path.join(kafka_tuned.log_dir, "log-start-offset-checkpoint")
+    wait_for(lambda: _log_starts(kafka_file, LS + run) == want, 30, "Kafka's log start offset checkpoint")
+    assert _log_starts(str(data / "log-start-offset-checkpoint"), LS + run) == want
+    # Kafka's log dir adopted by pk
+    copy = tmp_path / "kafka-copy"
+    copy.mkdir()
+    for name in LS_CASES:
+        shutil.copytree(os.path.join(kafka_tuned.log_dir, f"{LS}{run}{name}-0"), copy / f"{LS}{run}{name}-0")
+    for f in ("meta.properties", "log-start-offset-checkpoint"):
+        shutil.copy(os.path.join(kafka_tuned.log_dir, f), copy / f)
+    adopted = Runner(str(copy))
+    for name in LS_CASES:
+        t = f"{LS}{run}{name}"
+        k = kafka_tools("kafka-get-offsets", "--bootstrap-server", b, "--topic", t, "--time", "-2")
+        assert k.out == f"{t}:0:{LS_CASES[name] or 0}\n"
+        assert adopted("pk-get-offsets", "--topic", t, "--time", "-2").out == k.out
+        assert pk("pk-get-offsets", "--topic", t, "--time", "-2").out == k.out

@@ -313,6 +313,39 @@ def test_sigterm_flushes_writes_checkpoints_and_restarts_clean(tmp_path):
     assert sorted(values) == sorted([v for _, v in acked] + [b"after restart"])
 
 
+def test_log_start_offset_checkpoint_written_periodically_and_at_shutdown(tmp_path):
+    """As Kafka's log manager: the data dir holds log-start-offset-checkpoint from start-up,
+    rewritten every log.flush.start.offset.checkpoint.interval.ms (an entry only where the log
+    start is past the first segment's base) and at a clean shutdown."""
+    from waits import wait_for
+    data = str(tmp_path / "data")
+    path = os.path.join(data, checkpoint.LOG_START_OFFSET)
+    with Engine(data) as engine:  # a data dir made by the engine holds it already
+        engine.create_topic("ls", 2)
+    assert open(path).read() == "0\n0\n"
+    os.remove(path)  # (as in a data dir written before pk wrote it)
+    b = BrokerProcess(data, {"log.flush.start.offset.checkpoint.interval.ms": "200"}).start()
+    try:
+        wait_for(lambda: os.path.exists(path), 10, "the checkpoint at start-up")
+        c = Client(b.port)
+        for i in range(4):
+            assert c.produce("ls", batch([b"%d" % i]))["error_code"] == 0
+        body = {"topics": [{"name": "ls", "partitions": [{"partition_index": 0, "offset": 3}]}], "timeout_ms": 1000}
+        assert c.call(21, 1, body)["topics"][0]["partitions"][0]["low_watermark"] == 3
+        c.close()
+        assert checkpoint.read(path) == {("ls", 0): 3}
+        # entries that say nothing (a partition not here, a start at the first base) go at the next pass
+        checkpoint.update(data, checkpoint.LOG_START_OFFSET, {("gone", 0): 7, ("ls", 1): 0})
+        wait_for(lambda: checkpoint.read(path) == {("ls", 0): 3}, 10, "the periodic checkpoint")
+        os.remove(path)
+        assert b.stop(signal.SIGTERM) == 0
+    finally:
+        b.stop()
+    assert open(path).read() == "0\n1\nls 0 3\n"  # written at the clean shutdown
+    with Engine(data) as engine:
+        assert engine.partition("ls", 0).log_start_offset == 3
+
+
 def test_delete_records_moves_the_log_start_for_good(tmp_path):
     b = BrokerProcess(str(tmp_path / "data")).start()
 

@@ -265,6 +265,21 @@ def test_admin_api_changes_go_to_zookeeper(pk, cluster):
     assert "__consumer_offsets" not in topics(pk, cluster, "--list").out  # (created by FindCoordinator only)
 
 
+def test_metadata_creates_internal_topics_with_their_own_counts(cluster):
+    """A Metadata request that may auto-create __transaction_state creates it as its
+    coordinator does (Kafka 2.8's createInternalTopic): in ZooKeeper, with
+    transaction.state.log.num.partitions partitions, not num.partitions."""
+    from conftest import ProtocolClient
+
+    b = cluster.broker(transaction_state_log_num_partitions="3")
+    with ProtocolClient(b.bootstrap) as c:
+        c.call(3, 9, {"topics": [{"name": "__transaction_state"}], "allow_auto_topic_creation": True,
+                      "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})
+    wait_for(lambda: cluster.get("/brokers/topics/__transaction_state"), what="the topic znode")
+    assert sorted(json.loads(cluster.get("/brokers/topics/__transaction_state"))["partitions"]) == ["0", "1", "2"]
+    wait_for(lambda: metadata_partitions(b.bootstrap, "__transaction_state") == 3, what="the broker to serve it")
+
+
 def test_topics_created_while_down_are_taken_at_start(pk, cluster):
     b = cluster.broker()
     b.stop()

@@ -38,6 +38,7 @@ KNOWN: dict[str, str | None] = {
     "log.retention.check.interval.ms": "300000",
     "log.initial.task.delay.ms": "30000",
     "log.cleaner.backoff.ms": "15000",
+    "log.flush.start.offset.checkpoint.interval.ms": "60000",
     "log.cleanup.policy": "delete",
     "log.cleaner.enable": "true",
     "message.max.bytes": "1048588",

@@ -19,6 +19,7 @@ BROKER_TYPES: dict[str, str] = {
     "log.segment.bytes": "int", "log.roll.ms": "long", "log.roll.hours": "int",
     "log.retention.check.interval.ms": "long", "log.initial.task.delay.ms": "long",
     "log.cleanup.policy": "list", "log.cleaner.enable": "boolean", "log.cleaner.backoff.ms": "long",
+    "log.flush.start.offset.checkpoint.interval.ms": "long",
     "message.max.bytes": "int", "offsets.topic.num.partitions": "int",
     "offsets.topic.replication.factor": "short", "offsets.topic.segment.bytes": "int",
     "transaction.state.log.replication.factor": "short", "transaction.state.log.min.isr": "int",
@@ -93,6 +94,7 @@ _BROKER_DOCS = {
     "log.retention.check.interval.ms": "Milliseconds between two retention checks of every log.",
     "log.initial.task.delay.ms": "Delay after start-up before the first retention check.",
     "log.cleaner.backoff.ms": "Milliseconds the cleaner sleeps when no log needs compacting.",
+    "log.flush.start.offset.checkpoint.interval.ms": "Milliseconds between two writes of the log start offset checkpoint.",
     "log.cleaner.enable": "Whether compacted topics are compacted.",
     "message.max.bytes": "Largest record batch a topic accepts unless it says otherwise.",
 }

@@ -117,7 +117,7 @@ class MetadataHandlers:
             creatable = self._creatable(request, names)
             denied += [n for n in names if n not in creatable]
             names = [n for n in names if n in creatable]
-            created = {name for name in names if self._auto_create(name)}
+            created = {name for name in names if await self._auto_create(name)}
         # Kafka (KRaft) answers the request that auto-creates a topic with
         # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
         topics += [self._unknown(n) if n in created else self.topic_metadata(n, self._operations(request, n, operations))
@@ -161,17 +161,32 @@ class MetadataHandlers:
         allowed = guard.allowed_names(request, acls.CREATE, acls.TOPIC, missing)
         return {n for n in names if n not in missing or n in allowed}
 
-    def _auto_create(self, name: str) -> bool:
-        """Create a topic a Metadata request names; True when this call created it."""
+    async def _auto_create(self, name: str) -> bool:
+        """Create a topic a Metadata request names; True when this call created it. An internal
+        topic is created as its coordinator creates it (Kafka's AutoTopicCreationManager:
+        offsets.topic.num.partitions or transaction.state.log.num.partitions and the coordinator's
+        topic configs), never with num.partitions: a client may delete it (Kafka 4.4 allows that)."""
         try:
             self.engine.topic(name)
+            return False
         except UnknownTopicOrPartitionError:
-            try:
-                self.engine.create_topic(name)
-                return True
-            except KafkaError:
-                pass  # invalid name, or created meanwhile: the metadata answer tells
-        return False
+            pass
+        try:
+            if topic_names.is_internal(name):
+                return await self._create_internal(name)
+            self.engine.create_topic(name)
+            return True
+        except KafkaError:
+            return False  # invalid name, or created meanwhile: the metadata answer tells
+
+    async def _create_internal(self, name: str) -> bool:
+        if self.broker.zookeeper is not None:  # replicated, in ZooKeeper (Kafka 2.8's createInternalTopic)
+            return await self.broker.zookeeper.ensure_internal_topic(name)
+        if name == topic_names.GROUP_METADATA_TOPIC:
+            self.engine.ensure_offsets_topic()
+        else:
+            self.broker.transactions.ensure_state_topic()
+        return True
 
     # ------------------------------------------------------------------ DescribeTopicPartitions
     async def describe_topic_partitions(self, request) -> dict:

@@ -95,6 +95,7 @@ class Txn:
     start_ms: int = -1
     last_update_ms: int = -1
     last_producer_epoch: int = -1  # the epoch before the last bump (a retried InitProducerId)
+    previous_producer_id: int = -1  # the id an EndTxn's bump used up (a retried EndTxn names it)
     # While the markers of a PrepareCommit/PrepareAbort are being written on a cluster: the
     # partitions still without theirs, and (commit, bump) for the completion.
     markers_left: set = field(default_factory=set)
@@ -403,6 +404,7 @@ class TransactionHandlers:
         txn.state = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         txn.partitions = {}
         if bump and txn.producer_epoch >= MAX_EPOCH - 1:
+            txn.previous_producer_id = txn.producer_id
             txn.producer_id, txn.producer_epoch, txn.last_producer_epoch = self.producers.ids.allocate(), 0, -1
         self._persist(txn)
         self.broker.notify_data()
@@ -843,26 +845,25 @@ class TransactionHandlers:
         commit = body["committed"]
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "producer_id": -1, "producer_epoch": -1}
         tv2 = request.api_version >= 5  # transaction version 2 (KIP-890): every end bumps the epoch
-        done = tlog.COMPLETE_COMMIT if commit else tlog.COMPLETE_ABORT
         try:
             _require(self.broker.guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
                      E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             owner = self._owner_error(body["transactional_id"])
             if owner != E.NONE:
                 raise TxnError(owner)
-            txn = self.txns.get(body["transactional_id"])
-            if (tv2 and txn is not None and txn.state == done and txn.producer_id == body["producer_id"]
-                    and body["producer_epoch"] == txn.last_producer_epoch):
-                pass  # a retry of the end that bumped the epoch: answered with the new one
+            if tv2:
+                txn, end = self._ending_tv2(request, body["transactional_id"], body["producer_id"],
+                                            body["producer_epoch"], commit)
             else:
                 txn = self._current(request, body["transactional_id"], body["producer_id"], body["producer_epoch"])
-            if txn.state == tlog.ONGOING:
+                end = txn.state == tlog.ONGOING
+                if not end and (txn.state, commit) not in ((tlog.COMPLETE_COMMIT, True), (tlog.COMPLETE_ABORT, False)):
+                    raise TxnError(E.INVALID_TXN_STATE)  # else: a retry of the end that was done
+            if end:
                 self._finish(txn, commit, bump=tv2)
                 code = await self.replicated(txn)
                 if code != E.NONE:
                     raise TxnError(code)
-            elif (txn.state, commit) not in ((tlog.COMPLETE_COMMIT, True), (tlog.COMPLETE_ABORT, False)):
-                raise TxnError(E.INVALID_TXN_STATE)  # else: a retry of the end that was done
             answer["producer_id"], answer["producer_epoch"] = txn.producer_id, txn.producer_epoch
         except TxnError as exc:
             answer["error_code"] = exc.code
@@ -870,6 +871,47 @@ class TransactionHandlers:
             log.warning("EndTxn for %s failed: %s", body["transactional_id"], exc)
             answer["error_code"] = E.COORDINATOR_NOT_AVAILABLE
         return answer
+
+    def _ending_tv2(self, request, transactional_id: str, producer_id: int, epoch: int,
+                    commit: bool) -> tuple[Txn, bool]:
+        """EndTxn with transaction version 2, as Kafka's TransactionCoordinator.endTransaction
+        decides: (the transaction, True when this request ends it, False for a retry answered
+        as done); else TxnError. Every end bumps the epoch, so a retry carries the epoch before
+        the bump (or the last epoch of the producer id the bump used up), and a request with
+        the current epoch on a completed transaction is a new end: an abort there (or on an
+        Empty one) is accepted and bumps the epoch again, with no partition to mark."""
+        if not validation.is_transactional_id(transactional_id):
+            raise TxnError(E.INVALID_REQUEST)
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.state == tlog.DEAD:
+            raise TxnError(E.INVALID_PRODUCER_ID_MAPPING)
+        retry_on_overflow = (txn.previous_producer_id == producer_id and epoch == MAX_EPOCH - 1
+                             and txn.producer_epoch == 0)
+        retry_on_bump = txn.producer_epoch == epoch + 1
+        if txn.producer_id != producer_id and not retry_on_overflow:
+            raise TxnError(E.INVALID_PRODUCER_ID_MAPPING)
+        state = txn.state
+        if state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT):
+            valid = retry_on_bump
+        elif state in (tlog.COMPLETE_COMMIT, tlog.COMPLETE_ABORT):
+            valid = retry_on_bump or retry_on_overflow or epoch == txn.producer_epoch
+        else:
+            valid = epoch == txn.producer_epoch
+        if not valid:
+            raise TxnError(self._fenced(request.api_key, request.api_version))
+        retry = retry_on_bump or retry_on_overflow
+        if state == tlog.ONGOING:
+            return txn, True
+        if state in (tlog.PREPARE_COMMIT, tlog.PREPARE_ABORT, tlog.PREPARE_EPOCH_FENCE):
+            same = (state == tlog.PREPARE_COMMIT) == commit
+            raise TxnError(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
+        if state == tlog.COMPLETE_COMMIT and commit and retry:
+            return txn, False
+        if state == tlog.COMPLETE_ABORT and not commit:
+            return txn, not retry
+        if not commit and (state == tlog.EMPTY or (state == tlog.COMPLETE_COMMIT and not retry)):
+            return txn, True
+        raise TxnError(E.INVALID_TXN_STATE)
 
     # ================================================================== WriteTxnMarkers
     async def write_txn_markers(self, request) -> dict:
