@@ -77,9 +77,9 @@ class Target:
                 return d["error_code"] == E.NONE and sum(len(x["acls"]) for x in d["resources"]) >= len(grants)
             wait_for(present, 30, f"the ACLs of {user.principal}")
 
-    def topic(self, base: str = "t", partitions: int = 1) -> str:
+    def topic(self, base: str = "t", partitions: int = 1, name: str | None = None) -> str:
         """A new topic, once its partitions have a leader; returns its name."""
-        name = unique(base)
+        name = name or unique(base)
         with self.su() as c:
             r = c.call(ApiKey.CREATE_TOPICS, 7, {"topics": [
                 {"name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
@@ -149,6 +149,7 @@ class User:
     def client(self) -> ProtocolClient:
         client, code = self._login()
         assert code == E.NONE, code
+        client.user = self.name
         return client
 
 
@@ -320,17 +321,23 @@ def row_metadata_auto_create(t: Target):
     return codes(r["topics"]), exists["topics"][0]["error_code"] == E.NONE
 
 
-@row((INT32_MIN, 1 << A.READ | 1 << A.DESCRIBE))
+@row(((0, 1 << A.READ | 1 << A.DESCRIBE), (1 << A.DESCRIBE, 1 << A.READ | 1 << A.DESCRIBE)))
 def row_metadata_authorized_operations(t: Target):
-    """cluster_authorized_operations only with cluster DESCRIBE; topic operations per caller."""
+    """cluster_authorized_operations (v8-10): asked without cluster DESCRIBE, 0; topic operations
+    per caller."""
     topic = t.topic()
-    u = t.user()
-    t.grant(u, (A.TOPIC, topic, A.READ))
-    with u.client() as c:
-        r = c.call(ApiKey.METADATA, 12, {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
-                                         "include_cluster_authorized_operations": True,
-                                         "include_topic_authorized_operations": True})
-    return r["cluster_authorized_operations"], r["topics"][0]["topic_authorized_operations"]
+    refused, allowed = t.user(), t.user()
+    for u in (refused, allowed):
+        t.grant(u, (A.TOPIC, topic, A.READ))
+    t.grant(allowed, (A.CLUSTER, "kafka-cluster", A.DESCRIBE))
+    answers = []
+    for u in (refused, allowed):
+        with u.client() as c:
+            r = c.call(ApiKey.METADATA, 10, {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
+                                             "include_cluster_authorized_operations": True,
+                                             "include_topic_authorized_operations": True})
+        answers.append((r["cluster_authorized_operations"], r["topics"][0]["topic_authorized_operations"]))
+    return tuple(answers)
 
 
 @row((E.TOPIC_AUTHORIZATION_FAILED, E.NONE, False))
@@ -452,22 +459,21 @@ def row_incremental_alter_configs(t: Target):
     return codes(r["responses"])
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED,))
+@row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
 def row_list_config_resources(t: Target):
-    u = t.user()
-    with u.client() as c:
-        r = c.call(ApiKey.LIST_CONFIG_RESOURCES, 1, {"resource_types": []})
-    return (r["error_code"],)
+    return _cluster_call(t, A.DESCRIBE_CONFIGS, lambda c: c.call(ApiKey.LIST_CONFIG_RESOURCES, 1, {
+        "resource_types": []})["error_code"])
 
 
 # ---------------------------------------------------------------------- cluster
-@row((E.NONE, 0))
+@row(((E.NONE, 0), (E.NONE, 1 << A.DESCRIBE | 1 << A.ALTER)))
 def row_describe_cluster(t: Target):
-    """Asked for authorized operations without cluster DESCRIBE: 0 (not INT32_MIN, "not asked")."""
-    u = t.user()
-    with u.client() as c:
+    """Asked for authorized operations without cluster DESCRIBE: 0 (not INT32_MIN, "not asked");
+    with it, the operations the caller may do (ALTER implies DESCRIBE)."""
+    def call(c):
         r = c.call(ApiKey.DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": True, "endpoint_type": 1})
-    return r["error_code"], r["cluster_authorized_operations"]
+        return r["error_code"], r["cluster_authorized_operations"]
+    return _cluster_call(t, A.ALTER, call)
 
 
 @row((E.CLUSTER_AUTHORIZATION_FAILED,))
@@ -481,12 +487,19 @@ def row_elect_leaders(t: Target):
     return (r["error_code"],)
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED,))
+@row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
 def row_describe_log_dirs(t: Target):
-    u = t.user()
-    with u.client() as c:
-        r = c.call(ApiKey.DESCRIBE_LOG_DIRS, 4, {"topics": None})
-    return (r["error_code"],)
+    return _cluster_call(t, A.DESCRIBE, lambda c: c.call(ApiKey.DESCRIBE_LOG_DIRS, 4, {"topics": []})["error_code"])
+
+
+def _cluster_call(t: Target, operation: int, call) -> tuple:
+    """call(client)'s answer for a user without, then one with, `operation` on the cluster."""
+    refused, allowed = t.user(), t.user()
+    t.grant(allowed, (A.CLUSTER, "kafka-cluster", operation))
+    with refused.client() as c:
+        first = call(c)
+    with allowed.client() as c:
+        return first, call(c)
 
 
 @row((E.CLUSTER_AUTHORIZATION_FAILED,))
@@ -511,22 +524,23 @@ def row_alter_partition_reassignments(t: Target):
     return (r["error_code"],)
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED,))
+@row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
 def row_list_partition_reassignments(t: Target):
-    u = t.user()
-    with u.client() as c:
-        r = c.call(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 10000, "topics": None})
-    return (r["error_code"],)
+    return _cluster_call(t, A.DESCRIBE, lambda c: c.call(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, {
+        "timeout_ms": 10000, "topics": None})["error_code"])
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED, None, (("", E.CLUSTER_AUTHORIZATION_FAILED, None),)))
+@row(((E.CLUSTER_AUTHORIZATION_FAILED, None, (("", E.CLUSTER_AUTHORIZATION_FAILED, None),)),
+      (E.NONE, "", ((True, E.NONE, ""),))))
 def row_describe_user_scram_credentials(t: Target):
     """Cluster DESCRIBE; the refusal names no user. (Asked for all users, Kafka 4.4 never answers.)"""
-    u = t.user()
-    with u.client() as c:
-        r = c.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": u.name}]})
-    return r["error_code"], r["error_message"], tuple((x["user"], x["error_code"], x["error_message"])
-                                                      for x in r["results"])
+    def call(c):
+        user = c.user
+        r = c.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": user}]})
+        return r["error_code"], r["error_message"], tuple(
+            (x["user"] if x["error_code"] else x["user"] == user, x["error_code"], x["error_message"])
+            for x in r["results"])
+    return _cluster_call(t, A.DESCRIBE, call)
 
 
 @row(((True, E.CLUSTER_AUTHORIZATION_FAILED, True),))
@@ -839,3 +853,106 @@ def row_delegation_tokens(t: Target):
         seen = c.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, {"owners": None})
     return (other["error_code"], renew["error_code"], expire["error_code"],
             (int(mine["token_id"] in ids(seen)), int(mine["token_id"] in ids(own))))
+
+
+# ---------------------------------------------------------------------- further cases
+@row(((E.TOPIC_AUTHORIZATION_FAILED,), (E.TOPIC_AUTHORIZATION_FAILED,)))
+def row_by_topic_id(t: Target):
+    """Produce v13 and Fetch v13 name topics by id: the same topic WRITE/READ checks."""
+    topic = t.topic()
+    tid = t.topic_id(topic)
+    u = t.user()
+    t.grant(u, (A.TOPIC, topic, A.DESCRIBE))
+    with u.client() as c:
+        p = c.call(ApiKey.PRODUCE, 13, {"transactional_id": None, "acks": 1, "timeout_ms": 10000, "topic_data": [
+            {"topic_id": tid, "partition_data": [{"index": 0, "records": batch()}]}]})
+        f = c.call(ApiKey.FETCH, 13, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "topics": [
+                {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
+                                                  "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""})
+    return _pcodes(p["responses"], "partition_responses"), _pcodes(f["responses"])
+
+
+@row(((False, True), (True, True)))
+def row_list_groups_with_cluster_describe(t: Target):
+    """ListGroups: cluster DESCRIBE lists every group."""
+    topic = t.topic()
+    hidden, shown = unique("g"), unique("g")
+    for g in (hidden, shown):
+        t.commit(g, topic)
+    refused, allowed = t.user(), t.user()
+    for u in (refused, allowed):
+        t.grant(u, (A.GROUP, shown, A.DESCRIBE))
+    t.grant(allowed, (A.CLUSTER, "kafka-cluster", A.DESCRIBE))
+    answers = []
+    for u in (refused, allowed):
+        with u.client() as c:
+            listed = {x["group_id"] for x in c.call(ApiKey.LIST_GROUPS, 4, {"states_filter": []})["groups"]}
+        answers.append((hidden in listed, shown in listed))
+    return tuple(answers)
+
+
+@row(((False, True),))
+def row_offset_fetch_all_topics(t: Target):
+    """OffsetFetch of all topics leaves out those the caller may not DESCRIBE."""
+    hidden, shown = t.topic(), t.topic()
+    g = unique("g")
+    for topic in (hidden, shown):
+        t.commit(g, topic)
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.DESCRIBE), (A.TOPIC, shown, A.DESCRIBE))
+    with u.client() as c:
+        r = c.call(ApiKey.OFFSET_FETCH, 8, {"groups": [{"group_id": g, "topics": None}], "require_stable": False})
+    listed = {x["name"] for x in r["groups"][0]["topics"]}
+    return ((hidden in listed, shown in listed),)
+
+
+@row((True, False))
+def row_consumer_group_regex(t: Target):
+    """A KIP-848 member's regex only matches topics its principal may DESCRIBE (Kafka's
+    GroupMetadataManager resolves it as the member)."""
+    base = unique("rx")
+    mine, secret = (t.topic(name=f"{base}-{n}") for n in ("mine", "secret"))
+    ids = {t.topic_id(n): n for n in (mine, secret)}
+    g = unique("g")
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, mine, A.DESCRIBE))
+    seen: set[str] = set()
+    with u.client() as c:
+        state = {"member_id": str(uuid.uuid4()), "member_epoch": 0, "owned": []}  # (v1: the client's id)
+
+        def beat():
+            first = state["member_epoch"] == 0
+            r = c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, {
+                "group_id": g, "member_id": state["member_id"], "member_epoch": state["member_epoch"],
+                "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000 if first else -1,
+                "subscribed_topic_names": None, "subscribed_topic_regex": f"{base}-.*" if first else None,
+                "server_assignor": None, "topic_partitions": state["owned"]})
+            if r["error_code"] in RETRIABLE:
+                return False
+            assert r["error_code"] == E.NONE, r
+            state["member_id"], state["member_epoch"] = r["member_id"], r["member_epoch"]
+            if r["assignment"] is not None:
+                state["owned"] = r["assignment"]["topic_partitions"]
+                seen.update(ids.get(x["topic_id"], "?") for x in state["owned"])
+            return mine in seen
+        wait_for(beat, 30, "the regex's assignment", interval=0.3)
+    return mine in seen, secret in seen
+
+
+@row(((E.GROUP_AUTHORIZATION_FAILED, INT32_MIN), (E.NONE, 1 << A.READ | 1 << A.DESCRIBE)))
+def row_consumer_group_describe_allowed(t: Target):
+    """ConsumerGroupDescribe: group DESCRIBE per group; authorized_operations per caller."""
+    topic = t.topic()
+    g = unique("g")
+    member = t.user()
+    t.grant(member, (A.GROUP, g, A.READ), (A.TOPIC, topic, A.DESCRIBE))
+    with member.client() as c:
+        settled(lambda: _heartbeat(c, g, [topic])["error_code"], "a member")
+        stranger = c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [unique("g")],
+                                                              "include_authorized_operations": True})
+        mine = c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [g], "include_authorized_operations": True})
+    return tuple((x["error_code"], x["authorized_operations"]) for x in stranger["groups"] + mine["groups"])

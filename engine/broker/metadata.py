@@ -130,9 +130,10 @@ class MetadataHandlers:
                    self._unknown(None if version >= 12 else "", E.TOPIC_AUTHORIZATION_FAILED, by_id[n])
                    for n in denied]
         cluster_operations = INT32_MIN
-        if body["include_cluster_authorized_operations"] and guard.allows(request, acls.DESCRIBE, acls.CLUSTER,
-                                                                          acls.CLUSTER_NAME):
-            cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
+        if body["include_cluster_authorized_operations"]:
+            # KafkaApis: asked but without cluster DESCRIBE is 0 operations (not "not asked")
+            cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME) if guard.allows(
+                request, acls.DESCRIBE, acls.CLUSTER, acls.CLUSTER_NAME) else 0
         return {
             "throttle_time_ms": 0,
             "brokers": self.brokers(request),
