@@ -816,17 +816,22 @@ def row_write_txn_markers(t: Target):
     return tuple(p["error_code"] for m in r["markers"] for x in m["topics"] for p in x["partitions"])
 
 
-@row((E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, False))
+@row(((E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, False), (E.NONE, True)))
 def row_transactions_listing(t: Target):
     """DescribeTransactions: id DESCRIBE per id; ListTransactions: only the ids the caller may DESCRIBE."""
     tid = unique("tx")
     t.transaction(tid)
-    u = t.user()
-    with u.client() as c:
-        d = c.call(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [tid]})
-        lt = c.call(ApiKey.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
-                                                  "duration_filter": -1})
-    return d["transaction_states"][0]["error_code"], tid in {x["transactional_id"] for x in lt["transaction_states"]}
+    refused, allowed = t.user(), t.user()
+    t.grant(allowed, (A.TRANSACTIONAL_ID, tid, A.DESCRIBE))
+    answers = []
+    for u in (refused, allowed):
+        with u.client() as c:
+            d = c.call(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [tid]})
+            lt = c.call(ApiKey.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
+                                                      "duration_filter": -1})
+        answers.append((d["transaction_states"][0]["error_code"],
+                        tid in {x["transactional_id"] for x in lt["transaction_states"]}))
+    return tuple(answers)
 
 
 # ---------------------------------------------------------------------- delegation tokens
@@ -956,3 +961,52 @@ def row_consumer_group_describe_allowed(t: Target):
                                                               "include_authorized_operations": True})
         mine = c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [g], "include_authorized_operations": True})
     return tuple((x["error_code"], x["authorized_operations"]) for x in stranger["groups"] + mine["groups"])
+
+
+@row(((E.TOPIC_AUTHORIZATION_FAILED, E.OPERATION_NOT_ATTEMPTED), E.GROUP_AUTHORIZATION_FAILED,
+      (E.GROUP_AUTHORIZATION_FAILED, E.TOPIC_AUTHORIZATION_FAILED)))
+def row_txn_apis_past_the_id(t: Target):
+    """With WRITE on the transactional id: AddPartitionsToTxn needs topic WRITE (a refused topic
+    fails the others with OPERATION_NOT_ATTEMPTED); AddOffsetsToTxn needs group READ;
+    TxnOffsetCommit group READ, then topic READ."""
+    denied, allowed = t.topic(), t.topic()
+    tid, g_denied, g = unique("tx"), unique("g"), unique("g")
+    u = t.user()
+    t.grant(u, (A.TRANSACTIONAL_ID, tid, A.WRITE), (A.TOPIC, allowed, A.ALL), (A.GROUP, g, A.READ))
+
+    def txn_commit(c, group, topic):
+        r = c.call(ApiKey.TXN_OFFSET_COMMIT, 3, {
+            "transactional_id": tid, "group_id": group, "producer_id": 1, "producer_epoch": 0,
+            "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                "committed_leader_epoch": -1, "committed_metadata": None}]}]})
+        return r["topics"][0]["partitions"][0]["error_code"]
+    with u.client() as c:
+        ap = c.call(ApiKey.ADD_PARTITIONS_TO_TXN, 3, {
+            "v3_and_below_transactional_id": tid, "v3_and_below_producer_id": 1, "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": n, "partitions": [0]} for n in (denied, allowed)]})
+        ao = c.call(ApiKey.ADD_OFFSETS_TO_TXN, 3, {"transactional_id": tid, "producer_id": 1, "producer_epoch": 0,
+                                                   "group_id": g_denied})
+        commits = txn_commit(c, g_denied, allowed), txn_commit(c, g, denied)
+    by_name = {x["name"]: x["results_by_partition"][0]["partition_error_code"]
+               for x in ap["results_by_topic_v3_and_below"]}
+    return (by_name[denied], by_name[allowed]), ao["error_code"], commits
+
+
+@row(((E.NONE, E.NONE), (True, True)))
+def row_delegation_tokens_allowed(t: Target):
+    """USER CREATE_TOKENS on the owner lets a caller create a token for it; USER DESCRIBE_TOKENS
+    lets it see the owner's tokens."""
+    owner, helper = t.user(), t.user()
+    t.grant(helper, (A.USER, owner.principal, A.CREATE_TOKENS), (A.USER, owner.principal, A.DESCRIBE_TOKENS))
+    with owner.client() as c:
+        mine = c.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, {"owner_principal_type": None, "owner_principal_name": None,
+                                                          "renewers": [], "max_lifetime_ms": -1})
+    with helper.client() as c:
+        made = c.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, {"owner_principal_type": "User",
+                                                          "owner_principal_name": owner.name, "renewers": [],
+                                                          "max_lifetime_ms": -1})
+        ids = lambda: {x["token_id"] for x in c.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, {"owners": None})["tokens"]}  # noqa: E731,E501
+        seen = wait_for(lambda: (lambda got: {mine["token_id"], made["token_id"]} <= got and got)(ids()), 30,
+                        "the owner's tokens")
+    return (mine["error_code"], made["error_code"]), (mine["token_id"] in seen, made["token_id"] in seen)
