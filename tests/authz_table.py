@@ -368,7 +368,8 @@ def row_create_topics(t: Target):
     return by_name[denied], by_name[allowed]
 
 
-@row(((E.TOPIC_AUTHORIZATION_FAILED, True), (E.TOPIC_AUTHORIZATION_FAILED, False), (E.TOPIC_AUTHORIZATION_FAILED, True)))
+@row(((E.TOPIC_AUTHORIZATION_FAILED, True), (E.TOPIC_AUTHORIZATION_FAILED, False),
+      (E.TOPIC_AUTHORIZATION_FAILED, True)))
 def row_delete_topics(t: Target):
     """DELETE per topic; by id, DESCRIBE first (a refused id keeps its name null); with DESCRIBE
     but not DELETE, the name is answered."""
@@ -711,9 +712,10 @@ def row_offset_delete(t: Target):
     u = t.user()
     t.grant(u, (A.GROUP, g, A.DELETE), (A.TOPIC, topic, A.DESCRIBE))
     with u.client() as c:
-        body = lambda group: {"group_id": group, "topics": [{"name": topic, "partitions": [{"partition_index": 0}]}]}  # noqa: E731
-        refused = c.call(ApiKey.OFFSET_DELETE, 0, body(g_denied))
-        r = c.call(ApiKey.OFFSET_DELETE, 0, body(g))
+        def delete(group):
+            return c.call(ApiKey.OFFSET_DELETE, 0, {"group_id": group, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0}]}]})
+        refused, r = delete(g_denied), delete(g)
     return refused["error_code"], (r["error_code"], r["topics"][0]["partitions"][0]["error_code"])
 
 
@@ -746,10 +748,10 @@ def row_consumer_group_heartbeat(t: Target):
 
 @row(((E.GROUP_AUTHORIZATION_FAILED, INT32_MIN),))
 def row_consumer_group_describe(t: Target):
-    g = unique("g")
+    """Group READ does not give DESCRIBE on another group."""
+    g, other = unique("g"), unique("g")
     u = t.user()
-    t.grant(u, (A.GROUP, g, A.READ), (A.GROUP, g, A.DESCRIBE, A.PREFIXED))  # (a prefix of itself: no)
-    other = unique("g")
+    t.grant(u, (A.GROUP, g, A.READ))
     with u.client() as c:
         r = c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [other], "include_authorized_operations": True})
     return tuple((x["error_code"], x["authorized_operations"]) for x in r["groups"])
@@ -779,7 +781,8 @@ def row_add_partitions_to_txn(t: Target):
         r = c.call(ApiKey.ADD_PARTITIONS_TO_TXN, 3, {"v3_and_below_transactional_id": unique("tx"),
                                                      "v3_and_below_producer_id": 1, "v3_and_below_producer_epoch": 0,
                                                      "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
-    return tuple(p["partition_error_code"] for x in r["results_by_topic_v3_and_below"] for p in x["results_by_partition"])
+    return tuple(p["partition_error_code"] for x in r["results_by_topic_v3_and_below"]
+                 for p in x["results_by_partition"])
 
 
 @row((E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
@@ -793,7 +796,8 @@ def row_txn_apis(t: Target):
         ao = c.call(ApiKey.ADD_OFFSETS_TO_TXN, 3, {"transactional_id": tid, "producer_id": 1, "producer_epoch": 0,
                                                    "group_id": g})
         to = c.call(ApiKey.TXN_OFFSET_COMMIT, 3, {"transactional_id": tid, "group_id": g, "producer_id": 1,
-                                                  "producer_epoch": 0, "generation_id_or_member_epoch": -1, "member_id": "",
+                                                  "producer_epoch": 0, "generation_id_or_member_epoch": -1,
+                                                  "member_id": "",
                                                   "group_instance_id": None, "topics": [
                                                       {"name": topic, "partitions": [{
                                                           "partition_index": 0, "committed_offset": 0,
@@ -1006,7 +1010,8 @@ def row_delegation_tokens_allowed(t: Target):
         made = c.call(ApiKey.CREATE_DELEGATION_TOKEN, 3, {"owner_principal_type": "User",
                                                           "owner_principal_name": owner.name, "renewers": [],
                                                           "max_lifetime_ms": -1})
-        ids = lambda: {x["token_id"] for x in c.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, {"owners": None})["tokens"]}  # noqa: E731,E501
-        seen = wait_for(lambda: (lambda got: {mine["token_id"], made["token_id"]} <= got and got)(ids()), 30,
-                        "the owner's tokens")
+        def seen_all():
+            got = {x["token_id"] for x in c.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, {"owners": None})["tokens"]}
+            return {mine["token_id"], made["token_id"]} <= got and got
+        seen = wait_for(seen_all, 30, "the owner's tokens")
     return (mine["error_code"], made["error_code"]), (mine["token_id"] in seen, made["token_id"] in seen)
