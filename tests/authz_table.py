@@ -102,6 +102,7 @@ class Target:
 
     def commit(self, group: str, topic: str) -> None:
         """An offset for `group` (a simple-consumer commit makes the group exist, Empty)."""
+        self.coordinator(group)
         with self.su() as c:
             def done():
                 r = c.call(ApiKey.OFFSET_COMMIT, 8, {
@@ -111,6 +112,13 @@ class Target:
                          "committed_metadata": None}]}]})
                 return r["topics"][0]["partitions"][0]["error_code"] == E.NONE  # else: coordinator loading
             wait_for(done, 30, f"an offset commit for {group}")
+
+    def coordinator(self, group: str) -> None:
+        """Returns once the group has a coordinator: Kafka creates its offsets topic on the first
+        FindCoordinator, and until then answers a heartbeat NOT_COORDINATOR, as clients expect."""
+        with self.su() as c:
+            wait_for(lambda: c.call(ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": [group]})[
+                "coordinators"][0]["error_code"] == E.NONE, 60, f"a coordinator for {group}", interval=0.2)
 
     def transaction(self, tid: str) -> None:
         """A transactional id the coordinator knows (InitProducerId as the super user)."""
@@ -284,7 +292,7 @@ def row_describe_producers(t: Target):
 
 
 # ---------------------------------------------------------------------- metadata
-@row(((E.TOPIC_AUTHORIZATION_FAILED, True, 0), (E.NONE, True, 1), (E.TOPIC_AUTHORIZATION_FAILED, None, 0),
+@row(((E.TOPIC_AUTHORIZATION_FAILED, True, 0), (E.NONE, True, 1), (E.TOPIC_AUTHORIZATION_FAILED, None, 0, False, 0),
       (False, True)))
 def row_metadata(t: Target):
     """Metadata: named topic refused (zero id, no partitions); by id refused with the id kept and
@@ -304,7 +312,8 @@ def row_metadata(t: Target):
     (hidden,) = by_id["topics"]
     return ((named[denied]["error_code"], named[denied]["topic_id"] == ZERO, len(named[denied]["partitions"])),
             (named[allowed]["error_code"], named[allowed]["topic_id"] != ZERO, len(named[allowed]["partitions"])),
-            (hidden["error_code"], hidden["name"], int(hidden["topic_id"] != denied_id)),
+            (hidden["error_code"], hidden["name"], int(hidden["topic_id"] != denied_id), hidden["is_internal"],
+             len(hidden["partitions"])),
             (denied in listed, allowed in listed))
 
 
@@ -726,12 +735,13 @@ def _heartbeat(c: ProtocolClient, group: str, topics: list[str]) -> dict:
         "topic_partitions": []})
 
 
-@row((E.GROUP_AUTHORIZATION_FAILED, (E.TOPIC_AUTHORIZATION_FAILED, None, None), (E.NONE, True)))
+@row((E.GROUP_AUTHORIZATION_FAILED, (E.TOPIC_AUTHORIZATION_FAILED, None, None, None, 0), (E.NONE, True)))
 def row_consumer_group_heartbeat(t: Target):
     """Group READ; then every subscribed topic name needs DESCRIBE, else the heartbeat is refused
     as a whole (no member id, no assignment: issue 23's leak)."""
     secret, mine = t.topic(), t.topic()
     g_denied, g = unique("g"), unique("g")
+    t.coordinator(g)
     u = t.user()
     t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, mine, A.DESCRIBE))
     with u.client() as c:
@@ -740,9 +750,10 @@ def row_consumer_group_heartbeat(t: Target):
 
         def joined():
             r = _heartbeat(c, g, [mine])
-            return r if r["error_code"] != E.COORDINATOR_NOT_AVAILABLE else None
+            return r if r["error_code"] not in RETRIABLE else None  # (Kafka: its offsets topic coming up)
         ok = wait_for(joined, 30, "a heartbeat answer")
-    return (refused["error_code"], (leak["error_code"], leak["member_id"], leak["assignment"]),
+    return (refused["error_code"], (leak["error_code"], leak["error_message"], leak["member_id"],
+                                    leak["assignment"], leak["member_epoch"]),
             (ok["error_code"], bool(ok["member_id"])))
 
 
@@ -927,6 +938,7 @@ def row_consumer_group_regex(t: Target):
     mine, secret = (t.topic(name=f"{base}-{n}") for n in ("mine", "secret"))
     ids = {t.topic_id(n): n for n in (mine, secret)}
     g = unique("g")
+    t.coordinator(g)
     u = t.user()
     t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, mine, A.DESCRIBE))
     seen: set[str] = set()
@@ -957,6 +969,7 @@ def row_consumer_group_describe_allowed(t: Target):
     """ConsumerGroupDescribe: group DESCRIBE per group; authorized_operations per caller."""
     topic = t.topic()
     g = unique("g")
+    t.coordinator(g)
     member = t.user()
     t.grant(member, (A.GROUP, g, A.READ), (A.TOPIC, topic, A.DESCRIBE))
     with member.client() as c:
