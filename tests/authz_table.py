@@ -486,7 +486,7 @@ def row_describe_cluster(t: Target):
     return _cluster_call(t, A.ALTER, call)
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED,))
+@row((E.CLUSTER_AUTHORIZATION_FAILED, (E.CLUSTER_AUTHORIZATION_FAILED,)))
 def row_elect_leaders(t: Target):
     topic = t.topic()
     u = t.user()
@@ -494,7 +494,7 @@ def row_elect_leaders(t: Target):
     with u.client() as c:
         r = c.call(ApiKey.ELECT_LEADERS, 2, {"election_type": 0, "topic_partitions": [
             {"topic": topic, "partitions": [0]}], "timeout_ms": 10000})
-    return (r["error_code"],)
+    return r["error_code"], _pcodes(r["replica_election_results"], "partition_result")
 
 
 @row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
@@ -523,7 +523,7 @@ def row_alter_replica_log_dirs(t: Target):
     return _pcodes(r["results"])
 
 
-@row((E.CLUSTER_AUTHORIZATION_FAILED,))
+@row((E.CLUSTER_AUTHORIZATION_FAILED, (E.CLUSTER_AUTHORIZATION_FAILED,)))
 def row_alter_partition_reassignments(t: Target):
     topic = t.topic()
     u = t.user()
@@ -531,7 +531,7 @@ def row_alter_partition_reassignments(t: Target):
     with u.client() as c:
         r = c.call(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 10000, "topics": [
             {"name": topic, "partitions": [{"partition_index": 0, "replicas": None}]}]})
-    return (r["error_code"],)
+    return r["error_code"], _pcodes(r["responses"])
 
 
 @row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
