@@ -37,6 +37,7 @@ CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "dou
                 "class": 8, "password": 9}
 BROKERS_ENDPOINT = 1  # DescribeCluster endpoint_type: this is a broker, not a controller
 ZERO_UUID = uuid.UUID(int=0)
+_AUTHORIZATION_ERRORS = (E.TOPIC_AUTHORIZATION_FAILED, E.GROUP_AUTHORIZATION_FAILED, E.CLUSTER_AUTHORIZATION_FAILED)
 # Without an authorizer everything is allowed: the bit field of the operations Kafka defines
 # on the cluster (CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
 # IDEMPOTENT_WRITE, as AclOperation codes).
@@ -208,6 +209,7 @@ class AdminHandlers:
         if name is None:
             name = self._topic_name(topic_id)
             guard.check(request, acls.DESCRIBE, acls.TOPIC, name)  # ids are no secret; names are
+            result["name"] = name  # (a caller who may DESCRIBE it learns the name, refused or not)
         if guard.enabled and not guard.allows(request, acls.DELETE, acls.CLUSTER, acls.CLUSTER_NAME):
             guard.check(request, acls.DELETE, acls.TOPIC, name)
         try:
@@ -298,6 +300,8 @@ class AdminHandlers:
             except KafkaError as exc:
                 _error(result, exc)
             results.append(result)
+        # KafkaApis.handleDescribeConfigsRequest answers the authorized resources first, then the refused
+        results.sort(key=lambda r: r["error_code"] in _AUTHORIZATION_ERRORS)
         return {"throttle_time_ms": 0, "results": results}
 
     def _topic_config_entries(self, overrides: dict[str, str], with_synonyms: bool) -> list[dict]:
@@ -533,6 +537,8 @@ class AdminHandlers:
                 answer["cluster_authorized_operations"] = CLUSTER_AUTHORIZED_OPERATIONS
             elif guard.allows(request, acls.DESCRIBE, acls.CLUSTER, acls.CLUSTER_NAME):
                 answer["cluster_authorized_operations"] = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
+            else:  # KafkaApis.handleDescribeCluster: asked but not allowed is no operation, not "not asked"
+                answer["cluster_authorized_operations"] = 0
         return answer
 
     async def delete_records(self, request) -> dict:

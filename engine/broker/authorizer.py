@@ -105,6 +105,16 @@ class Guard:
         principal, host = request.principal, _host(request)
         return {n for n in names if auth.authorize(principal, host, operation, resource_type, n)}
 
+    def topic_filter(self, request):
+        """The caller's DESCRIBE filter on topic names, kept beyond the request (a KIP-848 member's
+        regex is resolved again as topics come and go, as the caller it last heartbeated as);
+        None without an authorizer."""
+        auth = self.authorizer
+        if auth is None:
+            return None
+        principal, host = request.principal, _host(request)
+        return lambda names: {n for n in names if auth.authorize(principal, host, A.DESCRIBE, A.TOPIC, n)}
+
     def operations(self, request, resource_type: int, name: str) -> int:
         """The *_authorized_operations bit field of a resource."""
         auth = self.authorizer

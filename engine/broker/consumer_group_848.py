@@ -161,6 +161,9 @@ class ConsumerMember:
         self.subscribed_topic_names: list[str] = []
         self.subscribed_topic_regex = ""  # "" = none
         self.topics: set[str] = set()  # what it subscribes to: the names, and the regex's matches
+        # the topic names its principal may DESCRIBE (None: no authorizer, or not heartbeated since a
+        # restart): a regex only matches those
+        self.describable = None
         self.server_assignor: str | None = None
         self.rebalance_timeout_ms = -1
         self.member_epoch = 0
@@ -296,10 +299,11 @@ class ConsumerGroups:
         return self.groups.get(group_id)
 
     # ================================================================== heartbeat
-    def heartbeat(self, body: dict, version: int, client_id: str, client_host: str) -> dict:
+    def heartbeat(self, body: dict, version: int, client_id: str, client_host: str, describable=None) -> dict:
+        """`describable`: the caller's topic DESCRIBE filter (authorizer.Guard.topic_filter)."""
         try:
             self._validate(body, version)
-            return self._heartbeat(body, version, client_id, client_host)
+            return self._heartbeat(body, version, client_id, client_host, describable)
         except _Invalid as exc:
             return _error(exc.code, exc.message)
         finally:
@@ -366,7 +370,7 @@ class ConsumerGroups:
         group = self.groups[group_id] = ConsumerGroup(group_id)
         return group
 
-    def _heartbeat(self, body, version, client_id, client_host) -> dict:
+    def _heartbeat(self, body, version, client_id, client_host, describable=None) -> dict:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
         instance_id = body["instance_id"]
         if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
@@ -380,6 +384,7 @@ class ConsumerGroups:
         known = len(group.members)
         member = self._member_for(group, member_id, instance_id, epoch, owned, client_id, client_host)
         before = (dict(member.assigned),)
+        member.describable = describable
         changed = len(group.members) > known  # a new member (a returning static member is not one)
         if body["subscribed_topic_names"] is not None and \
                 sorted(body["subscribed_topic_names"]) != sorted(member.subscribed_topic_names):
@@ -478,8 +483,9 @@ class ConsumerGroups:
         topics = set(member.subscribed_topic_names)
         if member.subscribed_topic_regex:
             pattern = re.compile(member.subscribed_topic_regex)
-            topics.update(t for t in self.engine.list_topics()
-                          if not t.startswith("__") and pattern.fullmatch(t))
+            matched = {t for t in self.engine.list_topics() if not t.startswith("__") and pattern.fullmatch(t)}
+            # Kafka's GroupMetadataManager keeps only the matches the member may DESCRIBE
+            topics.update(matched if member.describable is None else member.describable(matched))
         return topics
 
     def _partition_counts(self, topics: set[str]) -> dict[str, int]:

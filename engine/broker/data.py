@@ -73,6 +73,18 @@ def _refused(code: int, message: str) -> KafkaError:
     return error
 
 
+def _has_transactional_records(body: dict) -> bool:
+    """Is the first batch of some partition's records transactional (Kafka's
+    RequestUtils.hasTransactionalRecords)? Read from the v2 batch header: magic at byte 16,
+    attributes at 21."""
+    for topic in body["topic_data"]:
+        for pdata in topic["partition_data"]:
+            data = pdata["records"]
+            if data and len(data) > 22 and data[16] == records.MAGIC and data[22] & records.TRANSACTIONAL_MASK:
+                return True
+    return False
+
+
 def check_leader_epoch(current: int, leader_epoch: int) -> int:
     """Kafka's check of a request's current_leader_epoch (KIP-320): -1 skips it; an older
     epoch is fenced, a newer one unknown to this leader."""
@@ -181,8 +193,11 @@ class DataHandlers:
         if acks not in (-1, 0, 1):
             refusal = _refused(E.INVALID_REQUIRED_ACKS, f"Invalid required acks {acks}")
         guard = self.broker.guard
-        if guard.enabled and body["transactional_id"] is not None and refusal is None \
-                and not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"]):
+        tid = body["transactional_id"]
+        # KafkaApis.handleProduceRequest: only transactional records need the transactional id (and
+        # WRITE on it); a non-transactional produce carrying one is not checked
+        if refusal is None and _has_transactional_records(body) and (
+                tid is None or not guard.allows(request, acls.WRITE, acls.TRANSACTIONAL_ID, tid)):
             refusal = _refused(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
         responses = []
         failures = []

@@ -652,12 +652,20 @@ class GroupHandlers:
             return {"throttle_time_ms": 0, "error_code": E.GROUP_AUTHORIZATION_FAILED,
                     "error_message": "Group authorization failed.", "member_id": None, "member_epoch": 0,
                     "heartbeat_interval_ms": 0, "assignment": None}
+        names = request.body["subscribed_topic_names"]
+        guard = self.broker.guard
+        if guard.enabled and names and len(guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, names)) < len(
+                set(names)):
+            # KafkaApis.handleConsumerGroupHeartbeat: every subscribed name needs topic DESCRIBE, or
+            # the whole heartbeat is refused (no member id, no assignment, no message)
+            return {"throttle_time_ms": 0, "error_code": E.TOPIC_AUTHORIZATION_FAILED, "error_message": None,
+                    "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
         not_ours = self.coordinator.coordinator_error(request.body["group_id"])
         if not_ours:
             return {"throttle_time_ms": 0, "error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE,
                     "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
         return self.consumer.heartbeat(request.body, request.api_version, request.client_id or "",
-                                       client_host(request))
+                                       client_host(request), guard.topic_filter(request))
 
     async def consumer_group_describe(self, request) -> dict:
         include = request.body["include_authorized_operations"]

@@ -90,6 +90,7 @@ class MetadataHandlers:
         requested = body["topics"]
         operations = TOPIC_OPERATIONS if body["include_topic_authorized_operations"] else INT32_MIN
         topics = []
+        by_id: dict[str, uuid.UUID] = {}  # the names asked for by topic id
         if requested is None or (version == 0 and not requested):
             names = self.engine.list_topics()  # all topics (v0: an empty list means all)
         else:
@@ -105,6 +106,7 @@ class MetadataHandlers:
                                                 wanted["topic_id"]))
                 else:
                     names.append(name)
+                    by_id[name] = wanted["topic_id"]
         guard = self.broker.guard
         denied: list[str] = []
         if guard.enabled:  # topics the caller may not DESCRIBE: hidden from "all", refused when named
@@ -122,11 +124,16 @@ class MetadataHandlers:
         # UNKNOWN_TOPIC_OR_PARTITION (the controller creates it meanwhile); clients retry.
         topics += [self._unknown(n) if n in created else self.topic_metadata(n, self._operations(request, n, operations))
                    for n in names]
-        topics += [self._unknown(n, E.TOPIC_AUTHORIZATION_FAILED) for n in denied]
+        # a topic asked for by id and refused keeps its id (ids are not secret) but not its name
+        # (KafkaApis.handleTopicMetadataRequest)
+        topics += [self._unknown(n, E.TOPIC_AUTHORIZATION_FAILED) if n not in by_id else
+                   self._unknown(None if version >= 12 else "", E.TOPIC_AUTHORIZATION_FAILED, by_id[n])
+                   for n in denied]
         cluster_operations = INT32_MIN
-        if body["include_cluster_authorized_operations"] and guard.allows(request, acls.DESCRIBE, acls.CLUSTER,
-                                                                          acls.CLUSTER_NAME):
-            cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME)
+        if body["include_cluster_authorized_operations"]:
+            # KafkaApis: asked but without cluster DESCRIBE is 0 operations (not "not asked")
+            cluster_operations = guard.operations(request, acls.CLUSTER, acls.CLUSTER_NAME) if guard.allows(
+                request, acls.DESCRIBE, acls.CLUSTER, acls.CLUSTER_NAME) else 0
         return {
             "throttle_time_ms": 0,
             "brokers": self.brokers(request),

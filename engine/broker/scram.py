@@ -30,8 +30,12 @@ class ScramHandlers:
     # ------------------------------------------------------------------ DescribeUserScramCredentials
     async def describe(self, request) -> dict:
         if not self.broker.guard.allows_cluster(request, acls.DESCRIBE):
-            return {"throttle_time_ms": 0, "error_code": E.CLUSTER_AUTHORIZATION_FAILED,
-                    "error_message": _CLUSTER_DENIED, "results": []}
+            # Kafka's DescribeUserScramCredentialsRequest.getErrorResponse: no message (the default
+            # one is dropped), one nameless result per asked user (for "all users" Kafka 4.4 fails
+            # to answer at all; pk answers none)
+            return {"throttle_time_ms": 0, "error_code": E.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                    "results": [{"user": "", "error_code": E.CLUSTER_AUTHORIZATION_FAILED, "error_message": None,
+                                 "credential_infos": []} for _ in request.body["users"] or ()]}
         stored = self.credentials.users()
         wanted = request.body["users"]
         duplicated: dict[str, bool] = {}

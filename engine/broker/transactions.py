@@ -747,7 +747,7 @@ class TransactionHandlers:
         group = body["group_id"]
         code = E.NONE
         guard = self.broker.guard
-        readable = None  # None: no authorizer
+        readable = None  # None: no authorizer, or the id or the group refused (every partition is)
         try:
             _require(guard, request, acls.WRITE, acls.TRANSACTIONAL_ID, body["transactional_id"],
                      E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -797,10 +797,12 @@ class TransactionHandlers:
             for p in t["partitions"]:
                 index = p["partition_index"]
                 pcode = code
-                if pcode == E.NONE:
-                    if readable is not None and name is not None and name not in readable:
-                        pcode = E.TOPIC_AUTHORIZATION_FAILED
-                    elif name is None:
+                if readable is not None and name is not None and name not in readable:
+                    # KafkaApis.handleTxnOffsetCommitRequest answers a refused topic before the
+                    # coordinator sees the request (its producer checks included)
+                    pcode = E.TOPIC_AUTHORIZATION_FAILED
+                elif pcode == E.NONE:
+                    if name is None:
                         pcode = E.UNKNOWN_TOPIC_ID
                     elif not self._partition_exists(name, index):
                         pcode = E.UNKNOWN_TOPIC_OR_PARTITION
