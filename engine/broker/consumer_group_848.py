@@ -340,7 +340,7 @@ class ConsumerGroups:
             if body["topic_partitions"] is None or body["topic_partitions"]:
                 invalid("TopicPartitions must be empty when (re-)joining.")
             if body["subscribed_topic_names"] is None and not regex:  # (an empty list is valid)
-                invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+                invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not body["member_id"]:
                 invalid("MemberId can't be empty.")
