@@ -31,6 +31,8 @@ class LogUpkeep:
         self._next_clean = now + self._clean_every
 
     async def tick(self) -> None:
+        if self.broker.log_dirs.offline is not None:
+            return  # Kafka stops its log manager's work on an offline dir
         now = time.monotonic()
         if now >= self._next_retention:
             self._next_retention = now + self._retention_every
