@@ -160,6 +160,7 @@ class PartitionLog:
         # Set once a write failed in the file system: this object never appends again (Kafka
         # takes the log dir offline on an IOException, LogDirFailureChannel).
         self._failure: KafkaStorageError | None = None
+        self._mark_path = os.path.join(self.dir, FAILED_MARK)
         # Wall-clock time (ms) before which an append runs no retention check: the next check
         # is due one interval after the last one, which is recorded on disk (so that every
         # process writing the partition shares one schedule); -inf: not read yet.
@@ -415,7 +416,7 @@ class PartitionLog:
                 self._recover()
                 self._writer_ready = True
             else:
-                if os.path.lexists(os.path.join(self.dir, FAILED_MARK)):
+                if os.access(self._mark_path, os.F_OK):  # ~1 us: no exception when absent
                     # another process's write failed since we last wrote: what we would append
                     # could follow a gap in what it sent, so this process stops too
                     self._failure = KafkaStorageError(
@@ -439,7 +440,7 @@ class PartitionLog:
         log (docs/on-disk-layout.md, "Crash safety")."""
         self._failure = KafkaStorageError.from_os_error(exc)
         try:
-            os.close(os.open(os.path.join(self.dir, FAILED_MARK), os.O_WRONLY | os.O_CREAT, 0o644))
+            os.close(os.open(self._mark_path, os.O_WRONLY | os.O_CREAT, 0o644))
         except OSError:
             pass  # a read-only or vanished directory: nobody appends there anyway
 
@@ -452,9 +453,8 @@ class PartitionLog:
         """Validate everything past the recovery point; cut a torn tail (docs/on-disk-layout.md,
         "Crash safety"). A failed write's mark is cleared once that is done."""
         self._recover_segments()
-        mark = os.path.join(self.dir, FAILED_MARK)
-        if os.path.lexists(mark):
-            os.unlink(mark)
+        if os.access(self._mark_path, os.F_OK):
+            os.unlink(self._mark_path)
 
     def _recover_segments(self) -> None:
         if cleaner.complete_swaps(self.dir):
