@@ -92,7 +92,8 @@ def test_a_full_disk(tmpfs):
     assert run("pk-topics", "--create", "--topic", "t", data_dir=data).returncode == 0
     lines = [b"%07d" % i + b"x" * 93 for i in range(12_000)]  # 1.2 MB: more than there is room for
     err = one_line(run("pk-console-producer", "--topic", "t", data_dir=data, stdin=b"\n".join(lines) + b"\n"))
-    assert err.startswith("Disk error when trying to access log file on the disk: No space left on device (")
+    assert err.startswith("Error when sending message to topic t with key: null, value: 100 bytes with error: "
+                          "Disk error when trying to access log file on the disk: No space left on device (")
     _fill(tmpfs.path)  # the producer's last refused batch may have left a few pages free
     stored = consume(data).stdout.splitlines()
     # intact, and exactly what was sent up to the first refused batch (nothing after a gap)
@@ -121,6 +122,7 @@ def test_a_read_only_data_dir(tmpfs):
     # a named group must be stored: that fails in one line
     assert last_line(consume(data, "--group", "g")) == f"Error: Read-only file system: {data}/.pk/groups"
     assert one_line(run("pk-console-producer", "--topic", "t", data_dir=data, stdin=b"d\n")) == (
+        "Error when sending message to topic t with key: null, value: 1 bytes with error: "
         f"Disk error when trying to access log file on the disk: Read-only file system ({data}/t-0/.pk-lock)")
     assert one_line(run("pk-topics", "--create", "--topic", "u", data_dir=data)) == (
         f"Error while executing topic command : Read-only file system: {data}/.pk/admin.lock")
@@ -169,7 +171,9 @@ def test_the_console_producer_stores_a_prefix_on_a_full_disk(tmpfs_2m, tmp_path,
         source.write_bytes(text)
         with open(source, "rb") as f:
             proc = subprocess.run(args, stdin=f, capture_output=True, timeout=120, env=env)
-    assert one_line(proc).startswith("Disk error when trying to access log file on the disk: "
+    # asynchronous sends name a record of the refused request, as Kafka's ErrorLoggingCallback
+    callback = "" if mode == "sync" else "Error when sending message to topic t with key: null, value: 1008 bytes with error: "
+    assert one_line(proc).startswith(callback + "Disk error when trying to access log file on the disk: "
                                      "No space left on device (")
     stored = _stored(data)
     _assert_prefix(stored, LINES)
