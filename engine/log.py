@@ -373,6 +373,8 @@ class PartitionLog:
                     self._flush_and_checkpoint()
         except UnknownTopicOrPartitionError:
             pass
+        except KafkaStorageError:
+            pass  # another process's write failed (the mark): ours all went in; the next writer recovers
         except OSError as exc:  # the flush failed: what was written may not be on the disk
             raise KafkaStorageError.from_os_error(exc) from None
         finally:

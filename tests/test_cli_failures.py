@@ -197,6 +197,8 @@ def test_the_batched_engine_producer_stops_at_the_first_failed_append(tmpfs_2m):
     other = Engine(data)
     other.create_topic("t", 1)
     other.partition("t", 0).append_records([(None, b"first", (), _now())])  # a writer before the failure
+    bystander = Engine(data)  # another, which only closes after it
+    bystander.partition("t", 0).append_records([(None, b"second", (), _now())])
     engine = Engine(data)
     producer = EngineProducer(engine, "t", batch_size=64 * 1024, linger_ms=60_000)
     outcomes = []  # per flush: None, or the error it raised
@@ -212,7 +214,8 @@ def test_the_batched_engine_producer_stops_at_the_first_failed_append(tmpfs_2m):
                                       "No space left on device (")
     assert None not in outcomes[first:]
     stored = _stored(data)
-    _assert_prefix(stored, [b"first"] + LINES)
+    _assert_prefix(stored, [b"first", b"second"] + LINES)
+    bystander.close()  # its records all went in: closing is no error
     # the writer that saw nothing of the failure learns of it from the partition's mark
     with pytest.raises(KafkaStorageError, match="failed in another process"):
         other.partition("t", 0).append_records([(None, b"late", (), _now())])
