@@ -408,7 +408,7 @@ class PartitionLog:
         self._holding_lock = True
         try:
             if self._failure is not None:
-                raise self._failure
+                raise KafkaStorageError(str(self._failure))  # a new one: callers annotate theirs
             # The directory may have been deleted (and even re-created) while we waited.
             self._lock_handle()
             if self._lock_fd != fd:
@@ -424,7 +424,7 @@ class PartitionLog:
                     self._failure = KafkaStorageError(
                         f"{STORAGE_ERROR}: a write to {self.topic}-{self.partition} failed in another "
                         f"process ({self.dir})")
-                    raise self._failure
+                    raise KafkaStorageError(str(self._failure))
                 self._catch_up()
             yield
         except OSError as exc:
@@ -439,17 +439,12 @@ class PartitionLog:
         """A write under the lock failed in the file system (ENOSPC, EIO, EROFS, a short
         write): no later record may follow what was lost, from this process (the flag) or
         any other (the mark, made before the lock is released) until a process recovers the
-        log (docs/on-disk-layout.md, "Crash safety")."""
+        log (docs/on-disk-layout.md, "When the file system refuses")."""
         self._failure = KafkaStorageError.from_os_error(exc)
         try:
             os.close(os.open(self._mark_path, os.O_WRONLY | os.O_CREAT, 0o644))
         except OSError:
             pass  # a read-only or vanished directory: nobody appends there anyway
-
-    @property
-    def failure(self) -> KafkaStorageError | None:
-        """Why this log takes no more writes, None while it does."""
-        return self._failure
 
     def _recover(self) -> None:
         """Validate everything past the recovery point; cut a torn tail (docs/on-disk-layout.md,
