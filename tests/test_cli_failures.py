@@ -244,3 +244,27 @@ def test_reset_offsets_on_a_full_disk_says_what_happened(tmpfs):
     assert proc.stdout.split() == [b"GROUP", b"TOPIC", b"PARTITION", b"NEW-OFFSET", b"g", b"t", b"0", b"0"]
     described = run("pk-consumer-groups", "--group", "g", "--describe", data_dir=data).stdout.splitlines()
     assert described[2].split()[:4] == [b"g", b"t", b"0", b"0"], described
+
+
+def test_a_new_writer_cuts_what_a_failed_write_left(tmp_path):
+    """A failed write whose torn bytes could not be cut at once (the ftruncate failed too)
+    leaves them behind its mark: the next writer's recovery truncates them, clears the mark
+    and appends after the last complete batch."""
+    from pk.engine import records
+    from pk.engine.engine import Engine
+
+    data = str(tmp_path / "d")
+    with Engine(data) as engine:
+        engine.create_topic("t", 1)
+        engine.partition("t", 0).append_records([(None, b"a", (), _now())])
+    segment = os.path.join(data, "t-0", "00000000000000000000.log")
+    kept = os.path.getsize(segment)
+    torn = records.encode_batch([(None, b"lost" * 100, (), _now())])
+    with open(segment, "ab") as f:
+        f.write(torn[:len(torn) // 2])
+    open(os.path.join(data, "t-0", ".pk-storage-error"), "wb").close()
+    with Engine(data) as engine:
+        engine.partition("t", 0).append_records([(None, b"b", (), _now())])
+    assert not os.path.exists(os.path.join(data, "t-0", ".pk-storage-error"))
+    assert _stored(data) == [b"a", b"b"]
+    assert os.path.getsize(segment) == 2 * kept
