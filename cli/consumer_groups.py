@@ -130,7 +130,7 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
     except UsageError as exc:
         fail(str(exc))
 
-    backend = None
+    backend = closing = None
     try:
         if options.validate_regex:  # needs no cluster
             cmd.run(None, options, console)
@@ -152,7 +152,12 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
         fail("Error: " + cmd.FAILED_PREFIX + (f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)))
     finally:
         if backend is not None:
-            backend.close()
+            try:
+                backend.close()
+            except (KafkaError, OSError) as exc:  # after an earlier failure: that one was printed
+                closing = exc
+    if closing is not None:
+        fail(f"Error: {cmd.CLOSE_FAILED}{closing}")
     sys.stdout.flush()
     sys.exit(1 if console.failed else 0)
 

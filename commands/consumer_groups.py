@@ -40,6 +40,8 @@ HELP_LINE = ("This tool helps to list all consumer groups, describe a consumer g
              "group info, or reset consumer group offsets.")
 MISSING = "-"
 FAILED_PREFIX = "Executing consumer group command failed due to "
+# pk's: the command's changes were written, but closing the data dir (flushing them) failed.
+CLOSE_FAILED = "the command's changes were written but could not be flushed to the disk: "
 LOGGER = "org.apache.kafka.tools.GroupOffsetsResetter"
 EXECUTION_EXCEPTION = "java.util.concurrent.ExecutionException"
 RESET_WARNING = (

@@ -658,8 +658,10 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
                 _feed_lines(reader, producer, source, sync=True)
             else:
                 _feed_chunks(reader, producer, source, progress)
-        except BaseException:
+        except BaseException as exc:
             failed = True
+            if not options.sync and getattr(exc, "failed_record", None) is not None:
+                raise _as_command_error(exc, reader.topic) from None
             raise
         finally:
             # Close (flush) even after a failure: every record read before it is stored.
@@ -668,13 +670,22 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
                 producer.close()
             except Exception as exc:
                 if not failed:
-                    raise _as_command_error(exc) from None
+                    raise _as_command_error(exc, None if options.sync else reader.topic) from None
     finally:
         close_input()
 
 
-def _as_command_error(exc: Exception) -> ProducerFailure:
-    return exc if isinstance(exc, ProducerFailure) else ProducerFailure(str(exc))
+def _as_command_error(exc: Exception, topic: str | None = None) -> ProducerFailure:
+    """The one line for a failure; a record the producer could not store (`failed_record`,
+    not with --sync) is named as Kafka's ErrorLoggingCallback names it."""
+    if isinstance(exc, ProducerFailure):
+        return exc
+    record = getattr(exc, "failed_record", None)
+    if topic is None or record is None:
+        return ProducerFailure(str(exc))
+    key, value = (("null" if part is None else f"{len(part)} bytes") for part in record)
+    return ProducerFailure(f"Error when sending message to topic {topic} with key: {key}, value: {value} "
+                           f"with error: {exc}")
 
 
 def _isatty(stream_or_fd) -> bool:

@@ -498,9 +498,16 @@ class Engine:
         return rewritten
 
     def close(self) -> None:
+        """Close every log, even after one fails (its KafkaStorageError is raised at the end)."""
+        failure = None
         for log in self._logs.values():
-            log.close()
+            try:
+                log.close()
+            except KafkaStorageError as exc:
+                failure = failure or exc
         self._logs.clear()
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> "Engine":
         return self

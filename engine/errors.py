@@ -84,6 +84,10 @@ class PolicyViolationError(KafkaError):
     code = 44
 
 
+# KafkaStorageException's message (Errors.KAFKA_STORAGE_ERROR)
+STORAGE_ERROR = "Disk error when trying to access log file on the disk"
+
+
 class KafkaStorageError(KafkaError):
     """The log's files could not be written (a full disk, a read-only file system)."""
 
@@ -92,7 +96,7 @@ class KafkaStorageError(KafkaError):
     @classmethod
     def from_os_error(cls, exc: OSError) -> "KafkaStorageError":
         detail = f"{exc.strerror} ({exc.filename})" if exc.strerror and exc.filename else str(exc)
-        return cls(f"Disk error when trying to access log file on the disk: {detail}")
+        return cls(f"{STORAGE_ERROR}: {detail}")
 
 
 class PathOutsideDataDirError(KafkaStorageError):

@@ -28,12 +28,17 @@ from .errors import (
     InvalidRecordError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
+    STORAGE_ERROR,
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
+# An empty file: a write to this partition failed in the file system and its log has not been
+# recovered since (see PartitionLog._fail). Creating it costs an inode, no data block, so it
+# can be made on a full disk.
+FAILED_MARK = ".pk-storage-error"
 # The lock file also holds two counters, bumped under the lock: the segment layout (a roll, a
 # deletion, a new log start offset) and the cleaner generation (segments rewritten under the
 # same names). Everyone keeps the file open, so checking for changes costs a stat and a pread
@@ -163,6 +168,10 @@ class PartitionLog:
         self._lock_ino = -1
         self._holding_lock = False
         self._wrote = False
+        # Set once a write failed in the file system: this object never appends again (Kafka
+        # takes the log dir offline on an IOException, LogDirFailureChannel).
+        self._failure: KafkaStorageError | None = None
+        self._mark_path = os.path.join(self.dir, FAILED_MARK)
         # Wall-clock time (ms) before which an append runs no retention check: the next check
         # is due one interval after the last one, which is recorded on disk (so that every
         # process writing the partition shares one schedule); -inf: not read yet.
@@ -369,20 +378,33 @@ class PartitionLog:
 
     def close(self) -> None:
         """Flush what this process wrote and record the recovery point, then release files."""
-        if self._wrote and os.path.isdir(self.dir):
-            try:
+        try:
+            if self._wrote and self._failure is None and os.path.isdir(self.dir):
                 with self._write_lock():
-                    self.active_segment.flush()
-                    checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT,
-                                      {(self.topic, self.partition): self.active_segment.next_offset})
-            except UnknownTopicOrPartitionError:
-                pass
-        self._wrote = False
-        for seg in self._segments.values():
-            seg.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+                    self._flush_and_checkpoint()
+        except UnknownTopicOrPartitionError:
+            pass
+        except KafkaStorageError:
+            pass  # another process's write failed (the mark): ours all went in; the next writer recovers
+        except OSError as exc:  # the flush failed: what was written may not be on the disk
+            raise KafkaStorageError.from_os_error(exc) from None
+        finally:
+            self._wrote = False
+            for seg in self._segments.values():
+                seg.close()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    def _flush_and_checkpoint(self) -> None:
+        self.active_segment.flush()
+        try:
+            checkpoint.update(self.data_dir, checkpoint.RECOVERY_POINT,
+                              {(self.topic, self.partition): self.active_segment.next_offset})
+        except OSError:
+            # Only a hint (a full disk has no room for the new file): the next writer validates
+            # from the older point. The records themselves are on the disk.
+            pass
 
     # ------------------------------------------------------------------ write path
     @contextlib.contextmanager
@@ -396,6 +418,8 @@ class PartitionLog:
         fcntl.flock(fd, fcntl.LOCK_EX)
         self._holding_lock = True
         try:
+            if self._failure is not None:
+                raise KafkaStorageError(str(self._failure))  # a new one: callers annotate theirs
             # The directory may have been deleted (and even re-created) while we waited.
             self._lock_handle()
             if self._lock_fd != fd:
@@ -405,14 +429,42 @@ class PartitionLog:
                 self._recover()
                 self._writer_ready = True
             else:
+                if os.access(self._mark_path, os.F_OK):  # ~1 us: no exception when absent
+                    # another process's write failed since we last wrote: what we would append
+                    # could follow a gap in what it sent, so this process stops too
+                    self._failure = KafkaStorageError(
+                        f"{STORAGE_ERROR}: a write to {self.topic}-{self.partition} failed in another "
+                        f"process ({self.dir})")
+                    raise KafkaStorageError(str(self._failure))
                 self._catch_up()
             yield
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:  # ENOENT: the partition was deleted meanwhile
+                self._fail(exc)
+            raise
         finally:
             self._holding_lock = False
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def _fail(self, exc: OSError) -> None:
+        """A write under the lock failed in the file system (ENOSPC, EIO, EROFS, a short
+        write): no later record may follow what was lost, from this process (the flag) or
+        any other (the mark, made before the lock is released) until a process recovers the
+        log (docs/on-disk-layout.md, "When the file system refuses")."""
+        self._failure = KafkaStorageError.from_os_error(exc)
+        try:
+            os.close(os.open(self._mark_path, os.O_WRONLY | os.O_CREAT, 0o644))
+        except OSError:
+            pass  # a read-only or vanished directory: nobody appends there anyway
+
     def _recover(self) -> None:
-        """Validate everything past the recovery point; cut a torn tail (docs/on-disk-layout.md, "Crash safety")."""
+        """Validate everything past the recovery point; cut a torn tail (docs/on-disk-layout.md,
+        "Crash safety"). A failed write's mark is cleared once that is done."""
+        self._recover_segments()
+        if os.access(self._mark_path, os.F_OK):
+            os.unlink(self._mark_path)
+
+    def _recover_segments(self) -> None:
         if cleaner.complete_swaps(self.dir):
             self._bump(cleaned=True)
             self._refresh_segments()

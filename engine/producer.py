@@ -32,6 +32,7 @@ from .records import build, varint
 from .errors import (
     InvalidTopicError,
     KafkaError,
+    KafkaStorageError,
     RecordTooLargeError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
@@ -74,6 +75,10 @@ class _FieldPartitions(dict):
             self.clear()
         partition = self[field] = self._keys[build.key_of_field(field)]
         return partition
+
+
+def _key_value(offset, timestamp, key, value, headers) -> tuple:
+    return key, value
 
 
 def _varint(n: int) -> bytes:
@@ -465,6 +470,11 @@ class EngineProducer:
         for partition, batches in groups.items():
             try:
                 self._append(partition, batches)
+            except KafkaStorageError as exc:
+                # The partition's log takes nothing more (PartitionLog._fail); the caller may
+                # name a record of the refused request, as Kafka's ErrorLoggingCallback does.
+                exc.failed_record = records.decode_records(batches[0], 0, None, _key_value)[0]
+                self._errors.append(exc)
             except KafkaError as exc:
                 self._errors.append(exc)
         if self._errors:

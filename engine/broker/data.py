@@ -33,6 +33,7 @@ from ..errors import (
     InvalidRecordError,
     InvalidTopicError,
     KafkaError,
+    KafkaStorageError,
     OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
 )
@@ -301,11 +302,15 @@ class DataHandlers:
             batch = _recompress(batch, header, _COMPRESSION_CODES[target])
         if plog.stamps_append_time:  # append_batches stamps the batch; the answer says when
             result["log_append_time_ms"] = now_ms
+        self.broker.log_dirs.check_online(topic, partition)
         try:
             (first, last), = plog.append_batches([batch], now_ms)
         except InvalidRecordError as exc:
             _explain_keyless(batch, header, plog, result)
             raise exc
+        except KafkaStorageError as exc:
+            self.broker.log_dirs.write_failed(topic, partition, exc)
+            raise
         if state is not None:
             state.update(header, first, last, now_ms)
         if replicated is not None:

@@ -1,19 +1,29 @@
-"""What the broker holds on disk and who writes to it: DescribeLogDirs and DescribeProducers.
+"""What the broker holds on disk and who writes to it: DescribeLogDirs and DescribeProducers,
+and the log dir going offline when a write to it fails.
 
-The broker has one log directory (the engine's data directory); every partition lives there,
-none is a future replica being moved, and a leader's log has no lag behind itself, so each
-partition is answered with its size, offset_lag 0 and is_future_key false. DescribeProducers
-lists a partition's idempotent producers from the broker's producer state (producer_state.py).
+The broker has one log directory (the engine's data directory; further `log.dirs` entries
+are not used); every partition lives there, none is a future replica being moved, and a
+leader's log has no lag behind itself, so each partition is answered with its size,
+offset_lag 0 and is_future_key false. DescribeProducers lists a partition's idempotent
+producers from the broker's producer state (producer_state.py).
+
+A write that fails in the file system takes the log dir offline until the broker restarts
+(Kafka's LogDirFailureChannel and ReplicaManager.handleLogDirFailure): every later produce
+answers KAFKA_STORAGE_ERROR, and DescribeLogDirs says so. Kafka halts once its last log dir
+is offline; pk keeps serving reads (README.md, "Differences").
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 from .. import acls, validation
-from ..errors import KafkaError, UnknownTopicOrPartitionError
+from ..errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
+
+log = logging.getLogger("pk.broker")
 
 NO_COORDINATOR_EPOCH = -1  # a producer that never wrote transaction markers
 NO_TXN = -1  # current_txn_start_offset of a producer not inside a transaction
@@ -25,6 +35,24 @@ class LogDirHandlers:
         self.engine = broker.engine
         broker.register(ApiKey.DESCRIBE_LOG_DIRS, self.describe_log_dirs)
         broker.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
+        self.offline: KafkaStorageError | None = None  # why the log dir went offline
+
+    # ------------------------------------------------------------------ failure
+    def check_online(self, topic: str, partition: int) -> None:
+        """KAFKA_STORAGE_ERROR for a partition of an offline log dir (ReplicaManager's
+        HostedPartition.Offline)."""
+        if self.offline is not None:
+            raise KafkaStorageError(f"Partition {topic}-{partition} is in an offline log directory")
+
+    def write_failed(self, topic: str, partition: int, exc: KafkaStorageError) -> None:
+        """A write to a partition's log failed: the log dir goes offline (once)."""
+        if self.offline is not None:
+            return
+        self.offline = exc
+        path = os.path.abspath(self.engine.data_dir)
+        log.error("Error while appending records to %s-%d in dir %s: %s", topic, partition, path, exc)
+        log.warning("Stopping serving replicas in dir %s because the log directory has failed.", path)
+        log.info("Stopped serving replicas in dir %s", path)
 
     # ------------------------------------------------------------------ DescribeLogDirs
     async def describe_log_dirs(self, request) -> dict:
@@ -36,6 +64,9 @@ class LogDirHandlers:
         path = os.path.abspath(self.engine.data_dir)
         result = {"error_code": E.NONE, "log_dir": path, "topics": [],
                   "total_bytes": -1, "usable_bytes": -1, "is_cordoned": False}
+        if self.offline is not None:
+            result = {"error_code": E.KAFKA_STORAGE_ERROR, "log_dir": path, "topics": []}
+            return {"throttle_time_ms": 0, "error_code": E.NONE, "results": [result]}
         try:
             stat = os.statvfs(path)
             result["total_bytes"] = stat.f_blocks * stat.f_frsize
