@@ -955,10 +955,17 @@ class PartitionLog:
         return self.read_with_offsets(offset, max_bytes)[0]
 
     @_reader
-    def read_with_offsets(self, offset: int, max_bytes: int = 1 << 20) -> tuple[bytes, int, int]:
+    def read_with_offsets(self, offset: int, max_bytes: int = 1 << 20, *, min_one: bool = True,
+                          exact: bool = False) -> tuple[bytes, int, int]:
         """read(), with the log start and end offsets `offset` was checked against (the
         broker's log start offset and high watermark: no batch returned starts at or past
-        that end, even if another process appended meanwhile)."""
+        that end, even if another process appended meanwhile).
+
+        The broker's Fetch reads as Kafka's LogSegment.read slices a segment: `min_one=False`
+        returns nothing rather than a first batch larger than max_bytes (KIP-74: only the
+        first partition of a response gets one), and `exact` returns max_bytes bytes (or the
+        first batch, when larger) even if that cuts the last batch short, the consumer
+        dropping the cut batch as it does Kafka's (only that batch's visible head is sent)."""
         self._refresh_segments()
         start, end = self._log_start_offset, self._end_offset()
         if offset < start or offset > end:
@@ -981,7 +988,7 @@ class PartitionLog:
                 pos, header = seg.find_position(offset, size)
                 if header is None:
                     continue
-            return self._read_from(seg, pos, size, max_bytes, end, active), start, end
+            return self._read_from(seg, pos, size, max_bytes, end, active, min_one, exact), start, end
         return b"", start, end
 
     @_reader
@@ -1019,7 +1026,8 @@ class PartitionLog:
                             handle(rec)
                 position = header.next_offset
 
-    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool) -> bytes:
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool,
+                   min_one: bool = True, exact: bool = False) -> bytes:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
@@ -1027,13 +1035,15 @@ class PartitionLog:
         # offset index knows, so that it does not take in the head of a batch it cannot
         # return (with 0.5 MB batches, half of every 1 MB read). A stale entry only makes the
         # read shorter: whole batches are returned all the same.
-        if pos + want < size:
+        if pos + want < size and not exact:
             boundary = seg.offset_index.position_at_most(pos + want)
             if pos + records.HEADER_SIZE <= boundary < pos + want:
                 want = boundary - pos
         data = seg.pread(want, pos)
         first = records.batch_size_at(data, 0)
         if first is not None and first > len(data):
+            if not min_one:
+                return b""
             data = seg.pread(min(first, size - pos), pos)
         out_end = 0
         for bpos, header in records.iter_batches(data):
@@ -1049,7 +1059,10 @@ class PartitionLog:
                 raise CorruptBatchError(self.topic, self.partition, header.base_offset,
                                         getattr(exc, "cause", str(exc))) from None
             out_end = bpos + header.size
-        return data[:out_end]
+        else:
+            if exact and out_end < len(data) <= max_bytes and _cut_batch_below(data, out_end, end):
+                return data  # Kafka's slice: the whole batches and the head of the next one
+        return data[:out_end] if out_end < len(data) else data
 
     @_reader
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -1107,3 +1120,10 @@ class PartitionLog:
         end = self.log_end_offset
         found = self.max_timestamp_offset() if timestamp == MAX_TIMESTAMP else self.offset_for_timestamp(timestamp)
         return found if found is not None and 0 <= found[0] < end else None
+
+
+def _cut_batch_below(data, pos: int, end: int) -> bool:
+    """Whether `data` ends with the head of a batch at `pos` that starts below offset `end`
+    (one already written, not one another process is appending after the end was taken)."""
+    header = records.read_header(data, pos)
+    return header is not None and header.base_offset < end and header.magic == records.MAGIC
