@@ -1,0 +1,74 @@
+"""Fetch answers are capped as Kafka 4.4's are, and a broker's memory does not grow with
+partition size × fetchers (issue 23): a real pk-server-start serving a partition of six
+50 MiB batches (written by the bundled engine) to raw Fetch v12 requests asking for 2^31-1
+bytes. Kafka 4.4 answers the same requests with the same sizes: test_oracle_fetch_limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import BrokerProcess
+from fetch_limits import (
+    BATCHES, MAX_INT, TOPIC_CONFIGS, big_batch, concurrent_fetches, fetch, fetch_request, memory_kb, reset_peak,
+)
+from pk.engine.engine import Engine
+
+FETCH_MAX_BYTES = 55 << 20  # Kafka's fetch.max.bytes default
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A broker on a data directory holding topic `big`: one partition of six 50 MiB batches;
+    yields (broker, size of one batch)."""
+    data = str(tmp_path_factory.mktemp("fetch-limits") / "data")
+    engine = Engine(data)
+    engine.create_topic("big", 1, 1, configs=TOPIC_CONFIGS)
+    plog = engine.partition("big", 0)
+    for i in range(BATCHES):
+        batch = big_batch(i)
+        plog.append_batches([batch])
+    engine.close()
+    broker = BrokerProcess(data).start()
+    yield broker, len(batch)
+    broker.stop()
+
+
+def test_concurrent_huge_fetches_are_capped_and_memory_stays_bounded(big):
+    broker, batch_size = big
+    pid = broker.proc.pid
+    before = memory_kb(pid)["VmRSS"]
+    reset_peak(pid)
+    answers = concurrent_fetches(broker.port, fetch_request("big", MAX_INT, MAX_INT))
+    # fetch.max.bytes: the first batch and the head of the second (Kafka's slice of the segment)
+    assert answers == [{0: FETCH_MAX_BYTES}] * 3
+    assert batch_size < FETCH_MAX_BYTES < BATCHES * batch_size
+    growth = (memory_kb(pid)["VmHWM"] - before) * 1024
+    # Each answer held once while written (it was three copies of the whole partition, 3 GB):
+    # less than the partition itself, however many fetchers there are.
+    assert growth < 3 * FETCH_MAX_BYTES + (32 << 20), growth
+    assert growth < BATCHES * batch_size
+    assert "Traceback" not in broker.log()
+
+
+@pytest.mark.parametrize("max_bytes, partition_max_bytes", [(1 << 20, MAX_INT), (MAX_INT, 1 << 20), (0, 0)])
+def test_a_first_batch_above_the_limits_comes_whole(big, max_bytes, partition_max_bytes):
+    broker, batch_size = big
+    assert fetch(broker.port, fetch_request("big", max_bytes, partition_max_bytes)) == {0: batch_size}
+
+
+def test_fetch_max_bytes_is_the_brokers_setting(tmp_path):
+    data = str(tmp_path / "data")
+    engine = Engine(data)
+    engine.create_topic("big", 1, 1, configs=TOPIC_CONFIGS)
+    batch = big_batch(0)
+    engine.partition("big", 0).append_batches([batch, big_batch(1)])
+    engine.close()
+    broker = BrokerProcess(data, {"fetch.max.bytes": "1024"}).start()
+    try:
+        assert fetch(broker.port, fetch_request("big", MAX_INT, MAX_INT)) == {0: len(batch)}
+    finally:
+        broker.stop()
+    refused = BrokerProcess(data, {"fetch.max.bytes": "1023"})
+    with pytest.raises(RuntimeError, match="Invalid value 1023 for configuration fetch.max.bytes: "
+                                           "Value must be at least 1024"):
+        refused.start()
