@@ -5,6 +5,8 @@ bytes. Kafka 4.4 answers the same requests with the same sizes: test_oracle_fetc
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from conftest import BrokerProcess
@@ -72,3 +74,44 @@ def test_fetch_max_bytes_is_the_brokers_setting(tmp_path):
     with pytest.raises(RuntimeError, match="Invalid value 1023 for configuration fetch.max.bytes: "
                                            "Value must be at least 1024"):
         refused.start()
+
+
+def test_followers_fetch_within_their_limits_and_get_larger_batches_whole(zookeeper, tmp_path):
+    """Followers asking for 1 KiB per partition and 2 KiB per fetch (replica.fetch.max.bytes,
+    replica.fetch.response.max.bytes) still replicate 100 KiB batches: the leader sends a first
+    batch above the limits whole (KIP-74); acks=all with min.insync.replicas=2 is acknowledged
+    only once the follower has each batch."""
+    ck = pytest.importorskip("confluent_kafka")
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from replication_cluster import ReplicationCluster
+
+    limits = {"replica.fetch.max.bytes": "1024", "replica.fetch.response.max.bytes": "2048"}
+    with ReplicationCluster(zookeeper, tmp_path, 2, overrides=limits) as cluster:
+        cluster.start_all()
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.create_topics([NewTopic("wide", 1, 2, config={"min.insync.replicas": "2"})])["wide"].result(15)
+        cluster.wait_state("wide", 0, lambda s: len(s["isr"]) == 2)
+        cluster.wait_applied("wide", 1)
+        producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 0,
+                                "message.timeout.ms": 60000, "compression.type": "none"})
+        failed = []
+        values = [bytes([i]) * (100 << 10) for i in range(8)]
+        for value in values:
+            producer.produce("wide", value, partition=0,
+                             on_delivery=lambda err, msg: err is not None and failed.append(err))
+            producer.flush(60)
+        assert failed == []
+        assert len(cluster.state("wide", 0)["isr"]) == 2
+        consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "wide",
+                                "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer.assign([ck.TopicPartition("wide", 0, 0)])
+        got = []
+        try:
+            deadline = time.monotonic() + 60
+            while len(got) < len(values) and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and not message.error():
+                    got.append(message.value())
+        finally:
+            consumer.close()
+        assert got == values
