@@ -70,10 +70,13 @@ def fetch(port: int, request: bytes) -> dict[int, int]:
         return record_sizes(_receive(sock))
 
 
-def concurrent_fetches(port: int, request: bytes, count: int = 3) -> list[dict[int, int]]:
-    """`count` connections send `request`, and only once all have sent it read their answers:
-    the broker holds every answer at once (none fits in a socket's buffers)."""
+def concurrent_fetches(port: int, request: bytes, count: int = 3, tls=None) -> list[dict[int, int]]:
+    """`count` connections (TLS ones with the ssl.SSLContext `tls`) send `request`, and only
+    once all have sent it read their answers: the broker has every answer under way at once
+    (none fits in a socket's buffers)."""
     socks = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(count)]
+    if tls is not None:
+        socks = [tls.wrap_socket(sock, server_hostname="127.0.0.1") for sock in socks]
     try:
         for sock in socks:
             sock.sendall(request)

@@ -27,6 +27,7 @@ import logging
 import time
 
 from .. import acls, leader_epochs, records, topic_names, txn_index
+from ..records.file_region import FileRegion
 from ..errors import (
     CorruptBatchError,
     CorruptRecordError,
@@ -366,7 +367,9 @@ class DataHandlers:
         min_bytes = min(body["min_bytes"], max_bytes)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
+        answers = []
         while True:
+            _close_regions(answers)  # the last read's, when it is read again
             answers, size, failed, logs = self._fetch_once(wanted, max_bytes, version,
                                                            body["isolation_level"] == 1, denied, replica_id)
             remaining = deadline - loop.time()
@@ -496,8 +499,11 @@ class DataHandlers:
                 # At least one batch when nothing was returned yet, even above the
                 # limits (KIP-74); after that, nothing larger than they leave. Sliced as
                 # Kafka's LogSegment.read does: the limit's bytes, a cut last batch included.
-                data, start, end = plog.read_with_offsets(want.fetch_offset, max(limit, 0),
-                                                          min_one=not total, exact=True)
+                # A large read stays in the segment (sent with sendfile) unless the answer
+                # must be cut below the high watermark or the last stable offset.
+                data, start, end = plog.read_with_offsets(
+                    want.fetch_offset, max(limit, 0), min_one=not total, exact=True,
+                    region=not read_committed and (state is None or replica_id >= 0))
             except OffsetOutOfRangeError:
                 part["error_code"] = E.OFFSET_OUT_OF_RANGE
                 failed = True
@@ -699,6 +705,13 @@ def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> 
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')" for i in keyless[:3])
     result["error_message"] = (f"One or more records have been rejected due to {len(keyless)} record errors "
                                f"in total, and only showing the first three errors at most: [{shown}]")
+
+
+def _close_regions(answers: list[dict]) -> None:
+    """Close the segment files of answers that will not be sent."""
+    for answer in answers:
+        if isinstance(answer["records"], FileRegion):
+            answer["records"].close()
 
 
 def _below(data, offset: int):

@@ -20,7 +20,7 @@ from .errors import (
     DecodeError, EncodeError, MalformedFrame, UnknownApiKey, UnsupportedVersion,
 )
 from .messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey, advertised
-from .types import read_int16, read_nullable_string, skip_tagged_fields, write_nullable_string
+from .types import FileRegion, read_int16, read_nullable_string, skip_tagged_fields, write_nullable_string
 
 __all__ = [
     "Request", "parse_request", "encode_response", "api_versions_fallback", "api_versions_body",
@@ -177,7 +177,7 @@ def _frame_pieces(out: list) -> list:
     out[0] = _I32.pack(sum(map(len, out)))
     pieces, run = [], []
     for piece in out:
-        if len(piece) < LARGE_PIECE:
+        if len(piece) < LARGE_PIECE and type(piece) is not FileRegion:
             run.append(piece)
             continue
         if run:
@@ -199,7 +199,8 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     :class:`UnknownApiKey`/:class:`UnsupportedVersion` for a bad key/version.
     ``records`` values are written without being copied until the final join;
     with ``pieces``, the frame comes as a list of bytes-like pieces to write in
-    order, large ``records`` values not copied at all.
+    order, large ``records`` values not copied at all, a ``FileRegion`` left for
+    the writer to send from its file (only then may ``records`` be one).
     """
     schema = RESPONSES.get(api_key)
     if schema is None or api_key not in SUPPORTED_VERSIONS:
