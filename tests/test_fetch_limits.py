@@ -11,7 +11,7 @@ import pytest
 
 from conftest import BrokerProcess, free_port
 from fetch_limits import (
-    BATCHES, MAX_INT, TOPIC_CONFIGS, big_batch, concurrent_fetches, fetch, fetch_request, memory_kb, reset_peak,
+    BATCH_VALUE, BATCHES, MAX_INT, TOPIC_CONFIGS, big_batch, concurrent_fetches, fetch, fetch_request, memory_kb, reset_peak,
 )
 from security_setup import tls_client_context
 from pk.engine.engine import Engine
@@ -130,3 +130,28 @@ def test_followers_fetch_within_their_limits_and_get_larger_batches_whole(zookee
         finally:
             consumer.close()
         assert got == values
+
+
+def test_a_client_reads_the_partition_through_sliced_answers(big):
+    """confluent-kafka (librdkafka) asking for 55 MiB per partition gets answers sent from the
+    segment file and ending in a cut batch, and reads every record once, in order."""
+    ck = pytest.importorskip("confluent_kafka")
+    broker, _ = big
+    consumer = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "sliced",
+                            "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                            "fetch.max.bytes": FETCH_MAX_BYTES, "max.partition.fetch.bytes": FETCH_MAX_BYTES,
+                            "receive.message.max.bytes": FETCH_MAX_BYTES + (1 << 20)})
+    consumer.assign([ck.TopicPartition("big", 0, 0)])
+    seen = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(seen) < BATCHES and time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is None:
+                continue
+            assert message.error() is None, message.error()
+            value = message.value()
+            seen.append((message.offset(), len(value), value.count(0)))
+    finally:
+        consumer.close()
+    assert seen == [(offset, BATCH_VALUE, BATCH_VALUE) for offset in range(BATCHES)]
