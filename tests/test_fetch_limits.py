@@ -1,7 +1,9 @@
 """Fetch answers are capped as Kafka 4.4's are, and a broker's memory does not grow with
 partition size × fetchers (issue 23): a real pk-server-start serving a partition of six
 50 MiB batches (written by the bundled engine) to raw Fetch v12 requests asking for 2^31-1
-bytes. Kafka 4.4 answers the same requests with the same sizes: test_oracle_fetch_limits."""
+bytes, over PLAINTEXT and TLS, and to confluent-kafka; followers with small
+replica.fetch.max.bytes / replica.fetch.response.max.bytes. Kafka 4.4 answers the same
+requests with the same sizes: test_oracle_fetch_limits."""
 
 from __future__ import annotations
 
