@@ -32,6 +32,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside
+from .records.file_region import FileRegion
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
 
 LOCK_FILE = ".pk-lock"
@@ -39,6 +40,10 @@ LOCK_FILE = ".pk-lock"
 # recovered since (see PartitionLog._fail). Creating it costs an inode, no data block, so it
 # can be made on a full disk.
 FAILED_MARK = ".pk-storage-error"
+# A Fetch read of more than REGION_MIN bytes (read_with_offsets(region=True)) is answered with
+# a FileRegion, checked SCAN_WINDOW bytes at a time: memory does not grow with the answer.
+REGION_MIN = 1 << 20
+SCAN_WINDOW = 1 << 20
 # The lock file also holds two counters, bumped under the lock: the segment layout (a roll, a
 # deletion, a new log start offset) and the cleaner generation (segments rewritten under the
 # same names). Everyone keeps the file open, so checking for changes costs a stat and a pread
@@ -363,7 +368,7 @@ class PartitionLog:
         # writer's recovery cuts) cannot be read, so it must not count towards the log end
         # either, or readers would wait for offsets they can never get.
         try:
-            records.check_batch(seg.pread(tail.end - tail.last_batch, tail.last_batch))
+            _check_batch_at(seg, tail.last_batch, tail.end - tail.last_batch)
         except CorruptRecordError:
             return tail.last_base_offset
         if tail.end == size:  # clean to the last byte: remember where this end starts
@@ -1018,10 +1023,20 @@ class PartitionLog:
         return self.read_with_offsets(offset, max_bytes)[0]
 
     @_reader
-    def read_with_offsets(self, offset: int, max_bytes: int = 1 << 20) -> tuple[bytes, int, int]:
+    def read_with_offsets(self, offset: int, max_bytes: int = 1 << 20, *, min_one: bool = True,
+                          exact: bool = False, region: bool = False) -> tuple[bytes | FileRegion, int, int]:
         """read(), with the log start and end offsets `offset` was checked against (the
         broker's log start offset and high watermark: no batch returned starts at or past
-        that end, even if another process appended meanwhile)."""
+        that end, even if another process appended meanwhile).
+
+        The broker's Fetch reads as Kafka's LogSegment.read slices a segment: `min_one=False`
+        returns nothing rather than a first batch larger than max_bytes (KIP-74: only the
+        first partition of a response gets one), and `exact` returns max_bytes bytes (or the
+        first batch, when larger) even if that cuts the last batch short, the consumer
+        dropping the cut batch as it does Kafka's (only that batch's visible head is sent).
+        With `region`, a read of more than REGION_MIN bytes returns a FileRegion of the
+        segment instead of its bytes (the batches checked a window at a time, none kept): the
+        caller sends it with sendfile and closes it."""
         self._refresh_segments()
         start, end = self._log_start_offset, self._end_offset()
         if offset < start or offset > end:
@@ -1044,7 +1059,9 @@ class PartitionLog:
                 pos, header = seg.find_position(offset, size)
                 if header is None:
                     continue
-            return self._read_from(seg, pos, size, max_bytes, end, active), start, end
+            if region and min(max_bytes, size - pos) > REGION_MIN:
+                return self._region_from(seg, pos, size, max_bytes, end, active, min_one, exact), start, end
+            return self._read_from(seg, pos, size, max_bytes, end, active, min_one, exact, region), start, end
         return b"", start, end
 
     @_reader
@@ -1082,7 +1099,8 @@ class PartitionLog:
                             handle(rec)
                 position = header.next_offset
 
-    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool) -> bytes:
+    def _read_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool,
+                   min_one: bool = True, exact: bool = False, region: bool = False) -> bytes | FileRegion:
         # Read at least a batch header: with fewer than 12 bytes the batch size is unknown and
         # nothing would be returned, breaking the "at least one whole batch" rule.
         want = min(max(max_bytes, records.HEADER_SIZE), size - pos)
@@ -1090,13 +1108,17 @@ class PartitionLog:
         # offset index knows, so that it does not take in the head of a batch it cannot
         # return (with 0.5 MB batches, half of every 1 MB read). A stale entry only makes the
         # read shorter: whole batches are returned all the same.
-        if pos + want < size:
+        if pos + want < size and not exact:
             boundary = seg.offset_index.position_at_most(pos + want)
             if pos + records.HEADER_SIZE <= boundary < pos + want:
                 want = boundary - pos
         data = seg.pread(want, pos)
         first = records.batch_size_at(data, 0)
         if first is not None and first > len(data):
+            if not min_one:
+                return b""
+            if region and first > REGION_MIN:  # a large first batch above the limit: sent from the file
+                return self._region_from(seg, pos, size, first, end, active, min_one, exact)
             data = seg.pread(min(first, size - pos), pos)
         out_end = 0
         for bpos, header in records.iter_batches(data):
@@ -1112,7 +1134,64 @@ class PartitionLog:
                 raise CorruptBatchError(self.topic, self.partition, header.base_offset,
                                         getattr(exc, "cause", str(exc))) from None
             out_end = bpos + header.size
-        return data[:out_end]
+        else:
+            if exact and out_end < len(data) <= max_bytes and _cut_batch_below(data, out_end, end):
+                return data  # Kafka's slice: the whole batches and the head of the next one
+        return data[:out_end] if out_end < len(data) else data
+
+    def _region_from(self, seg: LogSegment, pos: int, size: int, max_bytes: int, end: int, active: bool,
+                     min_one: bool, exact: bool) -> FileRegion | bytes:
+        """_read_from's answer as a FileRegion of the segment. The file is opened first and
+        every check reads through it, so the region holds what was checked even if the
+        segment is deleted or replaced (compaction) meanwhile; a window of SCAN_WINDOW bytes
+        (or one larger batch) is all that is read at a time."""
+        file = open(seg.log_path, "rb", buffering=0)
+        try:
+            fd = file.fileno()
+            stop = pos + min(max_bytes, size - pos)
+            first = records.batch_size_at(os.pread(fd, records.LOG_OVERHEAD, pos), 0)
+            if first is not None and first > stop - pos:
+                if not min_one:
+                    file.close()
+                    return b""
+                stop = pos + min(first, size - pos)
+            checked, whole = pos, True  # end of the batches checked; whether none was refused
+            while checked < stop and whole:
+                window = os.pread(fd, min(SCAN_WINDOW, stop - checked), checked)
+                first = records.batch_size_at(window, 0)
+                large = first is not None and len(window) < first <= stop - checked
+                batches = ([(0, records.read_header(window, 0))] if large and len(window) >= records.HEADER_SIZE
+                           else records.iter_batches(window))
+                taken = 0
+                for bpos, header in batches:
+                    if header.base_offset >= end:
+                        whole = False  # appended after the end was taken
+                        break
+                    try:
+                        if large:  # one batch larger than a window: its CRC a window at a time
+                            _check_in_windows(fd, checked, header)
+                        else:
+                            records.check_batch(window, bpos)
+                    except CorruptRecordError as exc:
+                        if (active and checked + bpos + header.size >= size) or checked + bpos > pos:
+                            whole = False  # a torn tail, or a bad batch the next read reports
+                            break
+                        raise CorruptBatchError(self.topic, self.partition, header.base_offset,
+                                                getattr(exc, "cause", str(exc))) from None
+                    taken = bpos + header.size
+                if not taken:
+                    break  # a batch cut by `stop`
+                checked += taken
+            if whole and exact and checked < stop and _cut_batch_below(
+                    os.pread(fd, records.HEADER_SIZE, checked), 0, end):
+                checked = stop  # Kafka's slice: the head of the cut batch too
+            if checked == pos:
+                file.close()
+                return b""
+            return FileRegion(file, pos, checked - pos)
+        except BaseException:
+            file.close()
+            raise
 
     @_reader
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -1170,3 +1249,36 @@ class PartitionLog:
         end = self.log_end_offset
         found = self.max_timestamp_offset() if timestamp == MAX_TIMESTAMP else self.offset_for_timestamp(timestamp)
         return found if found is not None and 0 <= found[0] < end else None
+
+
+def _check_batch_at(seg: LogSegment, at: int, size: int) -> None:
+    """records.check_batch for the `size` bytes at position `at` of a segment, a large batch
+    read a window at a time (a 50 MB last batch is not held to find the log end)."""
+    if size <= SCAN_WINDOW:
+        records.check_batch(seg.pread(size, at), 0, at)
+        return
+    header = records.read_header(seg.pread(records.HEADER_SIZE, at))
+    if header is None:
+        raise CorruptRecordError(f"truncated batch header at position {at}")
+    _check_in_windows(seg.fd, at, header)
+
+
+def _check_in_windows(fd: int, at: int, header: records.BatchHeader) -> None:
+    """records.check_batch for the batch at file position `at`, read SCAN_WINDOW bytes at a time."""
+    if header.batch_length < records.MIN_BATCH_LENGTH or header.magic != records.MAGIC:
+        records.check_batch(os.pread(fd, records.HEADER_SIZE, at), 0, at)  # raises the reason
+    crc, pos, stop = 0, at + records.ATTRIBUTES_OFFSET, at + header.size
+    while pos < stop:
+        piece = os.pread(fd, min(SCAN_WINDOW, stop - pos), pos)
+        if not piece:
+            raise CorruptRecordError(f"truncated record batch at position {at}")
+        crc = records.crc32c(piece, crc)
+        pos += len(piece)
+    records.check_crc(header, crc, at)
+
+
+def _cut_batch_below(data, pos: int, end: int) -> bool:
+    """Whether `data` ends with the head of a batch at `pos` that starts below offset `end`
+    (one already written, not one another process is appending after the end was taken)."""
+    header = records.read_header(data, pos)
+    return header is not None and header.base_offset < end and header.magic == records.MAGIC

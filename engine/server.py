@@ -34,6 +34,8 @@ _SIZE = struct.Struct(">i")
 TLS_HANDSHAKE_TIMEOUT = 30.0
 # Kafka's sasl.server.max.receive.size: the largest bare SASL token accepted.
 SASL_MAX_RECEIVE_SIZE = 524288
+# How much of a large response is handed to the transport at a time (the most it buffers).
+WRITE_CHUNK = 1 << 20
 
 
 @dataclass
@@ -181,7 +183,7 @@ class Server:
                     request.token_authenticated = auth.token_authenticated
                 try:
                     body = await self.broker.handle(request)
-                    response = request.response(body) if body is not None else None
+                    response = request.response(body, pieces=True) if body is not None else None
                 except LookupError as exc:
                     log.warning("Closing connection from %s: %s", peer, exc)
                     return
@@ -191,13 +193,45 @@ class Server:
                     log.exception("Error handling %s from %s; closing the connection", request.name, peer)
                     return
                 if response is not None:
-                    writer.write(response)
-                    await writer.drain()
+                    del body  # the answer's records live on in `response` only, until written
+                    await _write_pieces(writer, response)
+                    del response
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
             self._connections.discard(task)
             writer.close()
+
+
+async def _write_pieces(writer: asyncio.StreamWriter, pieces: list) -> None:
+    """Write an encoded response a megabyte at a time, waiting for each to drain: the
+    transport would otherwise copy what the socket did not take at once into its own buffer
+    (a whole Fetch answer, tens of megabytes, per slow reader). Records left in their segment
+    (FileRegion) go with sendfile, as Kafka's FileRecords.writeTo does; on a TLS connection
+    asyncio reads and encrypts them a block at a time instead."""
+    try:
+        for piece in pieces:
+            if type(piece) is kp.FileRegion:
+                await writer.drain()
+                sent = await asyncio.get_running_loop().sendfile(writer.transport, piece.file, piece.offset,
+                                                                 piece.count)
+                if sent != piece.count:  # the segment was cut meanwhile: the frame cannot be finished
+                    log.warning("Closing connection from %s: a segment shrank while sent (%d of %d bytes)",
+                                writer.get_extra_info("peername"), sent, piece.count)
+                    raise ConnectionError("segment shrank while sent")
+                continue
+            if len(piece) <= WRITE_CHUNK:
+                writer.write(piece)
+                continue
+            view = memoryview(piece)
+            for start in range(0, len(view), WRITE_CHUNK):
+                writer.write(view[start:start + WRITE_CHUNK])
+                await writer.drain()
+        await writer.drain()
+    finally:
+        for piece in pieces:
+            if type(piece) is kp.FileRegion:
+                piece.close()
 
 
 def _quiet_tls_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:

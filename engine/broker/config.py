@@ -26,6 +26,7 @@ KNOWN: dict[str, str | None] = {
     "default.replication.factor": "1",
     "auto.create.topics.enable": "true",
     "max.incremental.fetch.session.cache.slots": "1000",
+    "fetch.max.bytes": "57671680",
     "min.incremental.fetch.session.eviction.ms": "120000",
     "delete.topic.enable": "true",
     "log.retention.hours": "168",
@@ -72,6 +73,8 @@ KNOWN: dict[str, str | None] = {
     # Replication between ZooKeeper-mode brokers (replication.py)
     "replica.lag.time.max.ms": "30000",
     "replica.fetch.wait.max.ms": "500",
+    "replica.fetch.max.bytes": "1048576",
+    "replica.fetch.response.max.bytes": "10485760",
     "unclean.leader.election.enable": "false",
     "broker.rack": None,
     "controlled.shutdown.enable": "true",
@@ -172,6 +175,13 @@ class BrokerConfig:
             return int(str(value).strip())
         except (TypeError, ValueError):
             raise ConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT") from None
+
+    def get_int_at_least(self, key: str, minimum: int) -> int:
+        """get_int, refused below `minimum` (Kafka's ConfigDef.Range.atLeast, with its text)."""
+        number = self.get_int(key)
+        if number < minimum:
+            raise ConfigError(f"Invalid value {number} for configuration {key}: Value must be at least {minimum}")
+        return number
 
     def get_bool(self, key: str) -> bool:
         return str(self.get(key)).strip().lower() == "true"

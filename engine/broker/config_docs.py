@@ -28,7 +28,8 @@ BROKER_TYPES: dict[str, str] = {
     "socket.send.buffer.bytes": "int", "socket.receive.buffer.bytes": "int", "num.network.threads": "int",
     "num.io.threads": "int", "num.recovery.threads.per.data.dir": "int",
     "log.flush.interval.messages": "long", "log.flush.interval.ms": "long", "zookeeper.connect": "string",
-    "zookeeper.connection.timeout.ms": "int", "cluster.id": "string",
+    "zookeeper.connection.timeout.ms": "int", "cluster.id": "string", "fetch.max.bytes": "int",
+    "replica.fetch.max.bytes": "int", "replica.fetch.response.max.bytes": "int",
     # Kafka's PASSWORD-typed keys: DescribeConfigs marks them sensitive and never returns a value
     # (the JAAS config carries PLAIN users' passwords; the PEM entries carry private keys).
     "sasl.jaas.config": "password", "ssl.keystore.password": "password", "ssl.key.password": "password",
@@ -97,6 +98,9 @@ _BROKER_DOCS = {
     "log.flush.start.offset.checkpoint.interval.ms": "Milliseconds between two writes of the log start offset checkpoint.",
     "log.cleaner.enable": "Whether compacted topics are compacted.",
     "message.max.bytes": "Largest record batch a topic accepts unless it says otherwise.",
+    "fetch.max.bytes": "Most bytes of records one Fetch answer holds (a first batch above it still comes whole).",
+    "replica.fetch.max.bytes": "Bytes of records a follower asks for per partition in each fetch.",
+    "replica.fetch.response.max.bytes": "Bytes of records a follower asks for per fetch in all.",
 }
 
 

@@ -27,6 +27,7 @@ import logging
 import time
 
 from .. import acls, leader_epochs, records, topic_names, txn_index
+from ..records.file_region import FileRegion
 from ..errors import (
     CorruptBatchError,
     CorruptRecordError,
@@ -103,6 +104,7 @@ class DataHandlers:
         self.sessions = FetchSessionCache(broker.config.get_int("max.incremental.fetch.session.cache.slots"),
                                           broker.config.get_int("min.incremental.fetch.session.eviction.ms"))
         self._config_mtimes: dict[str, int] = {}
+        self.fetch_max_bytes = broker.config.get_int_at_least("fetch.max.bytes", 1024)
         self._next_expiry = time.monotonic() + 600
         broker.register(ApiKey.API_VERSIONS, self.api_versions)
         broker.register(ApiKey.PRODUCE, self.produce)
@@ -378,14 +380,21 @@ class DataHandlers:
         denied = self._unauthorized(request, acls.READ, wanted) if self.broker.guard.enabled else ()
         # A follower broker's fetch (replication.py) names its broker id.
         replica_id = body["replica_id"] if version < 15 else (body.get("replica_state") or {}).get("replica_id", -1)
+        # Kafka's KafkaApis.handleFetchRequest: no answer holds more than fetch.max.bytes,
+        # whoever asks (a follower's own cap, replica.fetch.response.max.bytes, is what it
+        # asks for), and min_bytes is never more than that.
+        max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
+        min_bytes = min(body["min_bytes"], max_bytes)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000.0
+        answers = []
         while True:
-            answers, size, failed, logs = self._fetch_once(wanted, body["max_bytes"], version,
+            _close_regions(answers)  # the last read's, when it is read again
+            answers, size, failed, logs = self._fetch_once(wanted, max_bytes, version,
                                                            body["isolation_level"] == 1, denied, replica_id)
             remaining = deadline - loop.time()
             # nothing asked for (a consumer closing its fetch session): answer at once, as Kafka does
-            if size >= body["min_bytes"] or failed or remaining <= 0 or not logs:
+            if size >= min_bytes or failed or remaining <= 0 or not logs:
                 break
             tokens = self._change_tokens(logs, replica_id)
             while remaining > 0:
@@ -508,10 +517,13 @@ class DataHandlers:
                 if want.last_fetched_epoch >= 0 and self._diverging(plog, want, part):
                     continue
                 # At least one batch when nothing was returned yet, even above the
-                # limits (KIP-74); after that, only whole batches within them.
-                data, start, end = plog.read_with_offsets(want.fetch_offset, max(limit, 0))
-                if total and len(data) > limit:
-                    data = _whole_batches(data, limit)
+                # limits (KIP-74); after that, nothing larger than they leave. Sliced as
+                # Kafka's LogSegment.read does: the limit's bytes, a cut last batch included.
+                # A large read stays in the segment (sent with sendfile) unless the answer
+                # must be cut below the high watermark or the last stable offset.
+                data, start, end = plog.read_with_offsets(
+                    want.fetch_offset, max(limit, 0), min_one=not total, exact=True,
+                    region=not read_committed and (state is None or replica_id >= 0))
             except OffsetOutOfRangeError:
                 part["error_code"] = E.OFFSET_OUT_OF_RANGE
                 failed = True
@@ -715,20 +727,18 @@ def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> 
                                f"in total, and only showing the first three errors at most: [{shown}]")
 
 
+def _close_regions(answers: list[dict]) -> None:
+    """Close the segment files of answers that will not be sent."""
+    for answer in answers:
+        if isinstance(answer["records"], FileRegion):
+            answer["records"].close()
+
+
 def _below(data, offset: int):
     """The batches of `data` that end below `offset` (a consumer's view under the HW)."""
     end = 0
     for pos, header in records.iter_batches(data):
         if header.last_offset >= offset:
-            break
-        end = pos + header.size
-    return data[:end]
-
-
-def _whole_batches(data: bytes, limit: int) -> bytes:
-    end = 0
-    for pos, header in records.iter_batches(data):
-        if pos + header.size > limit:
             break
         end = pos + header.size
     return data[:end]

@@ -81,6 +81,10 @@ class ReplicaManager:
         self.fetchers: dict[int, Fetcher] = {}
         self.lag_ms = broker.config.get_int("replica.lag.time.max.ms")
         self.fetch_wait_ms = broker.config.get_int("replica.fetch.wait.max.ms")
+        # What a follower asks for, per partition and per response (Kafka's ReplicaFetcherThread;
+        # the leader caps both, a first batch above them still coming whole, KIP-74).
+        self.fetch_max_bytes = broker.config.get_int_at_least("replica.fetch.max.bytes", 0)
+        self.fetch_response_max_bytes = broker.config.get_int_at_least("replica.fetch.response.max.bytes", 0)
         self._hw_event = asyncio.Event()
         self._log_start_event = asyncio.Event()
         self._checkpointed: dict[tuple[str, int], int] = {}
@@ -512,11 +516,11 @@ class Fetcher:
             wanted.setdefault(key[0], []).append({
                 "partition": key[1], "current_leader_epoch": target.leader_epoch,
                 "fetch_offset": plog.log_end_offset, "last_fetched_epoch": -1,
-                "log_start_offset": plog.log_start_offset, "partition_max_bytes": 1 << 20})
+                "log_start_offset": plog.log_start_offset, "partition_max_bytes": manager.fetch_max_bytes})
         if not wanted:
             return False
         body = {"replica_id": manager.node_id, "max_wait_ms": manager.fetch_wait_ms, "min_bytes": 1,
-                "max_bytes": 10 << 20, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                "max_bytes": manager.fetch_response_max_bytes, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
                 "topics": [{"topic": t, "partitions": ps} for t, ps in wanted.items()],
                 "forgotten_topics_data": [], "rack_id": ""}
         answer = await conn.call(ApiKey.FETCH, FETCH_VERSION, body, manager.fetch_wait_ms / 1000 + 30)

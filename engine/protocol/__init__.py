@@ -1,7 +1,8 @@
 """Kafka wire-protocol codec for pk's broker: pure functions on bytes.
 
 No sockets, no asyncio, no storage: of the engine it uses only records/varint.py (the one varint
-implementation). Everything a broker handler needs::
+implementation) and records/file_region.py (records a Fetch answer leaves in their file).
+Everything a broker handler needs::
 
     from pk.engine import protocol as kp
     from pk.engine.protocol import errors as E
@@ -70,11 +71,12 @@ from .frames import (
     encode_response, parse_request, parse_response, read_frame_size,
 )
 from .messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey
+from .types import FileRegion
 
 __all__ = [
     "ProtocolError", "DecodeError", "MalformedFrame", "UnknownApiKey", "UnsupportedVersion",
     "EncodeError", "error_name",
     "Request", "parse_request", "encode_response", "api_versions_fallback", "api_versions_body",
     "read_frame_size", "encode_request", "parse_response", "MAX_FRAME_SIZE",
-    "SUPPORTED_VERSIONS", "API_NAMES", "ApiKey", "REQUESTS", "RESPONSES",
+    "SUPPORTED_VERSIONS", "API_NAMES", "ApiKey", "REQUESTS", "RESPONSES", "FileRegion",
 ]

@@ -20,7 +20,7 @@ from .errors import (
     DecodeError, EncodeError, MalformedFrame, UnknownApiKey, UnsupportedVersion,
 )
 from .messages import API_NAMES, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey, advertised
-from .types import read_int16, read_nullable_string, skip_tagged_fields, write_nullable_string
+from .types import FileRegion, read_int16, read_nullable_string, skip_tagged_fields, write_nullable_string
 
 __all__ = [
     "Request", "parse_request", "encode_response", "api_versions_fallback", "api_versions_body",
@@ -31,6 +31,8 @@ __all__ = [
 MAX_FRAME_SIZE = 104857600
 
 _I32 = struct.Struct(">i")
+# A piece of an encoded response at least this large is handed to the writer as it is.
+LARGE_PIECE = 1 << 16
 _REQUEST_HEADER = struct.Struct(">hhi")
 _API_VERSIONS = int(ApiKey.API_VERSIONS)
 _UNSUPPORTED_VERSION = 35
@@ -81,11 +83,12 @@ class Request:
         """The API's name, e.g. ``"Produce"``."""
         return API_NAMES.get(self.api_key, f"ApiKey{self.api_key}")
 
-    def response(self, body: dict) -> bytes:
+    def response(self, body: dict, pieces: bool = False) -> bytes | list:
         """``encode_response`` for this request's key, version and correlation id."""
         if self.unsupported_version:
-            return api_versions_fallback(self.correlation_id)
-        return encode_response(self.api_key, self.api_version, self.correlation_id, body)
+            fallback = api_versions_fallback(self.correlation_id)
+            return [fallback] if pieces else fallback
+        return encode_response(self.api_key, self.api_version, self.correlation_id, body, pieces)
 
     def __repr__(self):
         flag = " unsupported_version" if self.unsupported_version else ""
@@ -168,14 +171,36 @@ def _frame(out: list) -> bytes:
     return b"".join(out)
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
+def _frame_pieces(out: list) -> list:
+    # _frame without its join: the small pieces joined, each large one (a Fetch answer's
+    # records) kept as it is, so that a large answer is never copied whole.
+    out[0] = _I32.pack(sum(map(len, out)))
+    pieces, run = [], []
+    for piece in out:
+        if len(piece) < LARGE_PIECE and type(piece) is not FileRegion:
+            run.append(piece)
+            continue
+        if run:
+            pieces.append(b"".join(run))
+            run = []
+        pieces.append(piece)
+    if run:
+        pieces.append(b"".join(run))
+    return pieces
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict,
+                    pieces: bool = False) -> bytes | list:
     """Encode a response frame: int32 length, response header, body.
 
     ``body`` is a dict of the response's fields (missing ones take their
     defaults). Response header v1 for flexible versions, v0 otherwise, and
     always v0 for ApiVersions. Raises :class:`EncodeError` for a bad body,
     :class:`UnknownApiKey`/:class:`UnsupportedVersion` for a bad key/version.
-    ``records`` values are written without being copied until the final join.
+    ``records`` values are written without being copied until the final join;
+    with ``pieces``, the frame comes as a list of bytes-like pieces to write in
+    order, large ``records`` values not copied at all, a ``FileRegion`` left for
+    the writer to send from its file (only then may ``records`` be one).
     """
     schema = RESPONSES.get(api_key)
     if schema is None or api_key not in SUPPORTED_VERSIONS:
@@ -198,7 +223,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
         e.api_key, e.api_version, e.correlation_id = api_key, api_version, correlation_id
         e.args = (f"v{api_version} {e.args[0]}",)
         raise
-    return _frame(out)
+    return _frame_pieces(out) if pieces else _frame(out)
 
 
 def api_versions_body(versions: dict[int, tuple[int, int]] | None = None,

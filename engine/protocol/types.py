@@ -42,6 +42,7 @@ import struct
 import uuid as _uuid
 
 from ..records import varint
+from ..records.file_region import FileRegion
 from .errors import DecodeError
 
 __all__ = [
@@ -57,7 +58,7 @@ __all__ = [
     "write_bytes", "write_nullable_bytes", "write_compact_bytes", "write_compact_nullable_bytes",
     "read_tagged_fields", "skip_tagged_fields", "write_tagged_fields", "EMPTY_TAGGED_FIELDS",
     "Type", "FixedType", "INT8", "INT16", "INT32", "INT64", "UINT16", "UINT32", "BOOL",
-    "FLOAT64", "UUID", "STRING", "BYTES", "RECORDS", "Array", "ZERO_UUID",
+    "FLOAT64", "UUID", "STRING", "BYTES", "RECORDS", "Array", "ZERO_UUID", "FileRegion",
 ]
 
 _I8 = struct.Struct(">b")
@@ -308,6 +309,8 @@ def _bytes_like(v):
     """bytes/bytearray pass through; a memoryview is flattened to a byte view (no copy)."""
     t = type(v)
     if t is bytes or t is bytearray:
+        return v
+    if t is FileRegion:
         return v
     if t is memoryview:
         return v if (v.format == "B" and v.ndim == 1 and v.c_contiguous) else v.cast("B")

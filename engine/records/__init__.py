@@ -350,11 +350,16 @@ def check_batch(buf, pos: int = 0, at: int | None = None) -> BatchHeader:
         raise CorruptRecordError(f"unsupported record batch magic {header.magic} at position {where}")
     if len(buf) - pos < header.size:
         raise CorruptRecordError(f"truncated record batch at position {where}")
-    computed = compute_crc(buf, pos, header)
+    check_crc(header, compute_crc(buf, pos, header), where)
+    return header
+
+
+def check_crc(header: BatchHeader, computed: int, where: int) -> None:
+    """CorruptRecordError unless `computed` (the CRC of the batch at position `where`) is the
+    stored one; for a caller computing it piece by piece (crc32c(piece, crc so far))."""
     if computed != header.crc:
         raise _corrupt(f"record batch at position {where} is corrupt (stored crc = {header.crc}, computed crc = {computed})",
                        f"Record is corrupt (stored crc = {header.crc}, computed crc = {computed})")
-    return header
 
 
 def _corrupt(message: str, cause: str) -> CorruptRecordError:
