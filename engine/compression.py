@@ -268,3 +268,74 @@ def _lz4_pieces(data: bytes, piece: int):
             n = into(data[pos:pos + size], out)
             yield bytes(memoryview(out)[:n])
         pos += size + block_checksum
+
+
+class Packer:
+    """A payload compressed as it is fed, piece by piece, for a re-compression that must not
+    hold the inflated records: `add` each piece, then `finish` for the whole compressed
+    payload; `size` is what it has produced so far (the caller stops at its limit).
+    Snappy comes out in xerial framing, as Kafka's Java writer (snappy-java) frames it."""
+
+    _SNAPPY_CHUNK = 32 * 1024  # snappy-java's default block
+
+    def __init__(self, codec: int):
+        if codec not in NAMES:
+            raise CorruptRecordError(f"unknown compression codec {codec}")
+        self.codec = codec
+        self.parts: list[bytes] = []
+        self.size = 0
+        self._pending = bytearray()  # LZ4 and snappy: input short of one block
+        if codec == GZIP:
+            import zlib
+
+            self._stream = zlib.compressobj(6, zlib.DEFLATED, 31)
+        elif codec == ZSTD:
+            import zstandard
+
+            self._stream = zstandard.ZstdCompressor().compressobj()
+        elif codec == LZ4:
+            self._out(_LZ4_HEADER)
+        elif codec == SNAPPY:
+            self._out(_XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1))
+
+    def _out(self, data: bytes) -> None:
+        if data:
+            self.parts.append(data)
+            self.size += len(data)
+
+    def add(self, piece) -> None:
+        if self.codec == NONE:
+            self._out(bytes(piece))
+        elif self.codec in (GZIP, ZSTD):
+            self._out(self._stream.compress(piece))
+        else:
+            self._pending += piece
+            self._blocks()
+
+    def _blocks(self) -> None:
+        block = _LZ4_BLOCK if self.codec == LZ4 else self._SNAPPY_CHUNK
+        if len(self._pending) >= block:
+            whole = len(self._pending) - len(self._pending) % block
+            for start in range(0, whole, block):
+                self._block(bytes(self._pending[start:start + block]))
+            del self._pending[:whole]
+
+    def _block(self, chunk: bytes) -> None:
+        if self.codec == LZ4:
+            self._out(_lz4_frame(chunk)[len(_LZ4_HEADER):-4])  # the block alone: no header, no end mark
+        else:
+            packed = bytes(_cj().snappy.compress_raw(chunk))
+            self._out(_CHUNK_LENGTH.pack(len(packed)) + packed)
+
+    def finish(self) -> bytes:
+        if self.codec == NONE:
+            pass
+        elif self.codec in (GZIP, ZSTD):
+            self._out(self._stream.flush())
+        else:
+            if self._pending:
+                self._block(bytes(self._pending))
+                self._pending.clear()
+            if self.codec == LZ4:
+                self._out(b"\x00\x00\x00\x00")
+        return b"".join(self.parts)

@@ -23,10 +23,12 @@ connection's requests are answered in order anyway.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
 from .. import acls, leader_epochs, records, topic_names, txn_index
+from ..records import walk
 from ..errors import (
     CorruptBatchError,
     CorruptRecordError,
@@ -201,8 +203,8 @@ class DataHandlers:
                         raise topic_refusal
                     plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
                     name = plog.topic
-                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
-                                                        body["transactional_id"], waits)
+                    appended |= await self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
+                                                              body["transactional_id"], waits)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     leader = getattr(exc, "current_leader", None)
@@ -250,8 +252,8 @@ class DataHandlers:
         _refuse_internal(plog.topic)
         return plog
 
-    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
-                           transactional_id: str | None = None, waits: list | None = None) -> bool:
+    async def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
+                                 transactional_id: str | None = None, waits: list | None = None) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended.
         A replicated partition's acks=all append goes into `waits` (answered at the HW)."""
         topic, partition = plog.topic, plog.partition
@@ -268,7 +270,8 @@ class DataHandlers:
                            f"partition {topic}-{partition}")
         if header.is_transactional:
             self._check_transactional(header, transactional_id, topic, partition, version)
-        replicated, state = state, None
+        batch, looked = await _look_inside(plog, data, header, result)  # before the sequence check:
+        replicated, state = state, None  # nothing awaits between it and the append
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
             original = state.check(header)
@@ -280,17 +283,9 @@ class DataHandlers:
                 if version >= 5:
                     result["log_start_offset"] = plog.log_start_offset
                 return False
-        batch = data
-        target = config["compression.type"]
-        if target != "producer" and _COMPRESSION_CODES[target] != header.compression:
-            batch = _recompress(batch, header, _COMPRESSION_CODES[target])
         if plog.stamps_append_time:  # append_batches stamps the batch; the answer says when
             result["log_append_time_ms"] = now_ms
-        try:
-            (first, last), = plog.append_batches([batch], now_ms)
-        except InvalidRecordError as exc:
-            _explain_keyless(batch, header, plog, result)
-            raise exc
+        (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked)
         if state is not None:
             state.update(header, first, last, now_ms)
         if replicated is not None:
@@ -678,14 +673,49 @@ def _by_topic(answers: list[dict]) -> list[dict]:
     return out
 
 
-def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> None:
-    """When a compacted topic refused the batch for records without keys, fill Kafka's
-    per-record errors in `result` (Produce v8+: record_errors, error_message)."""
-    if "compact" not in plog.config["cleanup.policy"]:
-        return
-    keyless = [i for i, r in enumerate(records.decode_records(batch, 0, header)) if r.key is None]
-    if not keyless:
-        return
+# Inside a batch anyone may send, a few kilobytes can inflate to gigabytes: it is read only
+# where it must be, piece by piece (records/walk.py), and off the event loop unless small
+# and uncompressed, so that other clients are answered meanwhile.
+_INLINE_BYTES = 64 * 1024
+
+
+async def _look_inside(plog, data, header: records.BatchHeader, result: dict) -> tuple[bytes, bool]:
+    """What Kafka's LogValidator reads inside a batch: a compacted topic's keys (every record
+    must have one), and with a topic compression.type other than `producer` (or the batch's
+    own codec) the records re-compressed with it. Returns (the batch to append, whether its
+    keys were checked); INVALID_RECORD for a keyless record, with Kafka's per-record errors
+    in `result`."""
+    config = plog.config
+    compacted = "compact" in config["cleanup.policy"]
+    target = config["compression.type"]
+    codec = None if target == "producer" or _COMPRESSION_CODES[target] == header.compression \
+        else _COMPRESSION_CODES[target]
+    if not compacted and codec is None:
+        return data, False
+    max_record = config["max.decompressed.message.bytes"]
+    keyless: list[int] = []
+    if codec is None:
+        work = functools.partial(walk.keyless_indexes, data, 0, header, max_record)
+    else:
+        work = functools.partial(walk.recompress, data, header, codec, max_bytes=config["max.message.bytes"],
+                                 max_record=max_record, keyless=keyless)
+    if header.compression == 0 and header.size <= _INLINE_BYTES:
+        found = work()
+    else:
+        found = await asyncio.to_thread(work)
+    batch = data if codec is None else found
+    if codec is None:
+        keyless = found
+    if compacted and keyless:
+        _explain_keyless(keyless, plog, result)
+        raise InvalidRecordError(f"Compacted topic cannot accept message without key in topic partition "
+                                 f"{plog.topic}-{plog.partition}.")
+    return batch, compacted
+
+
+def _explain_keyless(keyless: list[int], plog, result: dict) -> None:
+    """A compacted topic refused the batch for the records at `keyless`, which have no key:
+    Kafka's per-record errors in `result` (Produce v8+: record_errors, error_message)."""
     message = (f"Compacted topic cannot accept message without key in topic partition "
                f"{plog.topic}-{plog.partition}")
     result["log_start_offset"] = plog.log_start_offset
@@ -712,12 +742,3 @@ def _whole_batches(data: bytes, limit: int) -> bytes:
             break
         end = pos + header.size
     return data[:end]
-
-
-def _recompress(batch, header: records.BatchHeader, codec: int) -> bytes:
-    """A topic with compression.type other than `producer`: re-encode the batch with the
-    topic's codec, keeping records, timestamps and producer fields."""
-    items = [(r.key, r.value, r.headers, r.timestamp) for r in records.decode_records(batch, 0, header)]
-    return records.encode_batch(items, compression_type=codec, producer_id=header.producer_id,
-                                producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
-                                timestamp_type=header.timestamp_type)

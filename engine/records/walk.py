@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Callable, Iterator, NamedTuple
 
 from .. import compression
-from ..errors import CorruptRecordError, InvalidRecordError
-from . import HEADER_SIZE, BatchHeader, CODEC_MASK, decode_varint
+from ..errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError
+from . import CODEC_MASK, HEADER_SIZE, BatchHeader, decode_varint, frame
 
 UNLIMITED = 2**31 - 9  # max.decompressed.message.bytes' default: no limit of its own
 
@@ -210,3 +210,33 @@ def _consumed(reader: _Reader) -> int:
 def keyless_indexes(buf, pos: int, header: BatchHeader, max_record: int = UNLIMITED) -> list[int]:
     """The indexes of the batch's records without a key (a compacted topic refuses them)."""
     return [r.index for r in walk(buf, pos, header, max_record=max_record) if r.key is None]
+
+
+def recompress(batch, header: BatchHeader, codec: int, *, max_bytes: int, max_record: int = UNLIMITED,
+               keyless: list | None = None) -> bytes:
+    """The batch with its records re-compressed with `codec` (a topic's compression.type),
+    its header fields kept: the records' bytes go through unchanged, from the inflating
+    stream straight into the compressor, so neither side is ever held whole. The records'
+    framing is checked on the way (walk); with `keyless` (a list), the indexes of records
+    without a key are appended to it. RecordTooLargeError as soon as the new batch would
+    outgrow `max_bytes` (max.message.bytes, which Kafka checks after re-compression too)."""
+    packer = compression.Packer(codec)
+    limit = max_bytes - HEADER_SIZE
+
+    def feed(piece: bytes) -> None:
+        packer.add(piece)
+        if packer.size > limit:
+            raise RecordTooLargeError(
+                f"The request included a message larger than the max message size the server will accept "
+                f"(more than {max_bytes} bytes once compressed with {compression.NAMES[codec]}).")
+
+    for info in walk(batch, 0, header, max_record=max_record, on_piece=feed):
+        if keyless is not None and info.key is None:
+            keyless.append(info.index)
+    payload = packer.finish()
+    if len(payload) > limit:
+        feed(b"")
+    attributes = (header.attributes & ~CODEC_MASK) | codec
+    return frame(header.base_offset, header.partition_leader_epoch, attributes, header.last_offset_delta,
+                 header.base_timestamp, header.max_timestamp, header.producer_id, header.producer_epoch,
+                 header.base_sequence, header.records_count, payload)
