@@ -273,12 +273,13 @@ def _lz4_pieces(data: bytes, piece: int):
 class Packer:
     """A payload compressed as it is fed, piece by piece, for a re-compression that must not
     hold the inflated records: `add` each piece, then `finish` for the whole compressed
-    payload; `size` is what it has produced so far (the caller stops at its limit).
+    payload; `size` is what it has produced so far (the caller stops at its limit). `level`:
+    the topic's compression.gzip.level / compression.zstd.level (-1: zlib's default, 6).
     Snappy comes out in xerial framing, as Kafka's Java writer (snappy-java) frames it."""
 
     _SNAPPY_CHUNK = 32 * 1024  # snappy-java's default block
 
-    def __init__(self, codec: int):
+    def __init__(self, codec: int, level: int | None = None):
         if codec not in NAMES:
             raise CorruptRecordError(f"unknown compression codec {codec}")
         self.codec = codec
@@ -288,11 +289,11 @@ class Packer:
         if codec == GZIP:
             import zlib
 
-            self._stream = zlib.compressobj(6, zlib.DEFLATED, 31)
+            self._stream = zlib.compressobj(6 if level is None or level < 0 else level, zlib.DEFLATED, 31)
         elif codec == ZSTD:
             import zstandard
 
-            self._stream = zstandard.ZstdCompressor().compressobj()
+            self._stream = zstandard.ZstdCompressor(level=3 if level is None else level).compressobj()
         elif codec == LZ4:
             self._out(_LZ4_HEADER)
         elif codec == SNAPPY:

@@ -698,7 +698,8 @@ async def _look_inside(plog, data, header: records.BatchHeader, result: dict) ->
         work = functools.partial(walk.keyless_indexes, data, 0, header, max_record)
     else:
         work = functools.partial(walk.recompress, data, header, codec, max_bytes=config["max.message.bytes"],
-                                 max_record=max_record, keyless=keyless)
+                                 max_record=max_record, keyless=keyless,
+                                 level=config.get(f"compression.{target}.level"))
     if header.compression == 0 and header.size <= _INLINE_BYTES:
         found = work()
     else:

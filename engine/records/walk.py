@@ -213,14 +213,14 @@ def keyless_indexes(buf, pos: int, header: BatchHeader, max_record: int = UNLIMI
 
 
 def recompress(batch, header: BatchHeader, codec: int, *, max_bytes: int, max_record: int = UNLIMITED,
-               keyless: list | None = None) -> bytes:
+               keyless: list | None = None, level: int | None = None) -> bytes:
     """The batch with its records re-compressed with `codec` (a topic's compression.type),
     its header fields kept: the records' bytes go through unchanged, from the inflating
     stream straight into the compressor, so neither side is ever held whole. The records'
     framing is checked on the way (walk); with `keyless` (a list), the indexes of records
     without a key are appended to it. RecordTooLargeError as soon as the new batch would
     outgrow `max_bytes` (max.message.bytes, which Kafka checks after re-compression too)."""
-    packer = compression.Packer(codec)
+    packer = compression.Packer(codec, level)
     limit = max_bytes - HEADER_SIZE
 
     def feed(piece: bytes) -> None:
