@@ -193,7 +193,7 @@ def _gzip_pieces(data: bytes, piece: int):
             pending = inflater.unconsumed_tail
             if out:
                 yield out
-            elif not pending:
+            elif not pending and not inflater.eof:
                 raise EOFError("the stream ends inside a gzip member")
         rest = inflater.unused_data
         if not rest:
@@ -340,3 +340,16 @@ class Packer:
             if self.codec == LZ4:
                 self._out(b"\x00\x00\x00\x00")
         return b"".join(self.parts)
+
+
+def decompress_within(codec: int, data, limit: int) -> bytes | None:
+    """The inflated payload if it is at most `limit` bytes, else None, found out without
+    inflating more than `limit` plus one piece (the log cleaner's column scan takes the small
+    batches whole and walks the others: records/walk.py)."""
+    pieces, size = [], 0
+    for piece in stream(codec, data):
+        size += len(piece)
+        if size > limit:
+            return None
+        pieces.append(piece)
+    return b"".join(pieces)

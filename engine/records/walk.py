@@ -32,6 +32,10 @@ class RecordInfo(NamedTuple):
     timestamp_delta: int
     key: bytes | None  # the key when asked for, else b"" for any non-null key
     value_len: int  # -1: a null value (a tombstone)
+    start: int  # where the record lies in the inflated payload: its length varint,
+    od_pos: int  # its offset-delta varint (what follows the timestamp delta),
+    end: int  # and its end (the cleaner copies kept records by these)
+    attributes: int
 
 
 class _Reader:
@@ -114,6 +118,7 @@ def walk(buf, pos: int, header: BatchHeader, *, keys: bool = False, max_record: 
     for index in range(header.records_count):
         if reader.at_end():
             raise InvalidRecordError("Incorrect declared batch size, premature EOF reached")
+        start = reader.consumed_before + reader.pos
         length = varint()
         if length < 0:
             raise InvalidRecordError(f"Invalid record size: {length} is negative.")
@@ -121,10 +126,11 @@ def walk(buf, pos: int, header: BatchHeader, *, keys: bool = False, max_record: 
             raise InvalidRecordError(f"Invalid record size: {length} exceeds the configured maximum "
                                      f"record size of {max_record}.")
         if length <= _SMALL_RECORD and reader.fill(length):
-            info, reader.pos = _small(reader.buf, reader.pos, length, index, keys)
+            base = reader.consumed_before
+            od, ts, key, value_len, attributes, od_pos, reader.pos = _small(reader.buf, reader.pos, length, keys)
+            yield RecordInfo(index, od, ts, key, value_len, start, base + od_pos, base + reader.pos, attributes)
         else:
-            info = _large(reader, length, index, keys)
-        yield info
+            yield _large(reader, start, length, index, keys)
     if not reader.at_end():
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
 
@@ -132,12 +138,15 @@ def walk(buf, pos: int, header: BatchHeader, *, keys: bool = False, max_record: 
 _SMALL_RECORD = 1 << 16  # a record this size or smaller is read from one window, in one go
 
 
-def _small(data: bytes, p: int, length: int, index: int, keys: bool) -> tuple[RecordInfo, int]:
-    """The record of `length` bytes at p, wholly inside `data`: (its info, where it ends)."""
+def _small(data: bytes, p: int, length: int, keys: bool) -> tuple:
+    """The record of `length` bytes at p, wholly inside `data`: (offset delta, timestamp
+    delta, key, value length, attributes, where the offset delta lies, where it ends)."""
     dv = decode_varint
     end = p + length
+    attributes = data[p]
     try:
-        ts, p = dv(data, p + 1)  # p + 1: past the attributes (unused)
+        ts, p = dv(data, p + 1)
+        od_pos = p
         od, p = dv(data, p)
         key_len, p = dv(data, p)
         if key_len < 0:
@@ -161,16 +170,17 @@ def _small(data: bytes, p: int, length: int, index: int, keys: bool) -> tuple[Re
     if p != end or key_len < -1 or value_len < -1:
         raise InvalidRecordError(f"Invalid record size: expected to read {length} bytes in record "
                                  f"payload, but instead read {p - end + length}")
-    return RecordInfo(index, od, ts, key, value_len), end
+    return od, ts, key, value_len, attributes, od_pos, end
 
 
-def _large(reader: _Reader, length: int, index: int, keys: bool) -> RecordInfo:
+def _large(reader: _Reader, record_start: int, length: int, index: int, keys: bool) -> RecordInfo:
     """A record read field by field from the stream, its value and headers skipped as they
     pass (it may be far larger than one piece)."""
     varint = reader.varint
     start = _consumed(reader)
-    reader.skip(1)  # attributes (unused)
+    attributes = reader.take(1)[0]
     timestamp_delta = varint()
+    od_pos = _consumed(reader)
     offset_delta = varint()
     key_len = varint()
     if key_len < -1 or key_len > length:
@@ -199,7 +209,8 @@ def _large(reader: _Reader, length: int, index: int, keys: bool) -> RecordInfo:
     if read != length:
         raise InvalidRecordError(f"Invalid record size: expected to read {length} bytes in record "
                                  f"payload, but instead read {read}")
-    return RecordInfo(index, offset_delta, timestamp_delta, key, value_len)
+    return RecordInfo(index, offset_delta, timestamp_delta, key, value_len, record_start, od_pos, start + length,
+                      attributes)
 
 
 def _consumed(reader: _Reader) -> int:
