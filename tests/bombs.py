@@ -83,6 +83,7 @@ class Probe:
     rss_before_kb: int = 0
     rss_peak_kb: int = 0
     latencies: list = field(default_factory=list)  # the other client's ApiVersions, seconds
+    answer: bytes = b""
 
     @property
     def growth_mb(self) -> float:
@@ -112,8 +113,10 @@ def produce_request(topic: str, batch: bytes, corr: int = 1, version: int = 9) -
         "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]})
 
 
-def probe(port: int, pid: int, topic: str, batch: bytes, timeout: float = 120.0) -> Probe:
-    """Produce `batch` to partition 0 of `topic`, watching RSS and another client's latency."""
+def probe(port: int, pid: int, topic: str, batch: bytes | None, timeout: float = 120.0,
+          request: bytes | None = None) -> Probe:
+    """Produce `batch` to partition 0 of `topic` (or send `request`, then `answer` is its
+    response), watching RSS and another client's latency."""
     out = Probe(rss_before_kb=rss_kb(pid))
     out.rss_peak_kb = out.rss_before_kb
     done = threading.Event()
@@ -140,7 +143,7 @@ def probe(port: int, pid: int, topic: str, batch: bytes, timeout: float = 120.0)
         asker.start()
         try:
             started = time.monotonic()
-            sock.sendall(produce_request(topic, batch))
+            sock.sendall(request or produce_request(topic, batch))
             answer = _frame_answer(sock)
             out.seconds = time.monotonic() - started
         finally:
@@ -148,7 +151,9 @@ def probe(port: int, pid: int, topic: str, batch: bytes, timeout: float = 120.0)
             sampler.join()
             asker.join()
             other.close()
-    _, body = kp.parse_response(answer, 0, 9)
-    out.error_code = body["responses"][0]["partition_responses"][0]["error_code"]
+    out.answer = answer
+    if request is None:
+        _, body = kp.parse_response(answer, 0, 9)
+        out.error_code = body["responses"][0]["partition_responses"][0]["error_code"]
     out.rss_peak_kb = max(out.rss_peak_kb, rss_kb(pid))
     return out

@@ -13,6 +13,7 @@ import pytest
 from bombs import bomb, probe
 from conftest import BrokerProcess, ProtocolClient
 from pk.engine import compression
+from pk.engine import protocol as kp
 from pk.engine.protocol import errors as E
 
 GB = 1 << 30
@@ -60,6 +61,19 @@ def test_a_1gb_zstd_bomb_into_a_compacted_topic_is_accepted_in_bounded_memory(se
     batch = _bomb(compression.ZSTD, GB)
     assert len(batch) < 64 * 1024
     assert _take(server, "compacted", batch).error_code == E.NONE
+
+
+def test_a_timestamp_lookup_walks_a_stored_bomb_in_bounded_memory(server):
+    """ListOffsets by timestamp reads the records of the batches that may reach it: the 1 GB
+    batch stored by the test above is walked, not inflated."""
+    request = kp.encode_request(2, 7, 3, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": "compacted", "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                              "timestamp": 0}]}]})
+    seen = probe(server.port, server.proc.pid, "compacted", None, request=request)
+    _, body = kp.parse_response(seen.answer, 2, 7)
+    part = body["topics"][0]["partitions"][0]
+    assert (part["error_code"], part["offset"]) == (E.NONE, 0), part
+    assert seen.growth_mb < RSS_GROWTH_MB, seen
 
 
 @pytest.mark.parametrize("codec", [compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD],
