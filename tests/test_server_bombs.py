@@ -107,3 +107,25 @@ def test_a_re_compression_past_max_message_bytes_is_refused_early(server):
     # 1 GB of zeros is ~47 MB as snappy: the broker stops at message.max.bytes
     seen = _take(server, "snappied", _bomb(compression.ZSTD, GB))
     assert seen.error_code == E.MESSAGE_TOO_LARGE
+
+
+def test_a_corrupt_compressed_payload_is_stored_where_the_broker_need_not_read_it(server):
+    """README, "Compressed batches": a zstd payload cut short under a valid CRC goes into a plain
+    topic as it came, and is refused where the broker reads it (a compacted topic: the records
+    end before the batch's count, INVALID_RECORD)."""
+    from pk.engine import records
+
+    whole = records.encode_batch([(b"k", b"v" * 5000, (), 1)], compression_type=compression.ZSTD)
+    header = records.read_header(whole)
+    payload = whole[records.HEADER_SIZE:-20]
+    cut = records.frame(0, 0, compression.ZSTD, 0, header.base_timestamp, header.max_timestamp, -1, -1, -1, 1,
+                        payload)
+    with ProtocolClient(server.port) as client:
+        created = client.call(19, 7, {"topics": [{"name": "plain", "num_partitions": 1, "replication_factor": 1,
+                                                  "assignments": [], "configs": []}],
+                                      "timeout_ms": 10000, "validate_only": False})
+        assert created["topics"][0]["error_code"] in (E.NONE, E.TOPIC_ALREADY_EXISTS)
+        for topic, expected in (("plain", E.NONE), ("compacted", E.INVALID_RECORD)):
+            answer = client.call(0, 9, {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": cut}]}]})
+            assert answer["responses"][0]["partition_responses"][0]["error_code"] == expected, (topic, answer)
