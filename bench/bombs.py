@@ -3,7 +3,10 @@
 time to it, the broker's RSS growth (peak during the request minus before, from /proc) and
 the worst ApiVersions latency another connection saw meanwhile.
 
-    .venv/bin/python bench/bombs.py [--kafka] [--only pk|kafka]
+    .venv/bin/python bench/bombs.py [--kafka] [--only pk|kafka] [--server-path DIR]
+
+--server-path runs pk-server-start with DIR first on its PYTHONPATH (a `pk/` folder linking to
+another checkout's cli, commands, engine, spark_ops and config: the figures before a change).
 """
 
 from __future__ import annotations
@@ -62,9 +65,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kafka", action="store_true", help="also run against Kafka 4.4")
     parser.add_argument("--only", choices=("pk", "kafka"))
+    parser.add_argument("--server-path", help="PYTHONPATH for pk-server-start (another checkout)")
     args = parser.parse_args()
+    if args.server_path:
+        os.environ["PYTHONPATH"] = args.server_path  # the broker's only: this process has imported pk
     with tempfile.TemporaryDirectory() as root:
         if args.only != "kafka":
+            os.makedirs(os.path.join(root, "pk"))
             broker = BrokerProcess(os.path.join(root, "pk", "data")).start()
             try:
                 run("pk", broker.port, broker.proc.pid)
