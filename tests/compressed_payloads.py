@@ -37,6 +37,7 @@ def _zstd_frames(data: bytes) -> bytes:
 
 # (name, codec, encoder)
 ENCODERS = [
+    ("none", compression.NONE, lambda d: d),  # mutations reach the records' own framing
     ("gzip", compression.GZIP, lambda d: compression.compress(compression.GZIP, d)),
     ("snappy-raw", compression.SNAPPY, lambda d: compression.compress(compression.SNAPPY, d)),
     ("snappy-xerial", compression.SNAPPY, _xerial),

@@ -693,7 +693,7 @@ async def _look_inside(plog, data, header: records.BatchHeader, result: dict) ->
     if not compacted and codec is None:
         return data, False
     max_record = config["max.decompressed.message.bytes"]
-    keyless: list[int] = []
+    keyless = walk.Keyless()
     if codec is None:
         work = functools.partial(walk.keyless_indexes, data, 0, header, max_record)
     else:
@@ -714,15 +714,16 @@ async def _look_inside(plog, data, header: records.BatchHeader, result: dict) ->
     return batch, compacted
 
 
-def _explain_keyless(keyless: list[int], plog, result: dict) -> None:
-    """A compacted topic refused the batch for the records at `keyless`, which have no key:
-    Kafka's per-record errors in `result` (Produce v8+: record_errors, error_message)."""
+def _explain_keyless(keyless: walk.Keyless, plog, result: dict) -> None:
+    """A compacted topic refused the batch for its records without a key: Kafka's per-record
+    errors in `result` (Produce v8+: record_errors, error_message), for the first
+    walk.KEYLESS_KEPT of them (a bomb may hold millions), and how many there are."""
     message = (f"Compacted topic cannot accept message without key in topic partition "
                f"{plog.topic}-{plog.partition}")
     result["log_start_offset"] = plog.log_start_offset
     result["record_errors"] = [{"batch_index": i, "batch_index_error_message": message} for i in keyless]
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')" for i in keyless[:3])
-    result["error_message"] = (f"One or more records have been rejected due to {len(keyless)} record errors "
+    result["error_message"] = (f"One or more records have been rejected due to {keyless.count} record errors "
                                f"in total, and only showing the first three errors at most: [{shown}]")
 
 
