@@ -32,6 +32,7 @@ CASES = [  # (label, topic, codec, inflated bytes, records)
     ("zstd 8 KB -> 256 MB, 1 record", "compacted", compression.ZSTD, 256 * MB, 1),
     ("zstd 32 KB -> 1 GB, 1 record", "compacted", compression.ZSTD, GB, 1),
     ("zstd -> 256 MB, 20k records", "compacted", compression.ZSTD, 256 * MB, 20_000),
+    ("zstd 740 KB -> 1M tiny records", "compacted", compression.ZSTD, 16_000_000, 1_000_000),
     ("gzip 256 KB -> 256 MB, 1 record", "compacted", compression.GZIP, 256 * MB, 1),
     ("lz4 -> 128 MB, 1 record", "compacted", compression.LZ4, 128 * MB, 1),
     ("zstd 8 KB -> 256 MB, re-compressed gzip", "gzipped", compression.ZSTD, 256 * MB, 1),
