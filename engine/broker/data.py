@@ -17,7 +17,9 @@ else the high watermark), and a read_committed Fetch stops there and lists the a
 transactions its records overlap (from the segments' .txnindex).
 
 Everything runs on the event loop: an append or a read is a few system calls, and each
-connection's requests are answered in order anyway.
+connection's requests are answered in order anyway. The one exception is reading inside a
+batch (a compacted topic's keys, a re-compression: `_look_inside`), which may inflate a
+gigabyte: it runs in a worker thread.
 """
 
 from __future__ import annotations
