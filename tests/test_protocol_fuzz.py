@@ -216,3 +216,23 @@ def test_compressed_payloads_of_every_codec_inflate_boundedly_or_fail_cleanly():
     header = records.read_header(records.frame(0, 0, 3, 0, 1, 1, -1, -1, -1, 1, payload))
     with pytest.raises(CorruptRecordError, match="Dependent block stream is unsupported"):
         list(walk.walk(records.frame(0, 0, 3, 0, 1, 1, -1, -1, -1, 1, payload), 0, header))
+
+
+def test_every_truncation_of_a_records_payload_is_a_record_error():
+    """A batch's records cut at every byte (the count kept): the walk and the broker's
+    column-wise check refuse each with a record error, never IndexError or the like."""
+    from pk.engine import records
+    from pk.engine.errors import CorruptRecordError, InvalidRecordError
+    from pk.engine.records import walk
+
+    whole = records.encode_batch([(b"k", b"v" * 70, (("h", b"x"),), 5), (None, None, (), 6),
+                                  (b"key", b"w" * 900, (), 7)] + [(b"k%d" % i, b"", (), 8) for i in range(40)])
+    header = records.read_header(whole)
+    payload = whole[records.HEADER_SIZE:]
+    for cut in range(len(payload)):
+        data = records.frame(0, 0, 0, header.last_offset_delta, 5, 8, -1, -1, -1, header.records_count,
+                             payload[:cut])
+        cut_header = records.read_header(data)
+        for check in (lambda: list(walk.walk(data, 0, cut_header)), lambda: walk.check_records(data, 0, cut_header)):
+            with pytest.raises((CorruptRecordError, InvalidRecordError)):
+                check()

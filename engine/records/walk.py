@@ -120,11 +120,7 @@ def walk(buf, pos: int, header: BatchHeader, *, keys: bool = False, max_record: 
             raise InvalidRecordError("Incorrect declared batch size, premature EOF reached")
         start = reader.consumed_before + reader.pos
         length = varint()
-        if length < 0:
-            raise InvalidRecordError(f"Invalid record size: {length} is negative.")
-        if length > max_record:
-            raise InvalidRecordError(f"Invalid record size: {length} exceeds the configured maximum "
-                                     f"record size of {max_record}.")
+        _check_length(length, max_record)
         if length <= _SMALL_RECORD and reader.fill(length):
             base = reader.consumed_before
             od, ts, key, value_len, attributes, od_pos, reader.pos = _small(reader.buf, reader.pos, length, keys)
@@ -143,8 +139,10 @@ def _small(data: bytes, p: int, length: int, keys: bool) -> tuple:
     delta, key, value length, attributes, where the offset delta lies, where it ends)."""
     dv = decode_varint
     end = p + length
-    attributes = data[p]
+    attributes = ts = od = od_pos = key_len = value_len = 0
+    key = None
     try:
+        attributes = data[p]
         ts, p = dv(data, p + 1)
         od_pos = p
         od, p = dv(data, p)
