@@ -6,8 +6,10 @@ Kafka concept lives:
 - records/: the RecordBatch v2 layout, its only owner (header fields, framing, CRC,
   LogAppendTime restamp, validation, the walk over a segment file's batches); varint.py, the
   one varint implementation; columns.py, a run of batches decoded column-wise (NumPy) and
-  rows built from columns (the consumer's and the tools' output).
-- compression.py: the four codecs. segment.py, index.py: one segment and its indexes.
+  rows built from columns (the consumer's and the tools' output); walk.py, a batch's
+  records over its inflating stream, values skipped (batches anyone may send: decompression
+  bombs).
+- compression.py: the four codecs, whole or streamed in bounded pieces. segment.py, index.py: one segment and its indexes.
 - log.py: a partition's log (append, read, roll, retention, recovery, ListOffsets lookups).
 - engine.py: the data directory: topics, partitions, placement; metadata.py and
   topic_config.py their durable metadata and configs; topic_names.py the naming rules;

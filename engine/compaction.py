@@ -23,6 +23,12 @@ unique, so that offset's key is the record's own key), a sorted search with no p
 Python; only records of the already clean part, below the dirty range, look their key up.
 Kept records are copied as bytes: offset deltas stay relative to the unchanged base offset,
 and timestamp deltas are rewritten only when the base timestamp moves.
+
+Memory: a compressed batch is scanned into the columns only when it inflates to at most
+SCAN_LIMIT bytes. A larger one (a decompression bomb a producer got accepted: a few KB
+on disk, a gigabyte inflated) is walked record by record over its inflating stream, values
+skipped (records/walk.py), and when only some of its records stay they are copied from a
+second pass of that stream straight into the compressor: never held inflated.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import compression, records
+from .records import walk
 from .records.columns import RecordColumns, scan
 
 _INT32_MAX = 2**31 - 1
+SCAN_LIMIT = 16 << 20  # a compressed batch inflating beyond this is walked, not scanned
 
 
 @dataclass
@@ -127,12 +135,21 @@ def build_offset_map(segment_bytes: list[bytes], start: int, end: int, scans: di
         batches = [(p, h) for p, h in batches if h.next_offset > start and h.base_offset < end]
         if not batches:
             continue
-        cols = scan(data, batches)
+        cols = scan(data, batches, SCAN_LIMIT)
         if scans is not None:
             scans[index] = cols
         which = np.flatnonzero((cols.key_len >= 0) & (cols.offset >= start) & (cols.offset < end))
         if len(which):
             parts.append(_latest_per_key(cols, which))
+        for pos, header in cols.skipped:
+            walked = [(r.key, header.base_offset + r.offset_delta) for r in walk.walk(data, pos, header, keys=True)]
+            walked = [(k, o) for k, o in walked if k is not None and start <= o < end]
+            if walked:
+                import pyarrow as pa
+
+                keys, offsets = zip(*walked)
+                parts.append(_max_per_key([pa.table({"key": pa.array(keys, pa.binary()),
+                                                     "offset": pa.array(offsets, pa.int64())})]))
     if parts:
         offset_map.table = parts[0] if len(parts) == 1 else _max_per_key(parts)
     return offset_map
@@ -279,9 +296,10 @@ def finish(cleaned: list[CleanedSegment], inputs: list[tuple[int, int]], end: in
 def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_retention_ms: int,
                    cols: RecordColumns | None, aborted=None) -> list[tuple[bytes, records.BatchHeader, bool]]:
     """[(new batch bytes, original header, left empty)] for each batch of a segment."""
-    every, batches = data_batches(data, aborted)
-    if cols is None or [p for p, _ in cols.batches] != [p for p, _ in batches]:
-        cols = scan(data, batches)
+    every, all_batches = data_batches(data, aborted)
+    if cols is None or sorted(p for p, _ in cols.batches + cols.skipped) != [p for p, _ in all_batches]:
+        cols = scan(data, all_batches, SCAN_LIMIT)
+    batches, walked = cols.batches, {p for p, _ in cols.skipped}
     keep = _kept(cols, offset_map)
     tombstone = cols.value_len < 0
     # Per batch: its delete horizon (if stamped) and whether it has passed.
@@ -301,6 +319,9 @@ def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_reten
     for pos, header in every:
         i = by_pos.get(pos)
         original = data[pos:pos + header.size]
+        if pos in walked:
+            out.append(_clean_walked(data, pos, header, offset_map, now_ms, delete_retention_ms))
+            continue
         if i is None:
             if header.attributes & records.CONTROL_MASK:  # a transaction marker: kept as it is
                 out.append((original, header, False))
@@ -322,8 +343,11 @@ def _clean_batches(data: bytes, offset_map: OffsetMap, now_ms: int, delete_reten
 
 def _kept(cols: RecordColumns, offset_map: OffsetMap) -> np.ndarray:
     """Whether each record survives its key's later records (tombstone expiry aside)."""
-    offsets = cols.offset
-    keyed = cols.key_len >= 0
+    return _kept_of(cols.offset, cols.key_len >= 0, cols.keys, offset_map)
+
+
+def _kept_of(offsets: np.ndarray, keyed: np.ndarray, keys_of, offset_map: OffsetMap) -> np.ndarray:
+    """_kept for records given as offsets, whether each has a key, and keys_of(indexes)."""
     keep = np.zeros(len(offsets), dtype=bool)
     retained = offset_map.retained()
     in_map = (offsets >= offset_map.start) & (offsets < offset_map.end)
@@ -334,8 +358,78 @@ def _kept(cols: RecordColumns, offset_map: OffsetMap) -> np.ndarray:
     # Records outside the mapped range (the clean part): kept unless the map has their key.
     outside = np.flatnonzero(keyed & ~in_map)
     if len(outside):
-        keep[outside] = offsets[outside] >= offset_map.lookup(cols.keys(outside))
+        keep[outside] = offsets[outside] >= offset_map.lookup(keys_of(outside))
     return keep
+
+
+def _clean_walked(data: bytes, pos: int, header: records.BatchHeader, offset_map: OffsetMap, now_ms: int,
+                  delete_retention_ms: int) -> tuple[bytes, records.BatchHeader, bool]:
+    """A batch too large inflated for the column scan, cleaned as _clean_batches cleans the
+    others, from a walk over its records (values skipped)."""
+    infos = list(walk.walk(data, pos, header, keys=True))
+    offsets = np.asarray([header.base_offset + r.offset_delta for r in infos], dtype=np.int64)
+    keyed = np.asarray([r.key is not None for r in infos], dtype=bool)
+    keep = _kept_of(offsets, keyed, lambda which: [infos[i].key for i in which.tolist()], offset_map)
+    tombstone = np.asarray([r.value_len < 0 for r in infos], dtype=bool)
+    horizon = header.base_timestamp if header.attributes & records.DELETE_HORIZON_MASK else -1
+    if horizon >= 0 and now_ms >= horizon:
+        keep &= ~tombstone
+    original = data[pos:pos + header.size]
+    n = int(keep.sum())
+    stamp = bool((keep & tombstone).any()) and horizon < 0
+    if n == 0:
+        return (original if header.records_count == 0 else _empty_batch(header)), header, True
+    if n == header.records_count and not stamp:
+        return original, header, False
+    kept = [infos[i] for i in np.flatnonzero(keep).tolist()]
+    return _rebuild_walked(data, pos, header, kept, now_ms + delete_retention_ms if stamp else horizon), header, False
+
+
+def _rebuild_walked(data: bytes, pos: int, header: records.BatchHeader, kept: list, horizon: int) -> bytes:
+    """_rebuild for a walked batch: the kept records' bytes copied from a second pass of the
+    inflating stream into the compressor (timestamp deltas re-encoded when the base moves)."""
+    log_append = bool(header.attributes & records.TIMESTAMP_TYPE_MASK)
+    stamps = [header.max_timestamp if log_append else header.base_timestamp + r.timestamp_delta for r in kept]
+    base_ts = horizon if horizon >= 0 else stamps[0]
+    max_ts = header.max_timestamp if log_append else max(stamps)
+    varint = records.encode_varint
+    if not log_append and base_ts == header.base_timestamp:
+        spans = [(r.start, r.end, b"") for r in kept]  # deltas unchanged
+    else:
+        spans = []
+        for r, ts in zip(kept, stamps):
+            td = varint(ts - base_ts)
+            spans.append((r.od_pos, r.end, varint(1 + len(td) + r.end - r.od_pos) + bytes((r.attributes,)) + td))
+    codec = header.attributes & records.CODEC_MASK
+    packer = compression.Packer(codec)
+    _copy_spans(walk.payload_pieces(data, pos, header), spans, packer.add)
+    attributes = header.attributes & (records.CODEC_MASK | records.TIMESTAMP_TYPE_MASK | records.TRANSACTIONAL_MASK)
+    if horizon >= 0:
+        attributes |= records.DELETE_HORIZON_MASK
+    return records.pack_batch(header, attributes, base_ts, max_ts, len(kept), packer.finish())
+
+
+def _copy_spans(pieces, spans: list, emit) -> None:
+    """emit() each span's prefix, then the stream's bytes [lo, hi) of it, in order, as the
+    pieces pass (spans sorted and disjoint)."""
+    spans = iter(spans)
+    span = next(spans, None)
+    at = 0
+    for piece in pieces:
+        after = at + len(piece)
+        while span is not None and span[0] < after:
+            lo, hi, prefix = span
+            if prefix:
+                emit(prefix)
+                span = (lo, hi, b"")
+            if min(hi, after) > max(lo, at):
+                emit(piece[max(lo, at) - at:min(hi, after) - at])
+            if hi > after:
+                break
+            span = next(spans, None)
+        at = after
+        if span is None:
+            return
 
 
 def _per_batch(flags: np.ndarray, first: np.ndarray) -> np.ndarray:

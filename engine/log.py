@@ -34,6 +34,7 @@ from .errors import (
 from .fileutil import atomic_write, inside
 from .records.file_region import FileRegion
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from .records import walk
 
 LOCK_FILE = ".pk-lock"
 # An empty file: a write to this partition failed in the file system and its log has not been
@@ -586,9 +587,11 @@ class PartitionLog:
 
     @_storage_errors
     def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None, *,
-                       markers: bool = False) -> list[tuple[int, int]]:
+                       markers: bool = False, keys_checked: bool = False) -> list[tuple[int, int]]:
         """Append producer batches (offsets are reassigned); returns (first, last) offsets of each.
-        Control batches only with `markers` (the transaction coordinator's end markers)."""
+        Control batches only with `markers` (the transaction coordinator's end markers).
+        A compacted topic's batches are walked for keyless records (records/walk.py, values
+        skipped) unless the caller did so (`keys_checked`: the broker, in a worker thread)."""
         max_bytes = self.config["max.message.bytes"]
         headers = []
         for batch in batches:
@@ -600,9 +603,10 @@ class PartitionLog:
             if header.is_control and not markers:
                 raise InvalidRecordError("Control batches cannot be produced")
             headers.append(header)
-        if "compact" in self.config["cleanup.policy"]:
+        if "compact" in self.config["cleanup.policy"] and not keys_checked:
+            max_record = self.config["max.decompressed.message.bytes"]
             for batch, header in zip(batches, headers):
-                if any(r.key is None for r in records.decode_records(batch, 0, header)):
+                if walk.keyless_indexes(batch, 0, header, max_record):
                     raise InvalidRecordError(
                         f"Compacted topic cannot accept message without key in topic partition "
                         f"{self.topic}-{self.partition}.")

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from . import records
+from .records import walk
 from .errors import CorruptRecordError
 from .index import OffsetIndex, TimeIndex
 
@@ -337,13 +338,17 @@ class LogSegment:
     def first_record_reaching(self, timestamp: int, start: int = 0, min_offset: int = 0) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record from position `start` with a timestamp >=
         `timestamp` and an offset >= `min_offset`, or None. Only batches whose max timestamp
-        reaches it are read and decoded."""
+        reaches it are read, and walked (values skipped: a stored batch may inflate to
+        gigabytes, records/walk.py)."""
         for pos, header in self.batch_positions(start):
             if header.max_timestamp < timestamp:
                 continue
-            for rec in records.decode_records(self.pread(header.size, pos), 0, header):
-                if rec.timestamp >= timestamp and rec.offset >= min_offset:
-                    return rec.offset, rec.timestamp
+            stamped = header.timestamp_type == records.LOG_APPEND_TIME
+            for rec in walk.walk(self.pread(header.size, pos), 0, header):
+                ts = header.max_timestamp if stamped else header.base_timestamp + rec.timestamp_delta
+                offset = header.base_offset + rec.offset_delta
+                if ts >= timestamp and offset >= min_offset:
+                    return offset, ts
         return None
 
     def find_position(self, offset: int, end: int) -> tuple[int, records.BatchHeader | None]:

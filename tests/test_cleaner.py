@@ -214,3 +214,111 @@ def test_cleaning_runs_on_its_own_when_writers_write(tmp_path):
     log = engine.partition("c", 0)
     produce(log, [(b"same", b"v%d" % i) for i in range(500)])
     assert len(read_all(log)) < 100  # most superseded records are gone already
+
+
+# ------------------------------------------------------------------ batches too large to scan
+def _segment(codec: int, seed: int, offset: int) -> tuple[bytes, int]:
+    """Six batches of random keyed, keyless and tombstone records (one stamped LogAppendTime,
+    half idempotent), from `offset`; returns (bytes, next offset)."""
+    rng = random.Random(seed)
+    out = []
+    for b in range(6):
+        recs = [(None if rng.random() < 0.05 else b"key%d" % rng.randint(0, 15),
+                 None if rng.random() < 0.2 else rng.randbytes(rng.randint(0, 3000)),
+                 (("h", b"x"),) if rng.random() < 0.2 else (), 1000 + rng.randint(0, 500))
+                for _ in range(rng.randint(1, 40))]
+        out.append(records.encode_batch(
+            recs, base_offset=offset, compression_type=codec,
+            timestamp_type=records.LOG_APPEND_TIME if b == 3 else records.CREATE_TIME,
+            producer_id=7 if b % 2 else -1, producer_epoch=0, base_sequence=offset if b % 2 else -1))
+        offset += len(recs)
+    return b"".join(out), offset
+
+
+def _contents(segments) -> list:
+    return [(h.base_offset, h.last_offset_delta, h.base_timestamp, h.max_timestamp, h.records_count,
+             h.attributes, h.producer_id, h.base_sequence, records.decode_records(data, pos, h))
+            for _, data in segments for pos, h in records.iter_batches(data)]
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
+def test_batches_walked_past_the_scan_limit_clean_as_scanned_ones(codec, monkeypatch):
+    """Every batch walked (SCAN_LIMIT 0) keeps exactly the records, offsets, timestamps
+    (delete horizons stamped or expired) and producer fields the column scan keeps."""
+    from pk.engine import compaction
+
+    for seed in range(4):
+        first, middle = _segment(codec, seed, 0)
+        second, end = _segment(codec, seed + 100, middle)
+        segments = [(0, first), (middle, second)]
+        now = 10**13 if seed % 2 else 0  # odd seeds: every delete horizon has passed
+        seen = []
+        for limit in (1 << 30, 0):
+            monkeypatch.setattr(compaction, "SCAN_LIMIT", limit)
+            offset_map = compaction.build_offset_map([second], middle, end)
+            cleaned = compaction.clean_segments(segments, offset_map, now, 1000, 1 << 30)
+            seen.append((offset_map.latest, _contents(cleaned)))
+        assert seen[0] == seen[1]
+        assert seen[0][1] != _contents(segments)  # something was cleaned
+
+
+_BOMB_CLEANING = r"""
+import sys, threading, time
+import pyarrow, pyarrow.compute  # what a cleaning pass imports, loaded before measuring
+sys.path.insert(0, sys.argv[2])
+from bombs import bomb
+from pk.engine import compaction, records
+from pk.engine.engine import Engine
+
+engine = Engine(sys.argv[1])
+engine.create_topic("c", 1, configs={"cleanup.policy": "compact", "segment.bytes": "10000"})
+log = engine.partition("c", 0)
+ts = int(time.time() * 1000)
+zstd = 4
+log.append_batches([bomb(zstd, 1 << 30, 1, b"gone")])  # superseded below: dropped
+log.append_batches([bomb(zstd, 1 << 30, 4, b"kept")])  # 4 records of one key: the last stays
+log.append_batches([records.encode_batch([(b"gone", b"new", (), ts)])])
+log.append_batches([records.encode_batch([(b"tail", bytes(12000), (), ts)])])  # rolls: the active segment
+def rss_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+before = peak = rss_kb()
+done = threading.Event()
+def sample():
+    global peak
+    while not done.is_set():
+        peak = max(peak, rss_kb())
+        time.sleep(0.005)
+sampler = threading.Thread(target=sample)
+sampler.start()
+assert log.clean(force=True) > 0
+done.set()
+sampler.join()
+print(max(peak, rss_kb()) - before)
+"""
+
+
+def test_a_bomb_in_a_compacted_log_is_cleaned_in_bounded_memory(tmp_path):
+    """Two 1 GB-inflated zstd batches (32 KB each on disk) are cleaned: the superseded record
+    dropped, the kept one of four re-packed from the stream, with the cleaner growing by less
+    than 64 MB."""
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", _BOMB_CLEANING, str(tmp_path / "data"), os.path.dirname(__file__)],
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert int(ran.stdout.split()[-1]) < 64 * 1024, ran.stdout
+    engine = Engine(str(tmp_path / "data"))
+    log = engine.partition("c", 0)
+    kept = []
+    offset = log.log_start_offset
+    while data := log.read(offset, 1 << 20):
+        for pos, header in records.iter_batches(data):
+            from pk.engine.records import walk
+
+            kept += [(header.base_offset + r.offset_delta, r.key, r.value_len)
+                     for r in walk.walk(data, pos, header, keys=True)]
+            offset = header.next_offset
+    assert [(offset, k, n > 200 << 20) for offset, k, n in kept] == [
+        (4, b"kept", True), (5, b"gone", False), (6, b"tail", False)]  # the last of the four "kept" stays

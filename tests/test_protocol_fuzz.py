@@ -178,3 +178,61 @@ def test_all_api_keys_and_versions_are_classified():
             else:
                 lo, hi = SUPPORTED_VERSIONS[key]
                 assert req.unsupported_version == (not lo <= version <= hi)
+
+
+def test_compressed_payloads_of_every_codec_inflate_boundedly_or_fail_cleanly():
+    """Every codec's payloads, as each kind of client writes them, whole and mutated: the
+    streaming inflate hands out bounded pieces and the record walk either reads the records
+    or raises the engine's record errors (CORRUPT_MESSAGE / INVALID_RECORD), nothing else."""
+    from compressed_payloads import ENCODERS, batch
+    from pk.engine.errors import CorruptRecordError, InvalidRecordError
+    from pk.engine import records
+    from pk.engine.records import walk
+
+    rng = random.Random(23)
+    outcomes: dict = {}
+    for _ in range(800):
+        name, data = batch(rng)
+        header = records.read_header(data)
+        try:
+            for piece in walk.payload_pieces(data, 0, header):
+                assert len(piece) <= 4 << 20  # an LZ4 block at most (snappy: 22x its block)
+            got = list(walk.walk(data, 0, header, keys=True))
+            assert len(got) == header.records_count
+            outcome = "ok"
+        except (CorruptRecordError, InvalidRecordError):
+            outcome = "refused"
+        try:  # the broker's column-wise check agrees with the record-by-record walk
+            keyless = walk.check_records(data, 0, header)
+            assert outcome == "ok" and list(keyless) == [r.index for r in got if r.key is None]
+        except (CorruptRecordError, InvalidRecordError):
+            assert outcome == "refused"
+        outcomes[name, outcome] = outcomes.get((name, outcome), 0) + 1
+    for name in ("none", "gzip", "snappy-raw", "snappy-xerial", "lz4-frame", "lz4-frame-checksums", "zstd", "zstd-two-frames"):
+        assert outcomes.get((name, "ok")) and outcomes.get((name, "refused")), (name, outcomes)
+    # whole (unmutated), a frame of dependent blocks is refused, as Kafka's Lz4BlockInputStream does
+    linked = next(e for e in ENCODERS if e[0] == "lz4-frame-linked")[2]
+    payload = linked(records.encode_batch([(b"k", b"v" * 100_000, (), 1)])[records.HEADER_SIZE:])
+    header = records.read_header(records.frame(0, 0, 3, 0, 1, 1, -1, -1, -1, 1, payload))
+    with pytest.raises(CorruptRecordError, match="Dependent block stream is unsupported"):
+        list(walk.walk(records.frame(0, 0, 3, 0, 1, 1, -1, -1, -1, 1, payload), 0, header))
+
+
+def test_every_truncation_of_a_records_payload_is_a_record_error():
+    """A batch's records cut at every byte (the count kept): the walk and the broker's
+    column-wise check refuse each with a record error, never IndexError or the like."""
+    from pk.engine import records
+    from pk.engine.errors import CorruptRecordError, InvalidRecordError
+    from pk.engine.records import walk
+
+    whole = records.encode_batch([(b"k", b"v" * 70, (("h", b"x"),), 5), (None, None, (), 6),
+                                  (b"key", b"w" * 900, (), 7)] + [(b"k%d" % i, b"", (), 8) for i in range(40)])
+    header = records.read_header(whole)
+    payload = whole[records.HEADER_SIZE:]
+    for cut in range(len(payload)):
+        data = records.frame(0, 0, 0, header.last_offset_delta, 5, 8, -1, -1, -1, header.records_count,
+                             payload[:cut])
+        cut_header = records.read_header(data)
+        for check in (lambda: list(walk.walk(data, 0, cut_header)), lambda: walk.check_records(data, 0, cut_header)):
+            with pytest.raises((CorruptRecordError, InvalidRecordError)):
+                check()

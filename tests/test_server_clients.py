@@ -133,6 +133,42 @@ def test_confluent_idempotent_producer_every_codec(server, admin, codec):
     assert got[7].headers() == [("h", b"7")]
 
 
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd", "uncompressed"])
+def test_a_topic_codec_re_compresses_what_producers_send(server, admin, codec):
+    """compression.type other than `producer`: each batch is re-compressed as it inflates
+    (records/walk.recompress; snappy in xerial framing, as Kafka's Java writer frames it),
+    keeping its idempotent producer's fields; librdkafka and kafka-python read it back."""
+    from kafka import KafkaConsumer
+
+    topic = f"topic-codec-{codec}"
+    create(admin, topic, config={"compression.type": codec})
+    sent_codec = "lz4" if codec == "zstd" else "zstd"
+    producer = Producer({"bootstrap.servers": server.bootstrap, "enable.idempotence": True,
+                         "compression.type": sent_codec, "linger.ms": 5})
+    values = [(f"{codec} record {i} " * 20).encode() for i in range(300)]
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value, key=b"k%d" % i, headers=[("h", b"%d" % i)])
+    assert producer.flush(TIMEOUT) == 0
+    with Engine(server.data_dir) as engine:
+        data = engine.partition(topic, 0).read(0, 1 << 30)
+    headers = [h for _, h in iter_batches(data)]
+    wanted = ["uncompressed", "gzip", "snappy", "lz4", "zstd"].index(codec)
+    assert {h.compression for h in headers} == {wanted}
+    assert all(h.producer_id >= 0 and h.base_sequence >= 0 for h in headers)
+    assert [m.value() for m in consume(server.bootstrap, topic, [0], 300)] == values
+    reader = KafkaConsumer(topic, bootstrap_servers=server.bootstrap, auto_offset_reset="earliest",
+                           consumer_timeout_ms=5000)
+    try:
+        got = []
+        for message in reader:
+            got.append(message.value)
+            if len(got) == len(values):
+                break
+    finally:
+        reader.close()
+    assert got == values
+
+
 def test_confluent_consumer_assign_and_long_poll(server, admin):
     topic = "long-poll"
     create(admin, topic)

@@ -358,3 +358,65 @@ def test_random_authentication_on_a_sasl_listener_logs_in_nobody_and_no_tracebac
         assert "Traceback" not in log, log[log.index("Traceback") - 300:][:3000]
     finally:
         broker.stop()
+
+
+def test_compressed_batches_of_every_codec_are_stored_or_refused_cleanly(tmp_path):
+    """Produce of random compressed batches (gzip, snappy raw and xerial, LZ4 frames, zstd; as
+    each kind of client writes them; whole and mutated under a valid CRC) into a plain
+    topic, a compacted one (the broker reads every key) and one with compression.type=gzip
+    (it re-compresses): every request is answered with success or a record error, the
+    broker stays up without a traceback, and what the broker read into and stored reads back."""
+    from compressed_payloads import batch
+    from conftest import ProtocolClient
+    from pk.engine import records
+    from pk.engine.protocol import errors as E
+    from pk.engine.records import walk
+
+    broker = BrokerProcess(str(tmp_path / "data")).start()
+    topics = {"plain": {}, "compacted": {"cleanup.policy": "compact"}, "gzipped": {"compression.type": "gzip"}}
+    rng = random.Random(29)
+    allowed = {E.NONE, E.CORRUPT_MESSAGE, E.INVALID_RECORD, E.MESSAGE_TOO_LARGE}
+    codes: dict = {}
+    try:
+        with ProtocolClient(broker.port) as client:
+            created = client.call(19, 7, {"topics": [
+                {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                 "configs": [{"name": k, "value": v} for k, v in configs.items()]}
+                for name, configs in topics.items()], "timeout_ms": 10000, "validate_only": False})
+            assert [t["error_code"] for t in created["topics"]] == [0, 0, 0], created
+            deadline = time.monotonic() + SECONDS
+            while time.monotonic() < deadline:
+                topic = rng.choice(list(topics))
+                name, data = batch(rng)
+                while topic == "gzipped" and records.read_header(data).compression == 1:
+                    name, data = batch(rng)  # a gzip batch goes into it as it is (nothing to read)
+                answer = client.call(0, 9, {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+                    {"name": topic, "partition_data": [{"index": 0, "records": data}]}]})
+                code = answer["responses"][0]["partition_responses"][0]["error_code"]
+                assert code in allowed, (topic, name, code)
+                codes[topic, code] = codes.get((topic, code), 0) + 1
+            # what the broker looked into and stored reads back, record by record
+            for topic in ("compacted", "gzipped"):
+                fetched = client.call(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0,
+                                              "max_bytes": 64 << 20, "isolation_level": 0, "topics": [
+                    {"topic": topic, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                     "partition_max_bytes": 64 << 20}]}]})
+                part = fetched["responses"][0]["partitions"][0]
+                assert part["error_code"] == 0, part
+                data = part["records"] or b""
+                stored = list(records.iter_batches(data))
+                assert len(stored) == codes.get((topic, E.NONE), 0) or part["high_watermark"] > len(stored)
+                for pos, header in stored:
+                    records.check_batch(data, pos)
+                    assert len(list(walk.walk(data, pos, header))) == header.records_count
+                    if topic == "gzipped":
+                        assert header.compression == 1
+        # Both outcomes where the broker reads into the batch (it stores a plain topic's as it
+        # came: docs/protocol.md, "Produce validation")
+        for topic in ("compacted", "gzipped"):
+            assert codes.get((topic, E.NONE)) and sum(n for (t, c), n in codes.items() if t == topic and c), codes
+        assert broker.proc.poll() is None, broker.log()[-3000:]
+        log = broker.log()
+        assert "Traceback" not in log, log[log.index("Traceback") - 300:][:3000]
+    finally:
+        broker.stop()

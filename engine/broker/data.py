@@ -17,16 +17,20 @@ else the high watermark), and a read_committed Fetch stops there and lists the a
 transactions its records overlap (from the segments' .txnindex).
 
 Everything runs on the event loop: an append or a read is a few system calls, and each
-connection's requests are answered in order anyway.
+connection's requests are answered in order anyway. The one exception is reading inside a
+batch (a compacted topic's keys, a re-compression: `_look_inside`), which may inflate a
+gigabyte: it runs in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
 from .. import acls, leader_epochs, records, topic_names, txn_index
+from ..records import walk
 from ..records.file_region import FileRegion
 from ..errors import (
     CorruptBatchError,
@@ -219,8 +223,8 @@ class DataHandlers:
                         raise topic_refusal
                     plog = self._produce_log(name, topic["topic_id"], pdata["index"], version)
                     name = plog.topic
-                    appended |= self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
-                                                        body["transactional_id"], waits)
+                    appended |= await self._produce_partition(plog, pdata["records"], version, acks, now_ms, result,
+                                                              body["transactional_id"], waits)
                 except (KafkaError, ProducerError) as exc:
                     result["error_code"] = exc.code
                     leader = getattr(exc, "current_leader", None)
@@ -268,8 +272,8 @@ class DataHandlers:
         _refuse_internal(plog.topic)
         return plog
 
-    def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
-                           transactional_id: str | None = None, waits: list | None = None) -> bool:
+    async def _produce_partition(self, plog, data, version: int, acks: int, now_ms: int, result: dict,
+                                 transactional_id: str | None = None, waits: list | None = None) -> bool:
         """Validate and append one partition's batch, filling `result`; True if appended.
         A replicated partition's acks=all append goes into `waits` (answered at the HW)."""
         topic, partition = plog.topic, plog.partition
@@ -286,7 +290,8 @@ class DataHandlers:
                            f"partition {topic}-{partition}")
         if header.is_transactional:
             self._check_transactional(header, transactional_id, topic, partition, version)
-        replicated, state = state, None
+        batch, looked = await _look_inside(plog, data, header, result)  # before the sequence check:
+        replicated, state = state, None  # nothing awaits between it and the append
         if header.producer_id >= 0:
             state = self.producers.partition(plog)
             original = state.check(header)
@@ -298,18 +303,11 @@ class DataHandlers:
                 if version >= 5:
                     result["log_start_offset"] = plog.log_start_offset
                 return False
-        batch = data
-        target = config["compression.type"]
-        if target != "producer" and _COMPRESSION_CODES[target] != header.compression:
-            batch = _recompress(batch, header, _COMPRESSION_CODES[target])
         if plog.stamps_append_time:  # append_batches stamps the batch; the answer says when
             result["log_append_time_ms"] = now_ms
         self.broker.log_dirs.check_online(topic, partition)
         try:
-            (first, last), = plog.append_batches([batch], now_ms)
-        except InvalidRecordError as exc:
-            _explain_keyless(batch, header, plog, result)
-            raise exc
+            (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked)
         except KafkaStorageError as exc:
             self.broker.log_dirs.write_failed(topic, partition, exc)
             raise
@@ -710,20 +708,57 @@ def _by_topic(answers: list[dict]) -> list[dict]:
     return out
 
 
-def _explain_keyless(batch, header: records.BatchHeader, plog, result: dict) -> None:
-    """When a compacted topic refused the batch for records without keys, fill Kafka's
-    per-record errors in `result` (Produce v8+: record_errors, error_message)."""
-    if "compact" not in plog.config["cleanup.policy"]:
-        return
-    keyless = [i for i, r in enumerate(records.decode_records(batch, 0, header)) if r.key is None]
-    if not keyless:
-        return
+# Inside a batch anyone may send, a few kilobytes can inflate to gigabytes: it is read only
+# where it must be, piece by piece (records/walk.py), and off the event loop unless small
+# and uncompressed, so that other clients are answered meanwhile.
+_INLINE_BYTES = 64 * 1024
+
+
+async def _look_inside(plog, data, header: records.BatchHeader, result: dict) -> tuple[bytes, bool]:
+    """What Kafka's LogValidator reads inside a batch: a compacted topic's keys (every record
+    must have one), and with a topic compression.type other than `producer` (or the batch's
+    own codec) the records re-compressed with it. Returns (the batch to append, whether its
+    keys were checked); INVALID_RECORD for a keyless record, with Kafka's per-record errors
+    in `result`."""
+    config = plog.config
+    compacted = "compact" in config["cleanup.policy"]
+    target = config["compression.type"]
+    codec = None if target == "producer" or _COMPRESSION_CODES[target] == header.compression \
+        else _COMPRESSION_CODES[target]
+    if not compacted and codec is None:
+        return data, False
+    max_record = config["max.decompressed.message.bytes"]
+    keyless = walk.Keyless()
+    if codec is None:
+        work = functools.partial(walk.keyless_indexes, data, 0, header, max_record)
+    else:
+        work = functools.partial(walk.recompress, data, header, codec, max_bytes=config["max.message.bytes"],
+                                 max_record=max_record, keyless=keyless,
+                                 level=config.get(f"compression.{target}.level"))
+    if header.compression == 0 and header.size <= _INLINE_BYTES:
+        found = work()
+    else:
+        found = await asyncio.to_thread(work)
+    batch = data if codec is None else found
+    if codec is None:
+        keyless = found
+    if compacted and keyless:
+        _explain_keyless(keyless, plog, result)
+        raise InvalidRecordError(f"Compacted topic cannot accept message without key in topic partition "
+                                 f"{plog.topic}-{plog.partition}.")
+    return batch, compacted
+
+
+def _explain_keyless(keyless: walk.Keyless, plog, result: dict) -> None:
+    """A compacted topic refused the batch for its records without a key: Kafka's per-record
+    errors in `result` (Produce v8+: record_errors, error_message), for the first
+    walk.KEYLESS_KEPT of them (a bomb may hold millions), and how many there are."""
     message = (f"Compacted topic cannot accept message without key in topic partition "
                f"{plog.topic}-{plog.partition}")
     result["log_start_offset"] = plog.log_start_offset
     result["record_errors"] = [{"batch_index": i, "batch_index_error_message": message} for i in keyless]
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{message}')" for i in keyless[:3])
-    result["error_message"] = (f"One or more records have been rejected due to {len(keyless)} record errors "
+    result["error_message"] = (f"One or more records have been rejected due to {keyless.count} record errors "
                                f"in total, and only showing the first three errors at most: [{shown}]")
 
 
@@ -744,10 +779,3 @@ def _below(data, offset: int):
     return data[:end]
 
 
-def _recompress(batch, header: records.BatchHeader, codec: int) -> bytes:
-    """A topic with compression.type other than `producer`: re-encode the batch with the
-    topic's codec, keeping records, timestamps and producer fields."""
-    items = [(r.key, r.value, r.headers, r.timestamp) for r in records.decode_records(batch, 0, header)]
-    return records.encode_batch(items, compression_type=codec, producer_id=header.producer_id,
-                                producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
-                                timestamp_type=header.timestamp_type)

@@ -16,7 +16,7 @@ and every field must end inside its record; otherwise CorruptRecordError.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -55,6 +55,7 @@ class RecordColumns:
     key_len: np.ndarray
     value_len: np.ndarray
     value_start: np.ndarray
+    skipped: list = field(default_factory=list)  # [(pos, header)] inflating past scan's `limit`
 
     def __len__(self) -> int:
         return len(self.offset)
@@ -101,21 +102,33 @@ class RecordColumns:
         return [buf[a:b] for a, b in zip(ks.tolist(), (ks + kl).tolist())]
 
 
-def scan(data: bytes, batches: list) -> RecordColumns:
+def scan(data: bytes, batches: list, limit: int | None = None) -> RecordColumns:
     """Columns for the records of `batches` ([(pos, header)] of batches in `data`).
 
     Control batches should be left out by the caller (their records are markers). When no
     batch is compressed the records are read where they lie in `data`, without a copy.
+    With `limit` (the log cleaner's), a compressed batch inflating past it is not scanned
+    but listed in `skipped` (the cleaner walks it: records/walk.py), so that no batch
+    anyone produced can make the buffer huge.
     """
     if not isinstance(data, bytes):
         data = bytes(data)  # strided slices and lstrip below need bytes
-    counts = [h.records_count for _, h in batches]
+    skipped = []
     if any(h.attributes & records.CODEC_MASK for _, h in batches):
-        payloads = []
+        payloads, scanned = [], []
         for pos, header in batches:
             payload = memoryview(data)[pos + records.HEADER_SIZE: pos + header.size]
             codec = header.attributes & records.CODEC_MASK
-            payloads.append(compression.decompress(codec, bytes(payload)) if codec else payload)
+            if codec and limit is not None:
+                payload = compression.decompress_within(codec, payload, limit)
+                if payload is None:
+                    skipped.append((pos, header))
+                    continue
+            elif codec:
+                payload = compression.decompress(codec, bytes(payload))
+            payloads.append(payload)
+            scanned.append((pos, header))
+        batches = scanned
         at = [0]
         for payload in payloads:
             at.append(at[-1] + len(payload))
@@ -126,6 +139,7 @@ def scan(data: bytes, batches: list) -> RecordColumns:
     else:
         buf, size = data, len(data)
         spans = [(pos + records.HEADER_SIZE, pos + h.size) for pos, h in batches]
+    counts = [h.records_count for _, h in batches]
     arr = np.frombuffer(buf, dtype=np.uint8)
     total = sum(counts)
     longest = max(counts, default=0)
@@ -156,7 +170,7 @@ def scan(data: bytes, batches: list) -> RecordColumns:
     bases = np.asarray([h.base_offset for _, h in batches], dtype=np.int64)
     offset = np.repeat(bases, counts) + od
     return RecordColumns(buf, list(batches), first, start, end, body, od_pos, offset, ts_delta,
-                         key_start, key_len, value_len, value_start)
+                         key_start, key_len, value_len, value_start, skipped)
 
 
 # Step through batches together when there are at least this many and the longest holds at
