@@ -194,3 +194,70 @@ def test_run_class_names(kafka, tmp_path):
         proc = subprocess.run([tool_path("pk-run-class"), cls, "--bootstrap-server", kafka.bootstrap,
                                "--describe", "--broker-defaults"], capture_output=True, timeout=60)
         assert proc.returncode == 0 and proc.stdout.decode().startswith("Default configs for brokers in the cluster are:")
+
+
+# ------------------------------------------------------------------ groups and brokers on a pk-server-start
+# Run by Kafka's tool on the real Kafka 4.4 broker, and by Kafka's tool and pk-configs on a
+# pk-server-start: all three must print the same. Each side alters its own names (the -k
+# names on both brokers for Kafka's tool, the -p names on pk's for pk-configs), so every
+# alter starts from the same state.
+G = "{X}"  # a group of this module only (no consumer ever joins it)
+GROUP_SCENARIOS = [
+    ["--describe", "--entity-type", "groups", "--entity-name", G],
+    ["--describe", "--group", G, "--all"],
+    ["--alter", "--group", G, "--add-config", "consumer.session.timeout.ms=50000,consumer.heartbeat.interval.ms=6000"],
+    ["--describe", "--entity-type", "groups", "--entity-name", G],
+    ["--alter", "--group", G, "--add-config", "consumer.assignor.offload.enable=false,share.isolation.level=read_committed"],
+    ["--describe", "--group", G, "--all"],
+    ["--alter", "--group", G, "--add-config", "consumer.session.timeout.ms=5000"],
+    ["--alter", "--group", G, "--add-config", "consumer.heartbeat.interval.ms=50000"],
+    ["--alter", "--group", G, "--add-config", "consumer.session.timeout.ms=abc"],
+    ["--alter", "--group", G, "--add-config", "share.renew.acknowledge.enable=maybe"],
+    ["--alter", "--group", G, "--add-config", "foo=1"],
+    ["--alter", "--group", G, "--add-config", "share.isolation.level=x"],
+    ["--alter", "--group", G, "--add-config", "share.auto.offset.reset=x"],
+    ["--alter", "--group", G, "--add-config", "share.auto.offset.reset=by_duration:PT1H"],
+    ["--alter", "--group", G, "--add-config", "errors.deadletterqueue.topic.name=__x"],
+    ["--alter", "--group", G, "--add-config", "streams.assignor.name=nosuch"],
+    ["--alter", "--group", G, "--add-config", "streams.num.standby.replicas=3"],
+    ["--alter", "--group", G, "--add-config", "streams.rack.aware.assignment.tags=[a,b,a]"],
+    ["--alter", "--group", G, "--add-config", "share.record.lock.duration.ms=10"],
+    ["--describe", "--group", G],
+    ["--alter", "--group", G, "--delete-config", "consumer.session.timeout.ms,nosuch"],
+    ["--describe", "--group", G],
+    ["--alter", "--group", G, "--delete-config",
+     "consumer.heartbeat.interval.ms,consumer.assignor.offload.enable,share.isolation.level,share.auto.offset.reset"],
+    ["--describe", "--group", G],
+]
+
+
+def _fill_x(args: list[str], side: str) -> list[str]:
+    return [a.replace("{X}", f"{P}cfg-group-{side}") for a in args]
+
+
+def _three_way(tools, kafka_bootstrap: str, pk_bootstrap: str, scenarios) -> list[str]:
+    report = []
+    for args in scenarios:
+        expected = tools("kafka-configs", "--bootstrap-server", kafka_bootstrap, *_fill_x(args, "k"))
+        expected = (expected.returncode, expected.out, _head(expected.err).replace(kafka_bootstrap, "B"))
+        on_pk = tools("kafka-configs", "--bootstrap-server", pk_bootstrap, *_fill_x(args, "k"))
+        on_pk = (on_pk.returncode, on_pk.out, _head(on_pk.err).replace(pk_bootstrap, "B"))
+        rc, out, err = _pk("--bootstrap-server", pk_bootstrap, *_fill_x(args, "p"))
+        ours = (rc, out.replace(f"{P}cfg-group-p", f"{P}cfg-group-k"),
+                _head(err).replace(pk_bootstrap, "B").replace(f"{P}cfg-group-p", f"{P}cfg-group-k"))
+        if not expected == on_pk == ours:
+            report.append(f"{json.dumps(args)}\n  kafka:      {expected!r}\n  kafka@pk:   {on_pk!r}\n"
+                          f"  pk-configs: {ours!r}")
+    return report
+
+
+@pytest.fixture(scope="module")
+def pk_server(tmp_path_factory):
+    server = BrokerProcess(str(tmp_path_factory.mktemp("oracle-configs-server") / "data")).start()
+    yield server
+    server.stop()
+
+
+def test_group_configs_match_kafka(kafka, kafka_tools, pk_server):
+    report = _three_way(kafka_tools, kafka.bootstrap, pk_server.bootstrap, GROUP_SCENARIOS)
+    assert not report, "\n".join(report)

@@ -1,6 +1,6 @@
 """Admin handlers: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
 IncrementalAlterConfigs, DescribeCluster, DeleteRecords, ElectLeaders. Client-metrics resources
-(type 16) in the config APIs are client_metrics.py's.
+(type 16) in the config APIs are client_metrics.py's, group resources (type 32) group_configs.py's.
 
 Each is a thin layer over the engine's admin calls, which take the data directory's admin
 lock, so the broker and pk-topics running beside it change topics one at a time. Errors are
@@ -28,7 +28,7 @@ from ..protocol.messages import INT32_MIN
 from . import config_docs
 from .groups import INVALID_REQUEST_MESSAGE
 
-TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16  # ConfigResource.Type
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
 TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
@@ -287,6 +287,12 @@ class AdminHandlers:
                     result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
                     results.append(result)
                     continue
+                elif res["resource_type"] == GROUP:
+                    entries = self.broker.group_configs.config_entries(res["resource_name"], synonyms,
+                                                                       body["include_documentation"])
+                    result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
+                    results.append(result)
+                    continue
                 else:
                     raise InvalidRequestError(INVALID_REQUEST_MESSAGE)  # Kafka's text for an unknown type
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
@@ -364,6 +370,10 @@ class AdminHandlers:
                     self.broker.client_metrics.replace(res["resource_name"], res["configs"], body["validate_only"])
                     results.append(result)
                     continue
+                if res["resource_type"] == GROUP:
+                    self.broker.group_configs.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    results.append(result)
+                    continue
                 self._check_topic_resource(res)
                 self._existing_topic(res["resource_name"])
                 new = {}
@@ -395,13 +405,18 @@ class AdminHandlers:
                     # (kafka-reassign-partitions --verify clears its throttles this way)
                     results.append(result)
                     continue
-                if res["resource_type"] != CLIENT_METRICS:
+                if res["resource_type"] not in (CLIENT_METRICS, GROUP):
                     self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
                 if res["resource_type"] == CLIENT_METRICS:
                     self.broker.client_metrics.incremental_alter(res["resource_name"], res["configs"],
                                                                  body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == GROUP:
+                    self.broker.group_configs.incremental_alter(res["resource_name"], res["configs"],
+                                                                body["validate_only"])
                     results.append(result)
                     continue
                 new = dict(self._existing_topic(res["resource_name"]).configs)
@@ -496,6 +511,8 @@ class AdminHandlers:
             self.broker.guard.check(request, operation, acls.TOPIC, res["resource_name"])
         elif res["resource_type"] in (BROKER, BROKER_LOGGER, CLIENT_METRICS):
             self.broker.guard.check(request, operation, acls.CLUSTER, acls.CLUSTER_NAME)
+        elif res["resource_type"] == GROUP:
+            self.broker.guard.check(request, operation, acls.GROUP, res["resource_name"])
 
     def _replace_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         old = self.engine.topic(name).configs  # UnknownTopicOrPartitionError when it does not exist
