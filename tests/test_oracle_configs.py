@@ -251,9 +251,25 @@ def _three_way(tools, kafka_bootstrap: str, pk_bootstrap: str, scenarios) -> lis
     return report
 
 
+class _KafkaLikeBroker(BrokerProcess):
+    """A pk-server-start given the settings the oracle's Kafka broker has (kafka_oracle.py),
+    not the sample server.properties: a broker's describe lists its static settings too."""
+
+    def command(self) -> list[str]:
+        props = os.path.join(os.path.dirname(self.data_dir), "server.properties")
+        with open(props, "w") as f:
+            f.write("node.id=0\nnum.partitions=1\noffsets.topic.replication.factor=1\n"
+                    "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
+                    "auto.create.topics.enable=true\n")
+        args = [tool_path("pk-server-start"), props]
+        for key, value in self.overrides.items():
+            args += ["--override", f"{key}={value}"]
+        return args
+
+
 @pytest.fixture(scope="module")
 def pk_server(tmp_path_factory):
-    server = BrokerProcess(str(tmp_path_factory.mktemp("oracle-configs-server") / "data")).start()
+    server = _KafkaLikeBroker(str(tmp_path_factory.mktemp("oracle-configs-server") / "data")).start()
     yield server
     server.stop()
 
@@ -261,3 +277,75 @@ def pk_server(tmp_path_factory):
 def test_group_configs_match_kafka(kafka, kafka_tools, pk_server):
     report = _three_way(kafka_tools, kafka.bootstrap, pk_server.bootstrap, GROUP_SCENARIOS)
     assert not report, "\n".join(report)
+
+
+# Broker 0 and the cluster-wide default: each alter is idempotent, so Kafka's tool and
+# pk-configs may both apply it to pk's one broker; the last ones leave no dynamic config behind.
+BROKER_SCENARIOS = [
+    ["--describe", "--entity-type", "brokers", "--entity-name", "0"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config",
+     "log.cleaner.threads=2,message.max.bytes=2000000,log.cleaner.io.buffer.size=600000,pk.unknown.key=5"],
+    ["--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=100000,num.io.threads=9"],
+    ["--alter", "--broker-defaults", "--add-config", "log.segment.delete.delay.ms=1000"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config",
+     "listener.name.plaintext.ssl.keystore.password=secret,log.retention.ms=12345"],
+    ["--describe", "--entity-type", "brokers", "--entity-name", "0"],
+    ["--describe", "--broker", "0"],
+    ["--describe", "--entity-type", "brokers", "--entity-default"],
+    ["--describe", "--broker-defaults"],
+    ["--describe", "--entity-type", "brokers"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "broker.id=5"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.dirs=/x,process.roles=broker"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "ssl.keystore.password=x"],
+    ["--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "listeners=PLAINTEXT://:1"],
+    ["--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "listener.name.x.ssl.key.password=y"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleaner.threads=abc"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleaner.threads=-1"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleaner.threads=9"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleaner.threads=0"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "num.io.threads=100"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "num.io.threads=1"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleaner.min.cleanable.ratio=2"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.cleanup.policy=foo"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "compression.type=foo"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "unclean.leader.election.enable=x"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config", "log.segment.bytes=10"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--delete-config", "nosuch,log.cleaner.threads"],
+    ["--describe", "--entity-type", "brokers", "--entity-name", "0"],
+    ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--delete-config",
+     "message.max.bytes,log.cleaner.io.buffer.size,pk.unknown.key,listener.name.plaintext.ssl.keystore.password,"
+     "log.retention.ms"],
+    ["--alter", "--entity-type", "brokers", "--entity-default", "--delete-config",
+     "log.retention.ms,num.io.threads,log.segment.delete.delay.ms"],
+    ["--describe", "--entity-type", "brokers", "--entity-name", "0"],
+    ["--describe", "--entity-type", "brokers", "--entity-default"],
+]
+
+
+def test_broker_configs_match_kafka(kafka, kafka_tools, pk_server):
+    report = _three_way(kafka_tools, kafka.bootstrap, pk_server.bootstrap, BROKER_SCENARIOS)
+    assert not report, "\n".join(report)
+
+
+def test_broker_describe_all_shows_dynamic_values_as_kafka(kafka, kafka_tools, pk_server):
+    """--describe --all of broker 0: pk lists fewer static settings than Kafka's KafkaConfig
+    (README), but each config set dynamically, here or as the default, reads the same."""
+    keys = ("log.cleaner.threads", "log.retention.ms", "message.max.bytes", "num.io.threads")
+    alters = [["--entity-name", "0", "--add-config", "log.cleaner.threads=2,log.retention.ms=5000"],
+              ["--entity-default", "--add-config", "message.max.bytes=3000000,num.io.threads=10"]]
+    undo = [["--entity-name", "0", "--delete-config", "log.cleaner.threads,log.retention.ms"],
+            ["--entity-default", "--delete-config", "message.max.bytes,num.io.threads"]]
+    outputs = []
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        b = ["--bootstrap-server", bootstrap, "--alter", "--entity-type", "brokers"]
+        try:
+            for args in alters:
+                assert kafka_tools("kafka-configs", *b, *args).returncode == 0
+            described = [_pk("--bootstrap-server", bootstrap, "--describe", "--all", "--broker", "0")[1],
+                         kafka_tools("kafka-configs", "--bootstrap-server", bootstrap, "--describe", "--all",
+                                     "--broker", "0").out]
+        finally:
+            for args in undo:
+                kafka_tools("kafka-configs", *b, *args)
+        outputs += [[line for line in out.splitlines() if line.split("=")[0].strip() in keys] for out in described]
+    assert len(outputs[0]) == len(keys) and all(o == outputs[0] for o in outputs), outputs

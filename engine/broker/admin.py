@@ -30,7 +30,7 @@ from .groups import INVALID_REQUEST_MESSAGE
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
-TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
+TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 4, 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
 # DescribeConfigs config types (v3+), by the type names of topic_config and KNOWN_TYPES
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
@@ -307,38 +307,30 @@ class AdminHandlers:
         return {"throttle_time_ms": 0, "results": results}
 
     def _topic_config_entries(self, overrides: dict[str, str], with_synonyms: bool) -> list[dict]:
-        return topic_config_entries(overrides, self.engine.broker_config, with_synonyms)
+        dynamic = self.broker.dynamic_config
+        return topic_config_entries(overrides, self.engine.broker_config, with_synonyms,
+                                    static=self.engine.static_broker_config,
+                                    dynamic=(dynamic.per_broker(), dynamic.defaults()))
 
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
+        """The broker's settings (pk's and Kafka's dynamic ones), each with its synonyms: a
+        dynamic value, then the dynamic default, then server.properties, then the built-in
+        default (dynamic_config.py); the empty name: the cluster-wide dynamic defaults."""
         from .config import KNOWN
+        from .dynamic_config_keys import DYNAMIC
 
         if name and not name.lstrip("-").isdigit():
             raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
+        dynamic = self.broker.dynamic_config
         if name == "":
-            return self._cluster_default_entries(with_synonyms)
-        config = self.broker.config
-        entries = []
-        for key in sorted(KNOWN):
-            value = config.get(key)
-            # the static setting, then the default it overrides; an unset value has neither
-            found = [{"name": key, "value": v, "source": source}
-                     for v, source in ((config.values.get(key), STATIC_BROKER_CONFIG),
-                                       (KNOWN[key], DEFAULT_CONFIG)) if v is not None]
-            source = found[0]["source"] if found else DEFAULT_CONFIG
-            sensitive = config_docs.BROKER_TYPES.get(key) == "password"
-            if sensitive:  # Kafka never tells a PASSWORD config's value
-                value, found = None, [{**f, "value": None} for f in found]
-            entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                            "is_sensitive": sensitive, "synonyms": found if with_synonyms else [],
-                            "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
-                            "documentation": None})
-        return entries
-
-    def _cluster_default_entries(self, with_synonyms: bool) -> list[dict]:
-        return cluster_default_entries(self.engine.broker_config, with_synonyms)
+            floor = topic_config.cluster_defaults(self.engine.static_broker_config)["min.insync.replicas"]
+            return dynamic.default_entries(floor, with_synonyms)
+        static = {k: v for k, v in self.broker.config.values.items() if v is not None}
+        names = set(KNOWN) | set(DYNAMIC) | set(dynamic.per_broker()) | set(dynamic.defaults())
+        return [dynamic.entry(key, with_synonyms, static, read_only=key not in DYNAMIC) for key in sorted(names)]
 
     def _logger_config_entries(self, name: str) -> list[dict]:
         """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root
@@ -358,7 +350,8 @@ class AdminHandlers:
                 for n, level in loggers.items()]
 
     async def alter_configs(self, request) -> dict:
-        """AlterConfigs: each topic's overrides become exactly the configs given."""
+        """AlterConfigs: each resource's configs (a topic's overrides, a broker's dynamic configs,
+        ...) become exactly the configs given."""
         body = request.body
         results = []
         for res in body["resources"]:
@@ -372,6 +365,10 @@ class AdminHandlers:
                     continue
                 if res["resource_type"] == GROUP:
                     self.broker.group_configs.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == BROKER:
+                    self.broker.dynamic_config.replace(res["resource_name"], res["configs"], body["validate_only"])
                     results.append(result)
                     continue
                 self._check_topic_resource(res)
@@ -388,7 +385,7 @@ class AdminHandlers:
         return {"throttle_time_ms": 0, "responses": results}
 
     async def incremental_alter_configs(self, request) -> dict:
-        """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on each topic's overrides."""
+        """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on each resource's configs."""
         body = request.body
         results = []
         for res in body["resources"]:
@@ -400,12 +397,7 @@ class AdminHandlers:
                     self._alter_loggers(res, body["validate_only"])
                     results.append(result)
                     continue
-                if res["resource_type"] == BROKER and all(c["config_operation"] == DELETE for c in res["configs"]):
-                    # nothing dynamic is ever set on this broker: deleting is done already
-                    # (kafka-reassign-partitions --verify clears its throttles this way)
-                    results.append(result)
-                    continue
-                if res["resource_type"] not in (CLIENT_METRICS, GROUP):
+                if res["resource_type"] not in (CLIENT_METRICS, GROUP, BROKER):
                     self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
@@ -417,6 +409,11 @@ class AdminHandlers:
                 if res["resource_type"] == GROUP:
                     self.broker.group_configs.incremental_alter(res["resource_name"], res["configs"],
                                                                 body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == BROKER:
+                    self.broker.dynamic_config.incremental_alter(res["resource_name"], res["configs"],
+                                                                 body["validate_only"])
                     results.append(result)
                     continue
                 new = dict(self._existing_topic(res["resource_name"]).configs)
@@ -489,9 +486,6 @@ class AdminHandlers:
             raise InvalidRequestError(f"Unknown alter config operation {op} for {name}")
 
     def _check_topic_resource(self, res: dict) -> None:
-        if res["resource_type"] == BROKER:
-            raise InvalidRequestError("pk's broker has no dynamic broker configs: set them in "
-                                      "server.properties and restart it")
         if res["resource_type"] != TOPIC:
             raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
 
@@ -659,10 +653,16 @@ class AdminHandlers:
 
 
 # ---------------------------------------------------------------- config entries
-def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with_synonyms: bool) -> list[dict]:
+def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with_synonyms: bool, *,
+                         static: dict[str, str] | None = None,
+                         dynamic: tuple[dict, dict] = ({}, {})) -> list[dict]:
     """A topic's DescribeConfigs entries, given its overrides and the broker's settings, in the
-    order Kafka lists them (the broker's handler, and kafka-configs on the bundled engine)."""
+    order Kafka lists them (the broker's handler, and kafka-configs on the bundled engine).
+    `broker`: the settings in force; `static`: those of server.properties (default: the same);
+    `dynamic`: the broker's dynamic configs and the cluster-wide dynamic defaults."""
     values = topic_config.effective(overrides, broker)
+    static = broker if static is None else static
+    per_broker, defaults = dynamic
     entries = []
     # in the order a Kafka 4.4 (KRaft) broker lists a topic's configs
     order = [n for n in topic_config.DESCRIBE_ORDER if n in topic_config.CONFIGS]
@@ -675,13 +675,14 @@ def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with
         # is dropped. The first of a multi-setting chain (log.retention.ms, log.roll.ms, ...)
         # has no built-in default, so only a static setting of it keeps the chain.
         found = []
-        if key == "min.insync.replicas":
+        if key == "min.insync.replicas" and key not in per_broker and key not in defaults:
             # Kafka 4.x's controller records the cluster-wide min.insync.replicas as a
             # dynamic default broker config (ELR), so every topic reports it as set.
             found.append({"name": key, "value": topic_config.cluster_defaults(broker)[key],
                           "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
-        found += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
-                  for b in chain if b in broker]
+        for settings, source in ((per_broker, DYNAMIC_BROKER_CONFIG), (defaults, DYNAMIC_DEFAULT_BROKER_CONFIG),
+                                 (static, STATIC_BROKER_CONFIG)):
+            found += [{"name": b, "value": settings[b], "source": source} for b in chain if b in settings]
         for b in chain:
             default = _MULTI_DEFAULTS.get(b) if multi else \
                 topic_config.to_kafka_string(key, topic_config.CONFIGS[key].default)
