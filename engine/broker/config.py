@@ -57,6 +57,12 @@ KNOWN: dict[str, str | None] = {
     "group.consumer.session.timeout.ms": "45000",
     "group.consumer.heartbeat.interval.ms": "5000",
     "group.consumer.assignors": "uniform,range",
+    # the bounds of a group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms
+    # configs (engine/group_config.py)
+    "group.consumer.min.session.timeout.ms": "45000",
+    "group.consumer.max.session.timeout.ms": "60000",
+    "group.consumer.min.heartbeat.interval.ms": "5000",
+    "group.consumer.max.heartbeat.interval.ms": "15000",
     "socket.request.max.bytes": "104857600",
     "socket.send.buffer.bytes": "102400",
     "socket.receive.buffer.bytes": "102400",
