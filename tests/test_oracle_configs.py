@@ -197,10 +197,9 @@ def test_run_class_names(kafka, tmp_path):
 
 
 # ------------------------------------------------------------------ groups and brokers on a pk-server-start
-# Run by Kafka's tool on the real Kafka 4.4 broker, and by Kafka's tool and pk-configs on a
-# pk-server-start: all three must print the same. Each side alters its own names (the -k
-# names on both brokers for Kafka's tool, the -p names on pk's for pk-configs), so every
-# alter starts from the same state.
+# Run by Kafka's tool on the real Kafka 4.4 broker, by Kafka's tool on a pk-server-start, and
+# by pk-configs on both: all four must print the same. Each tool alters its own groups (the -k
+# names for Kafka's tool, the -p names for pk-configs), so every alter starts from the same state.
 G = "{X}"  # a group of this module only (no consumer ever joins it)
 GROUP_SCENARIOS = [
     ["--describe", "--entity-type", "groups", "--entity-name", G],
@@ -242,13 +241,18 @@ def _three_way(tools, kafka_bootstrap: str, pk_bootstrap: str, scenarios) -> lis
         expected = (expected.returncode, expected.out, _head(expected.err).replace(kafka_bootstrap, "B"))
         on_pk = tools("kafka-configs", "--bootstrap-server", pk_bootstrap, *_fill_x(args, "k"))
         on_pk = (on_pk.returncode, on_pk.out, _head(on_pk.err).replace(pk_bootstrap, "B"))
-        rc, out, err = _pk("--bootstrap-server", pk_bootstrap, *_fill_x(args, "p"))
-        ours = (rc, out.replace(f"{P}cfg-group-p", f"{P}cfg-group-k"),
-                _head(err).replace(pk_bootstrap, "B").replace(f"{P}cfg-group-p", f"{P}cfg-group-k"))
-        if not expected == on_pk == ours:
-            report.append(f"{json.dumps(args)}\n  kafka:      {expected!r}\n  kafka@pk:   {on_pk!r}\n"
-                          f"  pk-configs: {ours!r}")
+        ours = [_pk_as_k(pk_bootstrap, args), _pk_as_k(kafka_bootstrap, args)]
+        if not expected == on_pk == ours[0] == ours[1]:
+            report.append(f"{json.dumps(args)}\n  kafka:         {expected!r}\n  kafka@pk:      {on_pk!r}\n"
+                          f"  pk-configs@pk: {ours[0]!r}\n  pk@kafka:      {ours[1]!r}")
     return report
+
+
+def _pk_as_k(bootstrap: str, args: list[str]) -> tuple[int, str, str]:
+    """pk-configs on its own (-p) names, its output with the -k names and the address as B."""
+    rc, out, err = _pk("--bootstrap-server", bootstrap, *_fill_x(args, "p"))
+    return (rc, out.replace(f"{P}cfg-group-p", f"{P}cfg-group-k"),
+            _head(err).replace(bootstrap, "B").replace(f"{P}cfg-group-p", f"{P}cfg-group-k"))
 
 
 class _KafkaLikeBroker(BrokerProcess):

@@ -183,7 +183,10 @@ class DynamicBrokerConfigs:
     def _reconfiguration_problem(self, name: str, value: str) -> str | None:
         if name not in _THREAD_POOLS and name != "log.cleaner.threads":
             return None
-        new, old = int(value.strip()), int(self.current(name))
+        try:
+            new, old = int(value.strip()), int(str(self.current(name)).strip())
+        except ValueError:  # (a malformed server.properties value: the broker's own problem)
+            return None
         if name == "log.cleaner.threads":  # LogCleaner.validateReconfiguration
             if new == 0:  # Kafka 4.4 divides by the new count first
                 raise InvalidRequestError("/ by zero")
@@ -248,6 +251,8 @@ class DynamicBrokerConfigs:
             default = DYNAMIC[n][1] if n in DYNAMIC else (_BUILT_IN.get(n) or KNOWN.get(n))
             if default is not None:
                 found.append({"name": n, "value": default, "source": DEFAULT_CONFIG})
+        while found and found[0]["name"] != name:
+            found.pop(0)  # as Kafka: a chain whose head is not set describes nothing (log.retention.ms=null)
         own = [f for f in found if f["name"] == name]
         value = own[0]["value"] if own else None
         source = found[0]["source"] if found else DEFAULT_CONFIG
