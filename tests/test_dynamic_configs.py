@@ -128,3 +128,35 @@ def test_configs_survive_a_restart(tmp_path):
     assert "  log.retention.ms=600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=600000}" \
         in before[1][1].splitlines()
     assert any(line.startswith("  retention.ms=600000 ") for line in before[2][1].splitlines())
+
+
+def test_librdkafka_alters_and_describes_broker_configs(server):
+    """What librdkafka's own admin test (0081) does with a broker: AlterConfigs and
+    IncrementalAlterConfigs of broker 0 (validate-only, then for real), then describe."""
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                       ResourceType)
+
+    admin = AdminClient({"bootstrap.servers": server.bootstrap})
+    name = "sasl.kerberos.min.time.before.relogin"
+    resource = ConfigResource(ResourceType.BROKER, "0", set_config={name: "58000"})
+    with pytest.warns(DeprecationWarning):
+        admin.alter_configs([resource], validate_only=True)[resource].result(timeout=30)
+    described = admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")])
+    assert list(described.values())[0].result(timeout=30)[name].value == "60000"  # validate_only kept nothing
+    with pytest.warns(DeprecationWarning):
+        admin.alter_configs([resource])[resource].result(timeout=30)
+    incremental = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[
+        ConfigEntry("log.cleaner.threads", "2", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([incremental])[incremental].result(timeout=30)
+    entries = list(admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")]).values())[0].result(timeout=30)
+    try:
+        assert (entries[name].value, entries[name].source) == ("58000", 2)  # DYNAMIC_BROKER_CONFIG
+        assert (entries["log.cleaner.threads"].value, entries["log.cleaner.threads"].is_read_only) == ("2", False)
+        refused = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[
+            ConfigEntry("broker.id", "3", incremental_operation=AlterConfigOpType.SET)])
+        with pytest.raises(KafkaException, match=r"Cannot update these configs dynamically: \[broker.id\]"):
+            admin.incremental_alter_configs([refused])[refused].result(timeout=30)
+    finally:
+        cleanup = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[
+            ConfigEntry(n, None, incremental_operation=AlterConfigOpType.DELETE) for n in (name, "log.cleaner.threads")])
+        admin.incremental_alter_configs([cleanup])[cleanup].result(timeout=30)
