@@ -316,9 +316,6 @@ class AdminHandlers:
         """The broker's settings (pk's and Kafka's dynamic ones), each with its synonyms: a
         dynamic value, then the dynamic default, then server.properties, then the built-in
         default (dynamic_config.py); the empty name: the cluster-wide dynamic defaults."""
-        from .config import KNOWN
-        from .dynamic_config_keys import DYNAMIC
-
         if name and not name.lstrip("-").isdigit():
             raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
         if name not in ("", str(self.broker.node_id)):
@@ -328,9 +325,7 @@ class AdminHandlers:
         if name == "":
             floor = topic_config.cluster_defaults(self.engine.static_broker_config)["min.insync.replicas"]
             return dynamic.default_entries(floor, with_synonyms)
-        static = {k: v for k, v in self.broker.config.values.items() if v is not None}
-        names = set(KNOWN) | set(DYNAMIC) | set(dynamic.per_broker()) | set(dynamic.defaults())
-        return [dynamic.entry(key, with_synonyms, static, read_only=key not in DYNAMIC) for key in sorted(names)]
+        return dynamic.broker_entries(with_synonyms)
 
     def _logger_config_entries(self, name: str) -> list[dict]:
         """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root

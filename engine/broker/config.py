@@ -68,7 +68,7 @@ KNOWN: dict[str, str | None] = {
     "socket.receive.buffer.bytes": "102400",
     "num.network.threads": "3",
     "num.io.threads": "8",
-    "num.recovery.threads.per.data.dir": "1",
+    "num.recovery.threads.per.data.dir": "2",
     "log.flush.interval.messages": None,
     "log.flush.interval.ms": None,
     "zookeeper.connect": None,

@@ -27,10 +27,11 @@ import re
 from ..config_store import ConfigStore
 from ..errors import InvalidConfigurationError, InvalidRequestError
 from ..javacompat import hashmap_order
+from .. import topic_config
 from ..topic_config import java_double_str
 from . import config_docs
 from .config import KNOWN
-from .dynamic_config_keys import DYNAMIC, NON_DYNAMIC
+from .dynamic_config_keys import DYNAMIC, KAFKA_CONFIGS, NON_DYNAMIC
 
 FILE_NAME = "broker-configs"
 DEFAULT_NAME = "<default>"  # the cluster-wide default's resource, as Kafka's ZooKeeper node names it
@@ -67,8 +68,8 @@ def config_type(name: str) -> str | None:
     Kafka does not know the name."""
     m = _LISTENER_PREFIX.match(name)
     base = m.group(1) if m else name
-    if base in DYNAMIC:
-        return DYNAMIC[base][0]
+    if base in KAFKA_CONFIGS:
+        return KAFKA_CONFIGS[base][0]
     return config_docs.BROKER_TYPES.get(base) or ("string" if base in KNOWN or base in NON_DYNAMIC else None)
 
 
@@ -238,17 +239,30 @@ class DynamicBrokerConfigs:
         self.apply()
 
     # ------------------------------------------------------------------ DescribeConfigs
+    def broker_entries(self, with_synonyms: bool) -> list[dict]:
+        """Every config of this broker, sorted: Kafka's KafkaConfig names, the dynamic ones set,
+        and pk's own settings where server.properties sets them."""
+        static = {k: v for k, v in self.broker.config.values.items() if v is not None}
+        if "node.id" in static and "broker.id" not in static:
+            static["broker.id"] = static["node.id"]  # as KafkaConfig, which takes one for the other
+        names = set(KAFKA_CONFIGS) | set(self.per_broker()) | set(self.defaults()) | \
+            {k for k in static if k in KNOWN}
+        return [self.entry(key, with_synonyms, static, read_only=key not in DYNAMIC) for key in sorted(names)]
+
     def entry(self, name: str, with_synonyms: bool, static: dict[str, str], read_only: bool) -> dict:
         """One config of this broker as DescribeConfigs tells it (ConfigHelper.createBrokerConfigEntry)."""
         kind = config_type(name)
         sensitive = kind is None or kind == "password"  # Kafka hides what it cannot type
         names = chain(name)
         found = []
-        for values, source in ((self.per_broker(), DYNAMIC_BROKER_CONFIG), (self.defaults(), DYNAMIC_DEFAULT_BROKER_CONFIG),
+        # Kafka 4's controller always records the cluster-wide min.insync.replicas (ELR)
+        defaults = {"min.insync.replicas": topic_config.cluster_defaults(static)["min.insync.replicas"],
+                    **self.defaults()}
+        for values, source in ((self.per_broker(), DYNAMIC_BROKER_CONFIG), (defaults, DYNAMIC_DEFAULT_BROKER_CONFIG),
                                (static, STATIC_BROKER_CONFIG)):
             found += [{"name": n, "value": values[n], "source": source} for n in names if values.get(n) is not None]
         for n in names:
-            default = DYNAMIC[n][1] if n in DYNAMIC else (_BUILT_IN.get(n) or KNOWN.get(n))
+            default = _default(n)
             if default is not None:
                 found.append({"name": n, "value": default, "source": DEFAULT_CONFIG})
         while found and found[0]["name"] != name:
@@ -277,6 +291,16 @@ class DynamicBrokerConfigs:
                             if with_synonyms else [],
                             "config_type": CONFIG_TYPES.get(kind or "", 0), "documentation": None})
         return entries
+
+
+def _default(name: str) -> str | None:
+    """A config's built-in default: pk's own where pk's differs (config.KNOWN: listeners on
+    loopback, one replica for the internal topics, ...), else Kafka's."""
+    if KNOWN.get(name) is not None and name != "broker.id":  # (broker.id: KafkaConfig's -1, node.id stands in)
+        return KNOWN[name]
+    if name in KAFKA_CONFIGS:
+        return KAFKA_CONFIGS[name][1]
+    return _BUILT_IN.get(name)
 
 
 def _apply(configs: dict[str, str], name: str, op: int, value: str | None) -> None:
