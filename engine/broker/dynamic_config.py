@@ -152,10 +152,9 @@ class DynamicBrokerConfigs:
         if name == "":
             return DEFAULT_NAME
         if not name.lstrip("-").isdigit():
-            raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
+            raise InvalidRequestError(f"Node id must be an integer, but it is: {name}")
         if name != self.node:
-            raise InvalidRequestError(
-                f"Unexpected broker id, expected {self.node} or empty string, but received {name}")
+            raise InvalidRequestError(f"Unexpected broker id, expected {self.node}, but received {name}")
         return name
 
     def validate(self, props: dict[str, str], per_broker: bool) -> None:
@@ -320,4 +319,4 @@ def _apply(configs: dict[str, str], name: str, op: int, value: str | None) -> No
             [v for v in items if v not in changes]
         configs[name] = ",".join(items)
     else:
-        raise InvalidRequestError(f"Unknown alter config operation {op} for {name}")
+        raise InvalidRequestError(f"Unknown operations type {op}")

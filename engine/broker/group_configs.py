@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from .. import group_config
 from ..config_store import ConfigStore
-from ..errors import InvalidConfigurationError, InvalidRequestError
+from ..errors import InvalidConfigurationError, InvalidRequestError, KafkaError
+from ..protocol import errors as E
 
 DYNAMIC_GROUP_CONFIG, DEFAULT_CONFIG = 8, 5  # DescribeConfigs config sources
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "list": 7}
@@ -35,6 +36,8 @@ class GroupConfigs:
 
     # ------------------------------------------------------------------ DescribeConfigs
     def config_entries(self, group: str, with_synonyms: bool, with_documentation: bool) -> list[dict]:
+        if not group:
+            raise InvalidRequestError("Group name must not be empty")
         current = self.store.get(group)
         entries = []
         for key in sorted(group_config.KEYS, key=lambda k: k.name):
@@ -97,12 +100,14 @@ def _apply(configs: dict[str, str], name: str, op: int, value: str | None) -> No
         if key is None:
             raise InvalidConfigurationError(f"Unknown group config name: {name}")
         if key.type != "list":
-            verb = "append" if op == APPEND else "subtract"
-            raise InvalidConfigurationError(f"Config value {verb} is not allowed for config key: {name}")
+            verb = "APPEND" if op == APPEND else "SUBTRACT"
+            raise InvalidConfigurationError(f"Can't {verb} to key {name} because its type is not LIST.")
         items = [v for v in configs.get(name, key.default).split(",") if v]
         changes = [v.strip() for v in (value or "").split(",") if v.strip()]
         items = items + [v for v in changes if v not in items] if op == APPEND else \
             [v for v in items if v not in changes]
         configs[name] = ",".join(items)
-    else:
-        raise InvalidRequestError(f"Unknown alter config operation {op} for {name}")
+    else:  # Kafka fails on an unknown operation without a message
+        error = KafkaError("")
+        error.code = E.UNKNOWN_SERVER_ERROR
+        raise error
