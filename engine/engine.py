@@ -66,6 +66,7 @@ class Engine:
     def __init__(self, data_dir: str | None = None, broker_config: dict[str, str] | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
+        self.static_broker_config = dict(self.broker_config)  # broker_config less the dynamic configs
         self.node_id = NODE_ID
         self.cluster_brokers: list[int] | None = None  # ZooKeeper mode: the registered brokers
         self.cluster_racks: dict[int, str | None] = {}  # ... and their racks (broker.rack)
@@ -415,6 +416,23 @@ class Engine:
         for (topic, _), log in self._logs.items():
             if topic == name:
                 log.config = self._log_config(meta)
+
+    def apply_dynamic_broker_config(self, dynamic: dict[str, str]) -> None:
+        """The broker's dynamic configs (engine/broker/dynamic_config.py) over its static ones:
+        topic defaults follow them at once in every open log. A dynamic member of a synonym
+        chain (log.retention.ms/minutes/hours, ...) outranks every static member of it, as
+        Kafka's synonyms go by source first."""
+        base = dict(self.static_broker_config)
+        for chain in topic_config.broker_synonym_chains():
+            if any(name in dynamic for name in chain):
+                for name in chain:
+                    base.pop(name, None)
+        self.broker_config = {**base, **dynamic}
+        for (topic, _), log in list(self._logs.items()):
+            try:
+                log.config = self._log_config(self.store.get(topic))
+            except KafkaError:
+                continue  # deleted meanwhile: its log is forgotten at next use
 
     # ------------------------------------------------------------------ partitions
     def _log_config(self, meta: TopicMetadata) -> dict:

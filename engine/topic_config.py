@@ -333,6 +333,13 @@ _SYNONYM_CHAINS = {
                      ("log.retention.hours", 3_600_000)),
 }
 
+
+
+def broker_synonym_chains() -> list[tuple[str, ...]]:
+    """The broker settings that stand for one another (first wins): log.retention.ms/minutes/hours, ..."""
+    return [tuple(name for name, _ in chain) for chain in _SYNONYM_CHAINS.values()]
+
+
 _COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")  # BrokerCompressionType order
 
 # Definition order of LogConfig's ConfigDef (ConfigDef.parse checks values in this order, so it

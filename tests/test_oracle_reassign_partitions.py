@@ -158,7 +158,7 @@ def test_reassign_partitions_matches(kafka, kafka_tools, pk_server, tmp_path):
 
 
 def test_throttles_are_set_and_cleared_as_kafka_does(kafka, kafka_tools, tmp_path):
-    """On Kafka's broker (pk's keeps no dynamic broker configs): --throttle sets the rates and
+    """On Kafka's broker (pk's keeps the rates but does not throttle): --throttle sets the rates and
     the throttled replicas, --verify clears them, as Kafka's tool does."""
     b = kafka.bootstrap
     r = kafka_tools("kafka-topics", "--bootstrap-server", b, "--create", "--if-not-exists", "--topic", TOPIC,

@@ -45,6 +45,8 @@ class RemoteConfigs:
     def entries(self, entity_type: str, name: str, describe_all: bool) -> list[Entry] | None:
         if entity_type == CLIENT_METRICS and not describe_all and name not in self.names(CLIENT_METRICS):
             return None  # Kafka describes a client-metrics resource only if the cluster lists it
+        if entity_type == GROUPS and not describe_all and name not in self.names(GROUPS):
+            return None  # ... and a group only if it exists or has configs
         body = {"resources": [{"resource_type": RESOURCE_IDS[entity_type], "resource_name": name,
                                "configuration_keys": None}],
                 "include_synonyms": True, "include_documentation": False}
@@ -70,6 +72,10 @@ class RemoteConfigs:
                                         broker.node_id)
                 _raise_for(answer["error_code"], None)
                 out += [g["group_id"] for g in answer["groups"]]
+            # then the groups that only have configs (ConfigCommand's LinkedHashSet of both)
+            answer = self.wire.call(kp.ApiKey.LIST_CONFIG_RESOURCES, 1, {"resource_types": [RESOURCE_IDS[GROUPS]]})
+            if answer["error_code"] == 0:  # (Kafka lists groups alone where the API is refused)
+                out += [r["resource_name"] for r in answer["config_resources"] if r["resource_name"] not in out]
             return out
         if entity_type == CLIENT_METRICS:
             answer = self.wire.call(kp.ApiKey.LIST_CONFIG_RESOURCES, 1,

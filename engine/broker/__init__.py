@@ -18,7 +18,8 @@ with acks=0), registered by a handler module:
   every handler makes before acting
 - sasl.py: SaslHandshake/SaslAuthenticate outside an authentication (the server runs each SASL
   connection's authentication); scram.py: Describe/AlterUserScramCredentials
-- client_metrics.py: ListConfigResources and the client-metrics resources of the config APIs
+- client_metrics.py: ListConfigResources and the client-metrics resources of the config APIs;
+  group_configs.py: the GROUP resources of the config APIs
 - delegation_tokens.py: Create/Renew/Expire/DescribeDelegationToken
 
 ApiVersions advertises exactly the registered APIs, within the protocol profile, so a client
@@ -65,13 +66,15 @@ class Broker:
         # partition of an internal topic (the coordinators load or unload what it holds).
         self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
         from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
-                       features, log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
+                       dynamic_config, features, group_configs, log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
+        self.dynamic_config = dynamic_config.DynamicBrokerConfigs(self)  # applied to the engine at once
+        self.group_configs = group_configs.GroupConfigs(self)  # before the coordinator, which reads them
         self.groups = groups.GroupHandlers(self)
         self.log_dirs = log_dirs.LogDirHandlers(self)
         self.log_upkeep = log_upkeep.LogUpkeep(self)

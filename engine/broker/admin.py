@@ -1,6 +1,6 @@
 """Admin handlers: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
 IncrementalAlterConfigs, DescribeCluster, DeleteRecords, ElectLeaders. Client-metrics resources
-(type 16) in the config APIs are client_metrics.py's.
+(type 16) in the config APIs are client_metrics.py's, group resources (type 32) group_configs.py's.
 
 Each is a thin layer over the engine's admin calls, which take the data directory's admin
 lock, so the broker and pk-topics running beside it change topics one at a time. Errors are
@@ -28,9 +28,9 @@ from ..protocol.messages import INT32_MIN
 from . import config_docs
 from .groups import INVALID_REQUEST_MESSAGE
 
-TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16  # ConfigResource.Type
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type
 # DescribeConfigs config sources (v1)
-TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 3, 4, 5
+TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 4, 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
 # DescribeConfigs config types (v3+), by the type names of topic_config and KNOWN_TYPES
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
@@ -289,6 +289,12 @@ class AdminHandlers:
                     result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
                     results.append(result)
                     continue
+                elif res["resource_type"] == GROUP:
+                    entries = self.broker.group_configs.config_entries(res["resource_name"], synonyms,
+                                                                       body["include_documentation"])
+                    result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
+                    results.append(result)
+                    continue
                 else:
                     raise InvalidRequestError(INVALID_REQUEST_MESSAGE)  # Kafka's text for an unknown type
                 result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
@@ -305,38 +311,25 @@ class AdminHandlers:
         return {"throttle_time_ms": 0, "results": results}
 
     def _topic_config_entries(self, overrides: dict[str, str], with_synonyms: bool) -> list[dict]:
-        return topic_config_entries(overrides, self.engine.broker_config, with_synonyms)
+        dynamic = self.broker.dynamic_config
+        return topic_config_entries(overrides, self.engine.broker_config, with_synonyms,
+                                    static=self.engine.static_broker_config,
+                                    dynamic=(dynamic.per_broker(), dynamic.defaults()))
 
     def _broker_config_entries(self, name: str, with_synonyms: bool) -> list[dict]:
-        from .config import KNOWN
-
+        """The broker's settings (pk's and Kafka's dynamic ones), each with its synonyms: a
+        dynamic value, then the dynamic default, then server.properties, then the built-in
+        default (dynamic_config.py); the empty name: the cluster-wide dynamic defaults."""
         if name and not name.lstrip("-").isdigit():
             raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}")
         if name not in ("", str(self.broker.node_id)):
             raise InvalidRequestError(
                 f"Unexpected broker id, expected {self.broker.node_id} or empty string, but received {name}")
+        dynamic = self.broker.dynamic_config
         if name == "":
-            return self._cluster_default_entries(with_synonyms)
-        config = self.broker.config
-        entries = []
-        for key in sorted(KNOWN):
-            value = config.get(key)
-            # the static setting, then the default it overrides; an unset value has neither
-            found = [{"name": key, "value": v, "source": source}
-                     for v, source in ((config.values.get(key), STATIC_BROKER_CONFIG),
-                                       (KNOWN[key], DEFAULT_CONFIG)) if v is not None]
-            source = found[0]["source"] if found else DEFAULT_CONFIG
-            sensitive = config_docs.BROKER_TYPES.get(key) == "password"
-            if sensitive:  # Kafka never tells a PASSWORD config's value
-                value, found = None, [{**f, "value": None} for f in found]
-            entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                            "is_sensitive": sensitive, "synonyms": found if with_synonyms else [],
-                            "config_type": CONFIG_TYPES.get(config_docs.BROKER_TYPES.get(key), 0),
-                            "documentation": None})
-        return entries
-
-    def _cluster_default_entries(self, with_synonyms: bool) -> list[dict]:
-        return cluster_default_entries(self.engine.broker_config, with_synonyms)
+            floor = topic_config.cluster_defaults(self.engine.static_broker_config)["min.insync.replicas"]
+            return dynamic.default_entries(floor, with_synonyms)
+        return dynamic.broker_entries(with_synonyms)
 
     def _logger_config_entries(self, name: str) -> list[dict]:
         """The broker's loggers and their levels, as Kafka lists its log4j loggers: the root
@@ -356,7 +349,8 @@ class AdminHandlers:
                 for n, level in loggers.items()]
 
     async def alter_configs(self, request) -> dict:
-        """AlterConfigs: each topic's overrides become exactly the configs given."""
+        """AlterConfigs: each resource's configs (a topic's overrides, a broker's dynamic configs,
+        ...) become exactly the configs given."""
         body = request.body
         results = []
         for res in body["resources"]:
@@ -366,6 +360,14 @@ class AdminHandlers:
                 self._check_config_access(request, acls.ALTER_CONFIGS, res)
                 if res["resource_type"] == CLIENT_METRICS:
                     self.broker.client_metrics.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == GROUP:
+                    self.broker.group_configs.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == BROKER:
+                    self.broker.dynamic_config.replace(res["resource_name"], res["configs"], body["validate_only"])
                     results.append(result)
                     continue
                 self._check_topic_resource(res)
@@ -382,7 +384,7 @@ class AdminHandlers:
         return {"throttle_time_ms": 0, "responses": results}
 
     async def incremental_alter_configs(self, request) -> dict:
-        """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on each topic's overrides."""
+        """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on each resource's configs."""
         body = request.body
         results = []
         for res in body["resources"]:
@@ -394,17 +396,22 @@ class AdminHandlers:
                     self._alter_loggers(res, body["validate_only"])
                     results.append(result)
                     continue
-                if res["resource_type"] == BROKER and all(c["config_operation"] == DELETE for c in res["configs"]):
-                    # nothing dynamic is ever set on this broker: deleting is done already
-                    # (kafka-reassign-partitions --verify clears its throttles this way)
-                    results.append(result)
-                    continue
-                if res["resource_type"] != CLIENT_METRICS:
+                if res["resource_type"] not in (CLIENT_METRICS, GROUP, BROKER):
                     self._check_topic_resource(res)
                 if _duplicates([c["name"] for c in res["configs"]]):
                     raise InvalidRequestError("Error due to duplicate config keys")
                 if res["resource_type"] == CLIENT_METRICS:
                     self.broker.client_metrics.incremental_alter(res["resource_name"], res["configs"],
+                                                                 body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == GROUP:
+                    self.broker.group_configs.incremental_alter(res["resource_name"], res["configs"],
+                                                                body["validate_only"])
+                    results.append(result)
+                    continue
+                if res["resource_type"] == BROKER:
+                    self.broker.dynamic_config.incremental_alter(res["resource_name"], res["configs"],
                                                                  body["validate_only"])
                     results.append(result)
                     continue
@@ -478,9 +485,6 @@ class AdminHandlers:
             raise InvalidRequestError(f"Unknown alter config operation {op} for {name}")
 
     def _check_topic_resource(self, res: dict) -> None:
-        if res["resource_type"] == BROKER:
-            raise InvalidRequestError("pk's broker has no dynamic broker configs: set them in "
-                                      "server.properties and restart it")
         if res["resource_type"] != TOPIC:
             raise InvalidRequestError(f"Unsupported resource type {res['resource_type']}")
 
@@ -500,6 +504,8 @@ class AdminHandlers:
             self.broker.guard.check(request, operation, acls.TOPIC, res["resource_name"])
         elif res["resource_type"] in (BROKER, BROKER_LOGGER, CLIENT_METRICS):
             self.broker.guard.check(request, operation, acls.CLUSTER, acls.CLUSTER_NAME)
+        elif res["resource_type"] == GROUP:
+            self.broker.guard.check(request, operation, acls.GROUP, res["resource_name"])
 
     def _replace_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         old = self.engine.topic(name).configs  # UnknownTopicOrPartitionError when it does not exist
@@ -648,10 +654,16 @@ class AdminHandlers:
 
 
 # ---------------------------------------------------------------- config entries
-def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with_synonyms: bool) -> list[dict]:
+def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with_synonyms: bool, *,
+                         static: dict[str, str] | None = None,
+                         dynamic: tuple[dict, dict] = ({}, {})) -> list[dict]:
     """A topic's DescribeConfigs entries, given its overrides and the broker's settings, in the
-    order Kafka lists them (the broker's handler, and kafka-configs on the bundled engine)."""
+    order Kafka lists them (the broker's handler, and kafka-configs on the bundled engine).
+    `broker`: the settings in force; `static`: those of server.properties (default: the same);
+    `dynamic`: the broker's dynamic configs and the cluster-wide dynamic defaults."""
     values = topic_config.effective(overrides, broker)
+    static = broker if static is None else static
+    per_broker, defaults = dynamic
     entries = []
     # in the order a Kafka 4.4 (KRaft) broker lists a topic's configs
     order = [n for n in topic_config.DESCRIBE_ORDER if n in topic_config.CONFIGS]
@@ -664,13 +676,14 @@ def topic_config_entries(overrides: dict[str, str], broker: dict[str, str], with
         # is dropped. The first of a multi-setting chain (log.retention.ms, log.roll.ms, ...)
         # has no built-in default, so only a static setting of it keeps the chain.
         found = []
-        if key == "min.insync.replicas":
+        if key == "min.insync.replicas" and key not in per_broker and key not in defaults:
             # Kafka 4.x's controller records the cluster-wide min.insync.replicas as a
             # dynamic default broker config (ELR), so every topic reports it as set.
             found.append({"name": key, "value": topic_config.cluster_defaults(broker)[key],
                           "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
-        found += [{"name": b, "value": broker[b], "source": STATIC_BROKER_CONFIG}
-                  for b in chain if b in broker]
+        for settings, source in ((per_broker, DYNAMIC_BROKER_CONFIG), (defaults, DYNAMIC_DEFAULT_BROKER_CONFIG),
+                                 (static, STATIC_BROKER_CONFIG)):
+            found += [{"name": b, "value": settings[b], "source": source} for b in chain if b in settings]
         for b in chain:
             default = _MULTI_DEFAULTS.get(b) if multi else \
                 topic_config.to_kafka_string(key, topic_config.CONFIGS[key].default)

@@ -60,7 +60,7 @@ class ClientMetricsHandlers:
             return [str(self.broker.node_id)]
         if kind == TOPIC:
             return sorted(self.broker.engine.list_topics())
-        return []  # pk's broker keeps no group configs
+        return self.broker.group_configs.names()  # GROUP: the groups with configs set
 
     # ------------------------------------------------------------------ DescribeConfigs
     def config_entries(self, name: str, with_synonyms: bool, with_documentation: bool) -> list[dict]:

@@ -18,7 +18,8 @@ CurrentAssignmentBuilder.java):
 The group's state follows: Empty (no member), Assigning (target behind the group epoch),
 Reconciling (some member not yet at its target), Stable.
 
-Timers: per member, the session (`group.consumer.session.timeout.ms` after its last heartbeat),
+Timers: per member, the session (the group's `consumer.session.timeout.ms` config, else the
+broker's `group.consumer.session.timeout.ms`, after its last heartbeat),
 and, while it has partitions to revoke, its rebalance timeout; either ending fences the member
 (it is removed and the group epoch bumped).
 
@@ -264,8 +265,6 @@ class ConsumerGroups:
         self.engine = broker.engine
         self.classic = classic  # group_state.ClassicGroups: the group id space is shared
         config = broker.config
-        self.session_timeout_ms = config.get_int("group.consumer.session.timeout.ms")
-        self.heartbeat_interval_ms = config.get_int("group.consumer.heartbeat.interval.ms")
         self.assignors = assignor_names(config.get("group.consumer.assignors"))
         self._groups: dict[str, ConsumerGroup] | None = None  # read from __consumer_offsets at first use
         self.topic_ids = topic_ids  # a topic_ids.TopicIds: assignments name topics by id
@@ -416,7 +415,7 @@ class ConsumerGroups:
                               and body["topic_partitions"] is not None)
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
-                  "heartbeat_interval_ms": self.heartbeat_interval_ms, "assignment": None}
+                  "heartbeat_interval_ms": self._config(group, "consumer.heartbeat.interval.ms"), "assignment": None}
         if full or member.assigned != before[0]:
             ids = topic_ids_by_name(self.topic_ids)
             answer["assignment"] = {"topic_partitions": [
@@ -577,7 +576,13 @@ class ConsumerGroups:
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if member.session_timer is not None:
             member.session_timer.cancel()
-        member.session_timer = self._call_later(self.session_timeout_ms, self._fence, group, member, "session")
+        member.session_timer = self._call_later(self._config(group, "consumer.session.timeout.ms"),
+                                                self._fence, group, member, "session")
+
+    def _config(self, group: ConsumerGroup, name: str) -> int:
+        """The group's own config (IncrementalAlterConfigs on its GROUP resource, read at each
+        heartbeat as Kafka's GroupConfigManager is), else the broker's group.consumer.* setting."""
+        return self.broker.group_configs.value(group.group_id, name)
 
     def _schedule_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         self._cancel_revocation(member)
