@@ -469,6 +469,27 @@ def row_incremental_alter_configs(t: Target):
     return codes(r["responses"])
 
 
+@row(((E.GROUP_AUTHORIZATION_FAILED, E.NONE), (E.GROUP_AUTHORIZATION_FAILED, E.NONE)))
+def row_group_configs(t: Target):
+    """GROUP config resources (KIP-848 group configs): DESCRIBE_CONFIGS on the group to read,
+    ALTER_CONFIGS to change; the refusal is the group's error, not the topic's or cluster's."""
+    denied, allowed = unique("cfg-denied"), unique("cfg-allowed")
+    u = t.user()
+    t.grant(u, (A.GROUP, allowed, A.DESCRIBE_CONFIGS), (A.GROUP, allowed, A.ALTER_CONFIGS))
+    with u.client() as c:
+        described = c.call(ApiKey.DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 32, "resource_name": g, "configuration_keys": None} for g in (denied, allowed)],
+            "include_synonyms": False, "include_documentation": False})
+        altered = c.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [
+            {"resource_type": 32, "resource_name": g, "configs": [
+                {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}
+            for g in (denied, allowed)], "validate_only": True})
+    by_name = {r["resource_name"]: r["error_code"] for r in described["results"]}
+    altered_by_name = {r["resource_name"]: r["error_code"] for r in altered["responses"]}
+    return ((by_name.get(denied), by_name.get(allowed)),
+            (altered_by_name.get(denied), altered_by_name.get(allowed)))
+
+
 @row((E.CLUSTER_AUTHORIZATION_FAILED, E.NONE))
 def row_list_config_resources(t: Target):
     return _cluster_call(t, A.DESCRIBE_CONFIGS, lambda c: c.call(ApiKey.LIST_CONFIG_RESOURCES, 1, {
