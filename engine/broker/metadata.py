@@ -55,6 +55,12 @@ class MetadataHandlers:
                 "replica_nodes": replicas, "isr_nodes": list(state.isr),
                 "offline_replicas": [r for r in replicas if not replication.live(r)]}
 
+    def _elr(self, topic: str, partition: int) -> dict:
+        """KIP-966's lists as the controller keeps them in the state znode (empty without one)."""
+        state = self.data.replica_state(topic, partition)
+        return {"eligible_leader_replicas": list(state.elr) if state is not None else [],
+                "last_known_elr": list(state.last_known_elr) if state is not None else []}
+
     def brokers(self, request) -> list[dict]:
         """This broker (at the listener the request came in on), and in ZooKeeper mode every
         other registered broker."""
@@ -215,8 +221,8 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p, meta.assignment), "eligible_leader_replicas": [],
-                                           "last_known_elr": []} for p in shown],
+                           "partitions": [{**self._partition(name, p, meta.assignment), **self._elr(name, p)}
+                                          for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:
                 next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}

@@ -80,6 +80,7 @@ from ..zk_formats import (
     encode_config_change,
     encode_controller,
     encode_isr_change,
+    decode_partition_state,
     encode_partition_state,
     encode_topic_assignment,
     partition_state_path,
@@ -91,7 +92,7 @@ from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrParti
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
 from ..replica_assignment import BrokerMetadata, assign_replicas_to_brokers
-from . import controller
+from . import controller, elr, features
 from .producer_state import ZooKeeperBlocks
 from .replication import PartitionState, ReplicaManager
 
@@ -597,8 +598,6 @@ class ZooKeeperSync:
         """The controller's partition state machine: states for new partitions, elections
         for partitions whose leader is gone, lost followers out of the ISR. Each write is
         conditional on the version read; a lost race is retried on the next pass."""
-        from kazoo.exceptions import BadVersionError
-
         for name, version in self._without_id.items():
             if name in topics:  # Kafka 2.8's controller gives a topic created without an id its id
                 controller.write_topic_id(self.zk, name, topics[name].topic_id, version)
@@ -610,9 +609,9 @@ class ZooKeeperSync:
                 self.zk.delete(f"{ISR_CHANGE_NOTIFICATION}/{child}")
             except NoNodeError:
                 pass
-        unclean = str(self.engine.broker_config.get("unclean.leader.election.enable",
-                                                     self.config.get("unclean.leader.election.enable"))).lower() == "true"
+        enabled = self.elr_enabled()
         for name, zt in topics.items():
+            settings = self._elr_settings(name, zt, enabled)
             for p, replicas in zt.assignment.items():
                 path = partition_state_path(name, p)
                 try:
@@ -627,34 +626,56 @@ class ZooKeeperSync:
                         except NodeExistsError:
                             self._dirty.set()
                     continue
-                current = _parse_state(data)
+                current = decode_partition_state(data)
                 if current is None:
                     continue
-                leader, leader_epoch, isr = current
-                new = None
-                if leader >= 0 and leader in live:
-                    if any(r not in live for r in isr):  # lost followers leave the ISR
-                        new = (leader, [r for r in isr if r in live])
-                else:
-                    candidates = [r for r in replicas if r in live and r in isr]
-                    if candidates:
-                        new = (candidates[0], [r for r in isr if r in live])
-                    elif unclean and any(r in live for r in replicas):
-                        first = next(r for r in replicas if r in live)
-                        new = (first, [first])
-                    elif leader != -1:
-                        # No live ISR member: offline, the last ISR member kept (Kafka's
-                        # removeReplicasFromIsr never empties the ISR).
-                        new = (-1, [r for r in isr if r in live] or isr[:1] or [leader])
-                if new is None:
-                    continue
-                state = encode_partition_state(new[0], leader_epoch + 1, new[1], epoch)
-                try:
-                    self.zk.set(path, state, version=stat.version)
-                    ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s", self.node_id, name,
-                                 p, leader, new[0], leader_epoch + 1, new[1])
-                except (BadVersionError, NoNodeError):
-                    self._dirty.set()
+                self._write_election(path, name, p, replicas, current, stat.version, live, epoch, settings)
+
+    def _elr_settings(self, name: str, zt: ZkTopic, enabled: bool) -> tuple[int, bool, bool]:
+        """(effective min.insync.replicas, unclean.leader.election.enable, ELR enabled) of a
+        topic for the controller's elections: the topic's overrides, else the broker's."""
+        broker = self.engine.broker_config
+        try:
+            values = topic_config.effective(zt.configs, broker)
+        except (KafkaError, ValueError, TypeError):
+            values = topic_config.effective({}, broker)
+        factor = len(next(iter(zt.assignment.values()), ()))
+        return (elr.effective_min_isr(int(values["min.insync.replicas"]), factor),
+                bool(values["unclean.leader.election.enable"]), enabled)
+
+    def elr_enabled(self) -> bool:
+        """eligible.leader.replicas.version >= 1 in this broker's finalized features (what a new
+        Kafka 4.4 cluster finalizes; kafka-features can disable it)."""
+        return features.load_levels(self.data_dir)[1].get("eligible.leader.replicas.version", 0) >= 1
+
+    def _write_election(self, path: str, name: str, p: int, replicas: list[int], current, version: int,
+                        live: set[int], epoch: int, settings: tuple[int, bool, bool]) -> None:
+        """One partition on a controller pass, as Kafka 4.4's controller handles a fenced or
+        returning broker (PartitionChangeBuilder, elr.py): the brokers not registered leave the
+        ISR (into the ELR below min.insync.replicas), a partition without a live leader gets one
+        (from the ISR, else the ELR, else its last known leader, else with unclean election any
+        live replica). A change bumps the leader epoch, as Kafka 2.8's controller does."""
+        from kazoo.exceptions import BadVersionError
+
+        min_isr, unclean, enabled = settings
+        before = elr.Partition(tuple(replicas), current.leader, current.isr, current.elr, current.last_known_elr)
+        after = elr.change(before, [r for r in current.isr if r in live], min_isr, lambda r: r in live,
+                           election=elr.UNCLEAN if unclean else elr.ONLINE, enabled=enabled)
+        if (after.leader, after.isr, after.elr, after.last_known_elr) == \
+                (current.leader, current.isr, current.elr, current.last_known_elr):
+            return
+        # what Kafka 2.8 keeps in "isr" when the ISR empties: its last member
+        kept = [r for r in current.zk_isr if r in live] or list(current.zk_isr[:1]) or [current.leader]
+        state = encode_partition_state(after.leader, current.leader_epoch + 1, list(after.isr), epoch,
+                                       after.elr, after.last_known_elr, kept_isr=kept)
+        try:
+            self.zk.set(path, state, version=version)
+            ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s, elr %s, last known elr %s%s",
+                         self.node_id, name, p, current.leader, after.leader, current.leader_epoch + 1,
+                         list(after.isr), list(after.elr), list(after.last_known_elr),
+                         " (unclean election)" if after.unclean else "")
+        except (BadVersionError, NoNodeError):
+            self._dirty.set()
 
     def _read_states(self, topics: dict[str, ZkTopic]) -> dict[tuple[str, int], PartitionState]:
         states = {}
@@ -664,15 +685,12 @@ class ZooKeeperSync:
                     data, stat = self.zk.get(partition_state_path(name, p))
                 except NoNodeError:
                     continue
-                current = _parse_state(data)
+                current = decode_partition_state(data)
                 if current is None:
                     continue
-                try:
-                    controller_epoch = int(json.loads(data)["controller_epoch"])
-                except (ValueError, KeyError, TypeError):
-                    controller_epoch = 0
-                states[(name, p)] = PartitionState(tuple(replicas), current[0], current[1], tuple(current[2]),
-                                                   stat.version, controller_epoch)
+                states[(name, p)] = PartitionState(tuple(replicas), current.leader, current.leader_epoch,
+                                                   current.isr, stat.version, current.controller_epoch,
+                                                   current.elr, current.last_known_elr, current.zk_isr)
         return states
 
     # ------------------------------------------------------------------ controller commands
@@ -701,7 +719,8 @@ class ZooKeeperSync:
     def _write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
         from kazoo.exceptions import BadVersionError
 
-        data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch)
+        data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch,
+                                      state.elr, state.last_known_elr, kept_isr=state.zk_isr)
         try:
             stat = self.zk.set(partition_state_path(*key), data, version=state.zk_version)
         except (BadVersionError, NoNodeError):
@@ -986,12 +1005,3 @@ class ZooKeeperSync:
                                             delete_configs=[k for k in current if k not in usable])
         except KafkaError as exc:
             log.warning("Applying the configs of topic %s from ZooKeeper failed: %s", name, exc)
-
-
-def _parse_state(data: bytes | None) -> tuple[int, int, list[int]] | None:
-    """(leader, leader_epoch, isr) of a state znode, None if unreadable."""
-    try:
-        js = json.loads(data)
-        return int(js["leader"]), int(js["leader_epoch"]), [int(r) for r in js["isr"]]
-    except (ValueError, KeyError, TypeError):
-        return None
