@@ -119,3 +119,24 @@ def test_replicas_rejoining_the_isr_clear_the_elr(cluster):
     for broker in (0, 1, 2, 3):
         _wait_described(cluster, broker, "\tTopic: elr\tPartition: 0\tLeader: 2\tReplicas: 0,1,2\tIsr: 2,1,0"
                                          "\tElr: \tLastKnownElr: ")
+
+
+def test_a_broker_back_from_an_unclean_shutdown_leaves_the_elr(cluster):
+    # SIGKILL: no clean-shutdown marker, so each broker, back, leaves the ISRs and ELRs before it
+    # registers, as Kafka 4.4's controller takes a broker registering after an unclean shutdown
+    cluster.kill(0)
+    _wait_view(cluster, 2, [1, 2], [], [])  # ZooKeeper's session timeout, then the controller
+    cluster.kill(1)
+    _wait_view(cluster, 2, [2], [1], [])
+    cluster.kill(2)
+    _wait_view(cluster, -1, [], [1, 2], [2])
+
+    cluster.start(1)  # out of the ELR, and not elected
+    _wait_view(cluster, -1, [], [2], [2])
+    _wait_described(cluster, 1, "\tTopic: elr\tPartition: 0\tLeader: none\tReplicas: 0,1,2\tIsr: "
+                                "\tElr: 2\tLastKnownElr: 2")
+    # the last known leader, back with no ELR left: elected, uncleanly (Kafka's balanced recovery)
+    cluster.start(2)
+    _wait_view(cluster, 2, [1, 2], [], [])
+    cluster.start(0)
+    _wait_view(cluster, 2, [0, 1, 2], [], [])

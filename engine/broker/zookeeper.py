@@ -101,6 +101,7 @@ ctl_log = logging.getLogger("kafka.controller.KafkaController")
 
 RESYNC_S = 10.0
 META_PROPERTIES = "meta.properties"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"  # Kafka's LogManager marker: the logs were closed cleanly
 
 
 class ZooKeeperStartupError(Exception):
@@ -154,12 +155,14 @@ class ZooKeeperSync:
         self.racks: dict[int, str | None] = {}  # the registered brokers' broker.rack
         self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
         self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
+        self.clean_shutdown = True  # whether the last run ended with the logs closed (connect() reads it)
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
     def connect(cls, config, data_dir: str) -> "ZooKeeperSync":
         """Connect, create the top-level paths, settle the cluster id (meta.properties)."""
         sync = cls(config, data_dir)
+        sync.clean_shutdown = sync._take_clean_shutdown_marker()
         sync._connect()
         try:
             sync._ensure_paths()
@@ -205,6 +208,24 @@ class ZooKeeperSync:
     def _ensure_paths(self) -> None:
         for path in PERSISTENT_PATHS:
             self.zk.ensure_path(path)
+
+    def _take_clean_shutdown_marker(self) -> bool:
+        """Whether the previous run ended cleanly (its marker is there), and the marker goes, as
+        Kafka's LogManager deletes it at start-up. A new data directory counts as unclean: a
+        broker back with an empty disk must not be elected from an ELR."""
+        path = os.path.join(self.data_dir, CLEAN_SHUTDOWN)
+        try:
+            os.remove(path)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def mark_clean_shutdown(self) -> None:
+        """After the logs were flushed and closed: the next start is a clean one."""
+        try:
+            atomic_write(os.path.join(self.data_dir, CLEAN_SHUTDOWN), b"")
+        except OSError as exc:
+            log.warning("Writing %s failed: %s", CLEAN_SHUTDOWN, exc)
 
     def _read_meta(self) -> dict[str, str] | None:
         path = os.path.join(self.data_dir, META_PROPERTIES)
@@ -259,6 +280,8 @@ class ZooKeeperSync:
         self.replication = broker.replication = ReplicaManager(broker, self)
         # producer ids unique across the cluster (Kafka 2.8's blocks in ZooKeeper)
         broker.data.producers.ids.use_zookeeper(ZooKeeperBlocks(lambda: self.zk, self.node_id))
+        if not self.clean_shutdown:
+            await self._while_reconnecting(lambda: self._run(self._leave_elrs))
         await self._while_reconnecting(lambda: self._run(self._register))
         await self._while_reconnecting(lambda: self._run(self._elect))
         # The watches fire as they are set, and the listener may already take requests: the
@@ -431,6 +454,55 @@ class ZooKeeperSync:
             if path not in self._watched:
                 self._watched.add(path)
                 DataWatch(self.zk, path, self._flag)
+
+    def _leave_elrs(self) -> None:
+        """Back from an unclean shutdown (or with a new data directory): out of every ISR and
+        ELR before registering, so that no election picks this broker's possibly shorter log.
+        Kafka 4.4's controller does it when the broker registers with another broker epoch than
+        the one its clean shutdown recorded (ReplicationControlManager.handleBrokerUncleanShutdown);
+        pk's registration znode is Kafka 2.8's, with no room for that epoch, so the broker makes
+        the same change itself, conditional on each state's version, with the same rules (elr.py)."""
+        from kazoo.exceptions import BadVersionError
+
+        live = {int(c) for c in self._children(BROKER_IDS) if c.isdigit()} - {self.node_id}
+        enabled = self.elr_enabled()
+        for name in self._children(TOPICS):
+            try:
+                parsed = decode_topic_assignment(self._get(topic_path(name)))
+            except (ValueError, TypeError):
+                continue
+            zt = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, None,
+                         decode_config(self._get(f"{CONFIG_TOPICS}/{name}")))
+            min_isr, unclean, _ = self._elr_settings(name, zt, enabled)
+            for p, replicas in zt.assignment.items():
+                path = partition_state_path(name, p)
+                for _attempt in range(5):
+                    try:
+                        data, stat = self.zk.get(path)
+                    except NoNodeError:
+                        break
+                    current = decode_partition_state(data)
+                    if current is None or (self.node_id not in current.isr and self.node_id not in current.elr):
+                        break
+                    before = elr.Partition(tuple(replicas), current.leader, current.isr, current.elr,
+                                           current.last_known_elr)
+                    after = elr.change(before, [r for r in current.isr if r != self.node_id], min_isr,
+                                       lambda r: r in live, election=elr.UNCLEAN if unclean else elr.ONLINE,
+                                       enabled=enabled, unclean_shutdown=(self.node_id,))
+                    bump = after.leader != current.leader or any(r not in after.isr for r in current.isr)
+                    kept = [r for r in current.zk_isr if r != self.node_id] or list(current.zk_isr[:1])
+                    state = encode_partition_state(after.leader, current.leader_epoch + int(bump), list(after.isr),
+                                                   current.controller_epoch, after.elr, after.last_known_elr,
+                                                   kept_isr=kept)
+                    try:
+                        self.zk.set(path, state, version=stat.version)
+                    except BadVersionError:
+                        continue
+                    except NoNodeError:
+                        break
+                    log.info("[KafkaServer id=%d] Unclean shutdown: out of the ISR and ELR of %s-%d (isr %s, "
+                             "elr %s)", self.node_id, name, p, list(after.isr), list(after.elr))
+                    break
 
     def _register(self) -> None:
         """KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, owned by this session."""
