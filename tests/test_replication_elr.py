@@ -110,6 +110,18 @@ def test_a_replica_of_the_elr_is_elected_when_the_isr_is_empty(cluster):
                                 "\tElr: 0\tLastKnownElr: ")
 
 
+def test_setting_min_insync_replicas_clears_the_elr(cluster):
+    # Kafka 4.4's controller clears a topic's ELRs whenever its min.insync.replicas is set
+    for value, view in (("1", (2, [2], [], [])), ("2", (2, [2], [], []))):
+        altered = cluster.tools("pk-configs", "--bootstrap-server", cluster.brokers[3].bootstrap, "--alter",
+                                "--entity-type", "topics", "--entity-name", TOPIC,
+                                "--add-config", f"min.insync.replicas={value}")
+        assert altered.returncode == 0, altered.err
+        wait_for(lambda: f'"min.insync.replicas":"{value}"' in (cluster.get(f"/config/topics/{TOPIC}") or b"").decode(),
+                 what="the config in ZooKeeper")
+        _wait_view(cluster, *view)
+
+
 def test_replicas_rejoining_the_isr_clear_the_elr(cluster):
     cluster.start(1)  # not in the ELR (it left while the ISR was at min.insync.replicas): it catches up
     state = _wait_view(cluster, 2, [1, 2], [], [])

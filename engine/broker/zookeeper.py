@@ -156,6 +156,7 @@ class ZooKeeperSync:
         self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
         self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
         self.clean_shutdown = True  # whether the last run ended with the logs closed (connect() reads it)
+        self._min_isr_seen: dict[str, str | None] = {}  # the controller's: each topic's min.insync.replicas
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
@@ -684,6 +685,11 @@ class ZooKeeperSync:
         enabled = self.elr_enabled()
         for name, zt in topics.items():
             settings = self._elr_settings(name, zt, enabled)
+            # Kafka 4.4's controller clears a topic's ELRs when its min.insync.replicas is set
+            # (ConfigurationControlManager's ClearElrRecord): the ELR was taken against the old one.
+            value = zt.configs.get("min.insync.replicas")
+            clear = name in self._min_isr_seen and self._min_isr_seen[name] != value
+            self._min_isr_seen[name] = value
             for p, replicas in zt.assignment.items():
                 path = partition_state_path(name, p)
                 try:
@@ -701,7 +707,7 @@ class ZooKeeperSync:
                 current = decode_partition_state(data)
                 if current is None:
                     continue
-                self._write_election(path, name, p, replicas, current, stat.version, live, epoch, settings)
+                self._write_election(path, name, p, replicas, current, stat.version, live, epoch, settings, clear)
 
     def _elr_settings(self, name: str, zt: ZkTopic, enabled: bool) -> tuple[int, bool, bool]:
         """(effective min.insync.replicas, unclean.leader.election.enable, ELR enabled) of a
@@ -721,16 +727,18 @@ class ZooKeeperSync:
         return features.load_levels(self.data_dir)[1].get("eligible.leader.replicas.version", 0) >= 1
 
     def _write_election(self, path: str, name: str, p: int, replicas: list[int], current, version: int,
-                        live: set[int], epoch: int, settings: tuple[int, bool, bool]) -> None:
+                        live: set[int], epoch: int, settings: tuple[int, bool, bool], clear: bool = False) -> None:
         """One partition on a controller pass, as Kafka 4.4's controller handles a fenced or
         returning broker (PartitionChangeBuilder, elr.py): the brokers not registered leave the
         ISR (into the ELR below min.insync.replicas), a partition without a live leader gets one
         (from the ISR, else the ELR, else its last known leader, else with unclean election any
-        live replica). A change bumps the leader epoch, as Kafka 2.8's controller does."""
+        live replica). A new leader or a smaller ISR bumps the leader epoch, as Kafka 2.8's
+        controller does; `clear` drops the ELR and LastKnownELR first (min.insync.replicas set)."""
         from kazoo.exceptions import BadVersionError
 
         min_isr, unclean, enabled = settings
-        before = elr.Partition(tuple(replicas), current.leader, current.isr, current.elr, current.last_known_elr)
+        before = elr.Partition(tuple(replicas), current.leader, current.isr,
+                               () if clear else current.elr, () if clear else current.last_known_elr)
         after = elr.change(before, [r for r in current.isr if r in live], min_isr, lambda r: r in live,
                            election=elr.UNCLEAN if unclean else elr.ONLINE, enabled=enabled)
         if (after.leader, after.isr, after.elr, after.last_known_elr) == \
@@ -738,12 +746,14 @@ class ZooKeeperSync:
             return
         # what Kafka 2.8 keeps in "isr" when the ISR empties: its last member
         kept = [r for r in current.zk_isr if r in live] or list(current.zk_isr[:1]) or [current.leader]
-        state = encode_partition_state(after.leader, current.leader_epoch + 1, list(after.isr), epoch,
+        leader_epoch = current.leader_epoch + int(after.leader != current.leader
+                                                  or any(r not in after.isr for r in current.isr))
+        state = encode_partition_state(after.leader, leader_epoch, list(after.isr), epoch,
                                        after.elr, after.last_known_elr, kept_isr=kept)
         try:
             self.zk.set(path, state, version=version)
             ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s, elr %s, last known elr %s%s",
-                         self.node_id, name, p, current.leader, after.leader, current.leader_epoch + 1,
+                         self.node_id, name, p, current.leader, after.leader, leader_epoch,
                          list(after.isr), list(after.elr), list(after.last_known_elr),
                          " (unclean election)" if after.unclean else "")
         except (BadVersionError, NoNodeError):
