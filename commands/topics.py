@@ -309,6 +309,8 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
                  if t.topic_id == topic_id]
         for info in infos:  # Kafka's Admin describes topics by id with Metadata: no ELRs
             info.elr_known = False
+            for part in info.partitions:
+                part.elr = part.last_known_elr = None
         if not infos and not o.if_exists:
             raise TopicCommandError(f"TopicId '{topic_id}' does not exist as expected")
     else:

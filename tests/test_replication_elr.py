@@ -164,9 +164,13 @@ def test_replicas_rejoining_the_isr_clear_the_elr(cluster):
 
 
 def _served(cluster, broker: int):
-    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
-        answer = client.call(ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [{"name": TOPIC}],
-                                                                   "response_partition_limit": 10, "cursor": None})
+    """(ISR, ELR, LastKnownElr) in the broker's DescribeTopicPartitions answer; None: not yet."""
+    try:
+        with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+            answer = client.call(ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, {
+                "topics": [{"name": TOPIC}], "response_partition_limit": 10, "cursor": None})
+    except OSError:
+        return None
     (topic,) = answer["topics"]
     if topic["error_code"] or len(topic["partitions"]) != 1:
         return None
