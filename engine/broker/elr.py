@@ -59,12 +59,12 @@ def change(p: Partition, target_isr, min_isr: int, acceptable: Callable[[int], b
            election: str = ONLINE, enabled: bool = True, unclean_shutdown=()) -> Change:
     """The partition after the ISR becomes `target_isr` and a leader is elected where needed
     (`acceptable`: a live broker that may lead). Disabled ELR: the ISR and leader rules alone."""
-    target_isr = [r for r in target_isr]
-    elr, lke = list(p.elr), list(p.last_known_elr)
-    # maybePopulateTargetElr
+    target_isr = list(target_isr)
+    elr = list(p.elr)
+    # maybePopulateTargetElr (its LastKnownELR is not the one kept: maybeUpdateLastKnownLeader's is)
     if enabled:
         if len(target_isr) >= min_isr:
-            elr, lke = [], []
+            elr = []
         else:
             candidates = sorted(set(elr) | set(p.isr))
             elr = [r for r in candidates if r not in target_isr and r not in unclean_shutdown]
@@ -86,7 +86,7 @@ def change(p: Partition, target_isr, min_isr: int, acceptable: Callable[[int], b
     if record_isr is None and (target_isr or enabled) and target_isr != list(p.isr):
         record_isr = target_isr
     isr = list(p.isr) if record_isr is None else record_isr
-    # maybeUpdateLastKnownLeader: LastKnownELR stores the last known leader
+    # maybeUpdateLastKnownLeader: the LastKnownELR stores the last known leader
     lke = list(p.last_known_elr)
     if enabled:
         if record_isr is not None and not record_isr and p.leader >= 0 and lke != [p.leader]:
