@@ -26,7 +26,9 @@ every RESYNC_S seconds): the znodes under /brokers/topics are the source of trut
     registration goes, the partitions it led move to their first live ISR member (leader epoch
     + 1, the lost broker out of the ISR), or to no leader (-1) when none is left (unclean
     leader election off); a lost follower leaves the ISR; a returning ISR member of a
-    leaderless partition leads it again. Every write is conditional on the znode's version;
+    leaderless partition leads it again. Kafka 4.4's eligible leader replicas (KIP-966) ride
+    along in the same znode (elr.py has the rules). Every write is conditional on the znode's
+    version;
   - every broker reads the state znodes (watched) and hands them to replication.py, which
     makes it leader or follower of its replicas; the leader itself writes its ISR changes
     (conditionally, plus an /isr_change_notification sequential znode);
