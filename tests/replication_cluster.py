@@ -109,9 +109,7 @@ class ReplicationCluster:
             for b in self.running():
                 (t,) = self.metadata(b, topic)["topics"]
                 got = {p["partition_index"]: (p["leader_id"], p["leader_epoch"], p["isr_nodes"]) for p in t["partitions"]}
-                # Kafka 4.4's ISR: pk's "elr_state" has it where it differs from Kafka 2.8's "isr"
-                if any(got.get(p) != (s["leader"], s["leader_epoch"], (s.get("elr_state") or s)["isr"])
-                       for p, s in enumerate(states)):
+                if any(got.get(p) != (s["leader"], s["leader_epoch"], s["isr"]) for p, s in enumerate(states)):
                     return False
             return True
         wait_for(agreed, timeout, what=f"every broker to apply the states of {topic}")
