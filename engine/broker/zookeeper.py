@@ -739,6 +739,10 @@ class ZooKeeperSync:
         from kazoo.exceptions import BadVersionError
 
         min_isr, unclean, enabled = settings
+        if any(r not in live for r in current.isr):
+            # the pass read the registrations a while ago: a broker back since then may be in
+            # this ISR already (its leader saw it), and must not be taken out as lost
+            live = live | {int(c) for c in self._children(BROKER_IDS) if c.isdigit()}
         before = elr.Partition(tuple(replicas), current.leader, current.isr,
                                () if clear else current.elr, () if clear else current.last_known_elr)
         after = elr.change(before, [r for r in current.isr if r in live], min_isr, lambda r: r in live,
