@@ -17,6 +17,8 @@ class PartitionInfo:
     leader: int | None  # None: no leader ("Leader: none")
     replicas: list[int]
     isr: list[int]
+    elr: list[int] | None = None  # KIP-966's lists, where the cluster answered DescribeTopicPartitions
+    last_known_elr: list[int] | None = None
 
 
 @dataclass

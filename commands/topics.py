@@ -309,6 +309,8 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
                  if t.topic_id == topic_id]
         for info in infos:  # Kafka's Admin describes topics by id with Metadata: no ELRs
             info.elr_known = False
+            for part in info.partitions:
+                part.elr = part.last_known_elr = None
         if not infos and not o.if_exists:
             raise TopicCommandError(f"TopicId '{topic_id}' does not exist as expected")
     else:
@@ -328,7 +330,7 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
             continue
         for part in info.partitions:
             if not reporting or _matches_report(o, info, part, live):
-                out(partition_line(info.name, part) + elr_fields(info))
+                out(partition_line(info.name, part) + elr_fields(info, part))
 
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -367,9 +369,14 @@ def _matches_report(o: TopicOptions, info: TopicInfo, part, live: set[int]) -> b
             or (o.at_min_isr_partitions and len(part.isr) == info.min_insync_replicas))
 
 
-def elr_fields(info: TopicInfo) -> str:
-    """Kafka 4.4's eligible leader replicas columns. pk's engine and pk-server-start never
-    shrink an ISR (one broker), so the lists are empty where the cluster can report them."""
+def elr_fields(info: TopicInfo, part=None) -> str:
+    """Kafka 4.4's eligible leader replicas columns: the lists the cluster's
+    DescribeTopicPartitions answered (comma-joined in its order, as TopicCommand prints them);
+    without them, empty where the cluster can report them (pk's engine, one broker, never
+    shrinks an ISR), N/A where it cannot."""
+    if part is not None and part.elr is not None:
+        return (f"\tElr: {','.join(map(str, part.elr))}"
+                f"\tLastKnownElr: {','.join(map(str, part.last_known_elr or []))}")
     return "\tElr: \tLastKnownElr: " if info.elr_known else "\tElr: N/A\tLastKnownElr: N/A"
 
 

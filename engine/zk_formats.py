@@ -167,10 +167,50 @@ def encode_cluster_id(cluster_id: str) -> bytes:
     return f'{{"version":"1","id":"{cluster_id}"}}'.encode()
 
 
-def encode_partition_state(leader: int, leader_epoch: int, isr: list[int], controller_epoch: int) -> bytes:
-    """TopicPartitionStateZNode.encode (the order Kafka 2.8 writes)."""
-    return (f'{{"controller_epoch":{controller_epoch},"leader":{leader},"version":1,'
-            f'"leader_epoch":{leader_epoch},"isr":[{",".join(map(str, isr))}]}}').encode()
+def encode_partition_state(leader: int, leader_epoch: int, isr: list[int], controller_epoch: int,
+                           elr=(), last_known_elr=(), kept_isr=None) -> bytes:
+    """TopicPartitionStateZNode.encode (the order Kafka 2.8 writes). A partition with an ELR,
+    a LastKnownELR or an empty ISR (Kafka 4.4's KIP-966 state, engine/broker/elr.py) gets a
+    trailing "elr_state" object with Kafka 4.4's ISR, ELR and LastKnownELR, while "isr" keeps
+    what Kafka 2.8 keeps, never empty (`kept_isr`): 2.8's decoder reads only its own fields, so
+    Kafka 2.8's tools and brokers read the znode as before."""
+    zk_isr = list(isr) if isr or not kept_isr else list(kept_isr)
+    text = (f'{{"controller_epoch":{controller_epoch},"leader":{leader},"version":1,'
+            f'"leader_epoch":{leader_epoch},"isr":[{",".join(map(str, zk_isr))}]')
+    if elr or last_known_elr or list(isr) != zk_isr:
+        text += (f',"elr_state":{{"isr":[{",".join(map(str, isr))}],'
+                 f'"eligible_leader_replicas":[{",".join(map(str, elr))}],'
+                 f'"last_known_elr":[{",".join(map(str, last_known_elr))}]}}')
+    return (text + "}").encode()
+
+
+@dataclass(frozen=True)
+class PartitionStateZNode:
+    """A decoded state znode: `isr` is Kafka 4.4's (from "elr_state" when present), `zk_isr`
+    the "isr" field as Kafka 2.8 reads it."""
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+    zk_isr: tuple[int, ...] = ()
+
+
+def decode_partition_state(data: bytes | None) -> PartitionStateZNode | None:
+    """TopicPartitionStateZNode.decode plus pk's "elr_state"; None when unreadable."""
+    try:
+        js = json.loads(data)
+        zk_isr = tuple(int(r) for r in js["isr"])
+        extra = js.get("elr_state") or {}
+        return PartitionStateZNode(
+            int(js["leader"]), int(js["leader_epoch"]),
+            tuple(int(r) for r in extra["isr"]) if "isr" in extra else zk_isr,
+            int(js.get("controller_epoch", 0)),
+            tuple(int(r) for r in extra.get("eligible_leader_replicas", ())),
+            tuple(int(r) for r in extra.get("last_known_elr", ())), zk_isr)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:

@@ -555,11 +555,14 @@ _DEFAULT_CONFIG = 5  # DescribeConfigs' config_source
 
 
 def _wire_topics(wire, names: list[str]) -> dict[str, tuple[str | None, list[PartitionInfo]]]:
-    """{name: (topic id, partitions)} from a Metadata request to the bootstrap broker."""
+    """{name: (topic id, partitions)} from the bootstrap broker: DescribeTopicPartitions where
+    it takes it (Kafka 4.4's Admin.describeTopics, which brings the ELRs), else Metadata."""
     from pk.engine import protocol as kp
     from pk.engine.metadata import text_of
     from pk.engine.protocol.types import ZERO_UUID
 
+    if int(kp.ApiKey.DESCRIBE_TOPIC_PARTITIONS) in wire.api_versions(None):
+        return _wire_topic_partitions(wire, names)
     md = wire.call(kp.ApiKey.METADATA, 12, {"topics": [{"name": n, "topic_id": ZERO_UUID} for n in names],
                                             "allow_auto_topic_creation": False,
                                             "include_topic_authorized_operations": False})
@@ -571,6 +574,35 @@ def _wire_topics(wire, names: list[str]) -> dict[str, tuple[str | None, list[Par
                           [PartitionInfo(p["partition_index"], p["leader_id"] if p["leader_id"] >= 0 else None,
                                          list(p["replica_nodes"]), list(p["isr_nodes"]))
                            for p in sorted(t["partitions"], key=lambda p: p["partition_index"])])
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise known_error(3)
+    return out
+
+
+def _wire_topic_partitions(wire, names: list[str]) -> dict[str, tuple[str | None, list[PartitionInfo]]]:
+    """DescribeTopicPartitions v0, following its cursor (a topic's partitions may span answers)."""
+    from pk.engine import protocol as kp
+    from pk.engine.metadata import text_of
+
+    out: dict[str, tuple[str | None, list[PartitionInfo]]] = {}
+    cursor = None
+    while True:
+        answer = wire.call(kp.ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, {
+            "topics": [{"name": n} for n in sorted(names)], "response_partition_limit": 2000, "cursor": cursor})
+        for t in answer["topics"]:
+            if t["error_code"] and t["name"] in names:
+                raise known_error(t["error_code"], None)
+            topic_id = None if t.get("topic_id") is None else text_of(t["topic_id"])
+            partitions = out.get(t["name"], (topic_id, []))[1]
+            partitions += [PartitionInfo(p["partition_index"], p["leader_id"] if p["leader_id"] >= 0 else None,
+                                         list(p["replica_nodes"]), list(p["isr_nodes"]),
+                                         list(p["eligible_leader_replicas"] or []), list(p["last_known_elr"] or []))
+                           for p in t["partitions"]]
+            out[t["name"]] = (topic_id, sorted(partitions, key=lambda p: p.partition))
+        cursor = answer["next_cursor"]
+        if cursor is None:
+            break
     missing = [n for n in names if n not in out]
     if missing:
         raise known_error(3)

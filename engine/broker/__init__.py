@@ -165,3 +165,5 @@ class Broker:
             if closer is not None:
                 closer()
         self.engine.close()
+        if self.zookeeper is not None:
+            self.zookeeper.mark_clean_shutdown()  # the logs are flushed: the next start is clean

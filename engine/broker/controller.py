@@ -12,7 +12,6 @@ Everything here blocks on ZooKeeper: callers run it in the executor.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from kazoo.exceptions import BadVersionError, NoNodeError
@@ -22,6 +21,7 @@ from ..zk_formats import (
     BROKER_IDS,
     REASSIGN_PARTITIONS,
     ReplicaAssignment,
+    decode_partition_state,
     decode_reassignment,
     decode_topic_assignment,
     encode_reassignment,
@@ -46,14 +46,26 @@ def live_brokers(zk) -> set[int]:
 
 
 def _read_state(zk, topic: str, partition: int):
-    """(leader, leader_epoch, isr, controller_epoch, version) of a state znode, or None."""
+    """(leader, leader_epoch, isr, controller_epoch, version, znode) of a state znode, or None;
+    `isr` is Kafka 4.4's (empty when the ELR holds the partition's last members), `znode` the
+    decoded PartitionStateZNode, whose ELR fields the writes here carry on."""
     try:
         data, stat = zk.get(partition_state_path(topic, partition))
-        js = json.loads(data)
-        return (int(js["leader"]), int(js["leader_epoch"]), [int(r) for r in js["isr"]],
-                int(js.get("controller_epoch", 0)), stat.version)
-    except (NoNodeError, ValueError, KeyError, TypeError):
+    except NoNodeError:
         return None
+    state = decode_partition_state(data)
+    if state is None:
+        return None
+    return state.leader, state.leader_epoch, list(state.isr), state.controller_epoch, stat.version, state
+
+
+def _encode(state, leader: int, leader_epoch: int, isr: list[int], controller_epoch: int,
+            clear_elr: bool = False) -> bytes:
+    """A state write that keeps the znode's ELR fields (without members now in the ISR), or
+    clears them (an unclean election, as Kafka's PartitionChangeBuilder does)."""
+    elr = () if clear_elr else tuple(r for r in state.elr if r not in isr)
+    lke = () if clear_elr or leader >= 0 else state.last_known_elr
+    return encode_partition_state(leader, leader_epoch, isr, controller_epoch, elr, lke, kept_isr=state.zk_isr)
 
 
 def _read_topic(zk, topic: str):
@@ -88,16 +100,17 @@ def _elect_one(zk, topic: str, partition: int, unclean: bool, live: set[int], co
         state = _read_state(zk, topic, partition)
         if state is None:
             return failed
-        leader, leader_epoch, isr, _, version = state
+        leader, leader_epoch, isr, _, version, znode = state
         if unclean:
             if leader >= 0 and leader in live:
                 return NOT_NEEDED
             in_sync = [r for r in replicas if r in live and r in isr]
             alive = [r for r in replicas if r in live]
+            dirty = False
             if in_sync:
                 new_leader, new_isr = in_sync[0], [r for r in isr if r in live]
             elif alive:
-                new_leader, new_isr = alive[0], [alive[0]]
+                new_leader, new_isr, dirty = alive[0], [alive[0]], True
             else:
                 return failed
         else:
@@ -106,8 +119,8 @@ def _elect_one(zk, topic: str, partition: int, unclean: bool, live: set[int], co
                 return NOT_NEEDED
             if preferred not in live or preferred not in isr:
                 return failed
-            new_leader, new_isr = preferred, isr
-        data = encode_partition_state(new_leader, leader_epoch + 1, new_isr, controller_epoch)
+            new_leader, new_isr, dirty = preferred, isr, False
+        data = _encode(znode, new_leader, leader_epoch + 1, new_isr, controller_epoch, clear_elr=dirty)
         try:
             zk.set(partition_state_path(topic, partition), data, version=version)
             return E.NONE, None
@@ -183,7 +196,7 @@ def advance_reassignments(zk, topics: list[str], live: set[int], controller_epoc
         state = _read_state(zk, topic, p)
         if state is None:
             continue
-        leader, leader_epoch, isr, _, version = state
+        leader, leader_epoch, isr, _, version, znode = state
         if any(r not in isr for r in target):
             continue  # the adding replicas are still catching up
         new_leader = leader
@@ -194,8 +207,8 @@ def advance_reassignments(zk, topics: list[str], live: set[int], controller_epoc
             new_leader = candidates[0]
         new_isr = [r for r in isr if r in target]
         try:
-            zk.set(partition_state_path(topic, p), encode_partition_state(new_leader, leader_epoch + 1, new_isr,
-                                                                          controller_epoch), version=version)
+            zk.set(partition_state_path(topic, p), _encode(znode, new_leader, leader_epoch + 1, new_isr,
+                                                           controller_epoch), version=version)
         except (BadVersionError, NoNodeError):
             continue
         found = _read_topic(zk, topic)
@@ -298,10 +311,10 @@ def _bump_epoch(zk, topic: str, partition: int) -> None:
         state = _read_state(zk, topic, partition)
         if state is None:
             return
-        leader, leader_epoch, isr, controller_epoch, version = state
+        leader, leader_epoch, isr, controller_epoch, version, znode = state
         try:
             zk.set(partition_state_path(topic, partition),
-                   encode_partition_state(leader, leader_epoch + 1, isr, controller_epoch), version=version)
+                   _encode(znode, leader, leader_epoch + 1, isr, controller_epoch), version=version)
             return
         except BadVersionError:
             continue
@@ -314,14 +327,14 @@ def _shrink_isr(zk, topic: str, partition: int, replicas: list[int]) -> None:
     state = _read_state(zk, topic, partition)
     if state is None:
         return
-    leader, leader_epoch, isr, controller_epoch, version = state
+    leader, leader_epoch, isr, controller_epoch, version, znode = state
     if all(r in replicas for r in isr) and leader in replicas:
         return
     new_isr = [r for r in isr if r in replicas] or replicas[:1]
     new_leader = leader if leader in replicas else new_isr[0]
     try:
         zk.set(partition_state_path(topic, partition),
-               encode_partition_state(new_leader, leader_epoch + 1, new_isr, controller_epoch), version=version)
+               _encode(znode, new_leader, leader_epoch + 1, new_isr, controller_epoch), version=version)
     except (BadVersionError, NoNodeError):
         pass
 

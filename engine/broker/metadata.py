@@ -50,10 +50,21 @@ class MetadataHandlers:
         replication = self.broker.replication
         # ZooKeeper's assignment (the local one follows it); the local one before a state is known
         replicas = list(state.replicas or (assignment or {}).get(partition, ()))
+        # Metadata, which Kafka 2.8's tools read, gets the ISR as Kafka 2.8 keeps it (never
+        # empty); DescribeTopicPartitions, Kafka 4.4's, gets 4.4's with the ELR (_elr).
         return {"error_code": E.NONE if state.leader >= 0 else E.LEADER_NOT_AVAILABLE,
                 "partition_index": partition, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
-                "replica_nodes": replicas, "isr_nodes": list(state.isr),
+                "replica_nodes": replicas, "isr_nodes": list(state.isr or state.zk_isr),
                 "offline_replicas": [r for r in replicas if not replication.live(r)]}
+
+    def _elr(self, topic: str, partition: int) -> dict:
+        """KIP-966's lists as the controller keeps them in the state znode (empty without one),
+        with Kafka 4.4's ISR (empty while the ELR holds the partition's last members)."""
+        state = self.data.replica_state(topic, partition)
+        if state is None:
+            return {"eligible_leader_replicas": [], "last_known_elr": []}
+        return {"isr_nodes": list(state.isr), "eligible_leader_replicas": list(state.elr),
+                "last_known_elr": list(state.last_known_elr)}
 
     def brokers(self, request) -> list[dict]:
         """This broker (at the listener the request came in on), and in ZooKeeper mode every
@@ -237,8 +248,8 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p, meta.assignment), "eligible_leader_replicas": [],
-                                           "last_known_elr": []} for p in shown],
+                           "partitions": [{**self._partition(name, p, meta.assignment), **self._elr(name, p)}
+                                          for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:
                 next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}

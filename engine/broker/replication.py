@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from .. import checkpoint, leader_epochs, topic_names
+from . import elr
 from ..errors import KafkaError, OffsetOutOfRangeError
 from ..protocol import ApiKey
 from ..protocol import errors as E
@@ -47,6 +48,9 @@ class PartitionState:
     isr: tuple[int, ...]
     zk_version: int
     controller_epoch: int
+    elr: tuple[int, ...] = ()  # KIP-966's eligible leader replicas (engine/broker/elr.py)
+    last_known_elr: tuple[int, ...] = ()
+    zk_isr: tuple[int, ...] = ()  # the znode's "isr" as Kafka 2.8 keeps it (never empty)
 
 
 # A ZooKeeper-mode partition with no state znode read yet (or no live replica): no leader.
@@ -361,7 +365,7 @@ class ReplicaManager:
                     else:
                         log.info("[Partition %s-%d broker=%d] Expanding ISR from %s to %s", key[0], key[1],
                                  self.node_id, list(state.isr), isr)
-                    wanted = replace(state, isr=tuple(isr))
+                    wanted = self._isr_change(key, state, isr)
                     version = await self.zookeeper.write_isr(key, wanted)
                     if version is not None and self.states.get(key) == state:
                         self.states[key] = replace(wanted, zk_version=version)
@@ -369,6 +373,20 @@ class ReplicaManager:
             self._checkpoint_hw()
         finally:
             self._isr_busy = False
+
+    def _isr_change(self, key, state: PartitionState, isr: list[int]) -> PartitionState:
+        """The state after the leader's ISR change, with the ELR Kafka 4.4's controller would
+        give it on the AlterPartition (elr.py): a member leaving an ISR below
+        min.insync.replicas joins the ELR, one rejoining leaves it, and an ISR back at
+        min.insync.replicas has no ELR."""
+        try:
+            min_isr = int(self.broker.data.log(*key).config["min.insync.replicas"])
+        except (KafkaError, OSError, KeyError, ValueError):
+            min_isr = 1
+        before = elr.Partition(state.replicas, state.leader, state.isr, state.elr, state.last_known_elr)
+        after = elr.change(before, isr, elr.effective_min_isr(min_isr, len(state.replicas)), lambda r: True,
+                           enabled=self.zookeeper.elr_enabled())
+        return replace(state, isr=tuple(isr), elr=after.elr, last_known_elr=after.last_known_elr)
 
     def _checkpoint_hw(self) -> None:
         """replication-offset-checkpoint (Kafka's format) with the HWs that changed."""

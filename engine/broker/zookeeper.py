@@ -26,7 +26,9 @@ every RESYNC_S seconds): the znodes under /brokers/topics are the source of trut
     registration goes, the partitions it led move to their first live ISR member (leader epoch
     + 1, the lost broker out of the ISR), or to no leader (-1) when none is left (unclean
     leader election off); a lost follower leaves the ISR; a returning ISR member of a
-    leaderless partition leads it again. Every write is conditional on the znode's version;
+    leaderless partition leads it again. Kafka 4.4's eligible leader replicas (KIP-966) ride
+    along in the same znode (elr.py has the rules). Every write is conditional on the znode's
+    version;
   - every broker reads the state znodes (watched) and hands them to replication.py, which
     makes it leader or follower of its replicas; the leader itself writes its ISR changes
     (conditionally, plus an /isr_change_notification sequential znode);
@@ -80,6 +82,7 @@ from ..zk_formats import (
     encode_config_change,
     encode_controller,
     encode_isr_change,
+    decode_partition_state,
     encode_partition_state,
     encode_topic_assignment,
     partition_state_path,
@@ -91,7 +94,7 @@ from ..errors import KafkaError, TopicDeletionDisabledError, UnknownTopicOrParti
 from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
 from ..replica_assignment import BrokerMetadata, assign_replicas_to_brokers
-from . import controller
+from . import controller, elr, features
 from .producer_state import ZooKeeperBlocks
 from .replication import PartitionState, ReplicaManager
 
@@ -100,6 +103,7 @@ ctl_log = logging.getLogger("kafka.controller.KafkaController")
 
 RESYNC_S = 10.0
 META_PROPERTIES = "meta.properties"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"  # Kafka's LogManager marker: the logs were closed cleanly
 
 
 class ZooKeeperStartupError(Exception):
@@ -153,12 +157,15 @@ class ZooKeeperSync:
         self.racks: dict[int, str | None] = {}  # the registered brokers' broker.rack
         self._without_id: dict[str, int] = {}  # topic znodes read without a topic id: their versions
         self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
+        self.clean_shutdown = True  # whether the last run ended with the logs closed (connect() reads it)
+        self._min_isr_seen: dict[str, str | None] = {}  # the controller's: each topic's min.insync.replicas
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
     def connect(cls, config, data_dir: str) -> "ZooKeeperSync":
         """Connect, create the top-level paths, settle the cluster id (meta.properties)."""
         sync = cls(config, data_dir)
+        sync.clean_shutdown = sync._take_clean_shutdown_marker()
         sync._connect()
         try:
             sync._ensure_paths()
@@ -204,6 +211,24 @@ class ZooKeeperSync:
     def _ensure_paths(self) -> None:
         for path in PERSISTENT_PATHS:
             self.zk.ensure_path(path)
+
+    def _take_clean_shutdown_marker(self) -> bool:
+        """Whether the previous run ended cleanly (its marker is there), and the marker goes, as
+        Kafka's LogManager deletes it at start-up. A new data directory counts as unclean: a
+        broker back with an empty disk must not be elected from an ELR."""
+        path = os.path.join(self.data_dir, CLEAN_SHUTDOWN)
+        try:
+            os.remove(path)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def mark_clean_shutdown(self) -> None:
+        """After the logs were flushed and closed: the next start is a clean one."""
+        try:
+            atomic_write(os.path.join(self.data_dir, CLEAN_SHUTDOWN), b"")
+        except OSError as exc:
+            log.warning("Writing %s failed: %s", CLEAN_SHUTDOWN, exc)
 
     def _read_meta(self) -> dict[str, str] | None:
         path = os.path.join(self.data_dir, META_PROPERTIES)
@@ -258,6 +283,8 @@ class ZooKeeperSync:
         self.replication = broker.replication = ReplicaManager(broker, self)
         # producer ids unique across the cluster (Kafka 2.8's blocks in ZooKeeper)
         broker.data.producers.ids.use_zookeeper(ZooKeeperBlocks(lambda: self.zk, self.node_id))
+        if not self.clean_shutdown:
+            await self._while_reconnecting(lambda: self._run(self._leave_elrs))
         await self._while_reconnecting(lambda: self._run(self._register))
         await self._while_reconnecting(lambda: self._run(self._elect))
         # The watches fire as they are set, and the listener may already take requests: the
@@ -431,6 +458,55 @@ class ZooKeeperSync:
                 self._watched.add(path)
                 DataWatch(self.zk, path, self._flag)
 
+    def _leave_elrs(self) -> None:
+        """Back from an unclean shutdown (or with a new data directory): out of every ISR and
+        ELR before registering, so that no election picks this broker's possibly shorter log.
+        Kafka 4.4's controller does it when the broker registers with another broker epoch than
+        the one its clean shutdown recorded (ReplicationControlManager.handleBrokerUncleanShutdown);
+        pk's registration znode is Kafka 2.8's, with no room for that epoch, so the broker makes
+        the same change itself, conditional on each state's version, with the same rules (elr.py)."""
+        from kazoo.exceptions import BadVersionError
+
+        live = {int(c) for c in self._children(BROKER_IDS) if c.isdigit()} - {self.node_id}
+        enabled = self.elr_enabled()
+        for name in self._children(TOPICS):
+            try:
+                parsed = decode_topic_assignment(self._get(topic_path(name)))
+            except (ValueError, TypeError):
+                continue
+            zt = ZkTopic({p: a.replicas for p, a in parsed.partitions.items()}, None,
+                         decode_config(self._get(f"{CONFIG_TOPICS}/{name}")))
+            min_isr, unclean, _ = self._elr_settings(name, zt, enabled)
+            for p, replicas in zt.assignment.items():
+                path = partition_state_path(name, p)
+                for _attempt in range(5):
+                    try:
+                        data, stat = self.zk.get(path)
+                    except NoNodeError:
+                        break
+                    current = decode_partition_state(data)
+                    if current is None or (self.node_id not in current.isr and self.node_id not in current.elr):
+                        break
+                    before = elr.Partition(tuple(replicas), current.leader, current.isr, current.elr,
+                                           current.last_known_elr)
+                    after = elr.change(before, [r for r in current.isr if r != self.node_id], min_isr,
+                                       lambda r: r in live, election=elr.UNCLEAN if unclean else elr.ONLINE,
+                                       enabled=enabled, unclean_shutdown=(self.node_id,))
+                    bump = after.leader != current.leader or any(r not in after.isr for r in current.isr)
+                    kept = [r for r in current.zk_isr if r != self.node_id] or list(current.zk_isr[:1])
+                    state = encode_partition_state(after.leader, current.leader_epoch + int(bump), list(after.isr),
+                                                   current.controller_epoch, after.elr, after.last_known_elr,
+                                                   kept_isr=kept)
+                    try:
+                        self.zk.set(path, state, version=stat.version)
+                    except BadVersionError:
+                        continue
+                    except NoNodeError:
+                        break
+                    log.info("[KafkaServer id=%d] Unclean shutdown: out of the ISR and ELR of %s-%d (isr %s, "
+                             "elr %s)", self.node_id, name, p, list(after.isr), list(after.elr))
+                    break
+
     def _register(self) -> None:
         """KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, owned by this session."""
         host, port = self.broker.host, self.broker.port
@@ -597,8 +673,6 @@ class ZooKeeperSync:
         """The controller's partition state machine: states for new partitions, elections
         for partitions whose leader is gone, lost followers out of the ISR. Each write is
         conditional on the version read; a lost race is retried on the next pass."""
-        from kazoo.exceptions import BadVersionError
-
         for name, version in self._without_id.items():
             if name in topics:  # Kafka 2.8's controller gives a topic created without an id its id
                 controller.write_topic_id(self.zk, name, topics[name].topic_id, version)
@@ -610,9 +684,14 @@ class ZooKeeperSync:
                 self.zk.delete(f"{ISR_CHANGE_NOTIFICATION}/{child}")
             except NoNodeError:
                 pass
-        unclean = str(self.engine.broker_config.get("unclean.leader.election.enable",
-                                                     self.config.get("unclean.leader.election.enable"))).lower() == "true"
+        enabled = self.elr_enabled()
         for name, zt in topics.items():
+            settings = self._elr_settings(name, zt, enabled)
+            # Kafka 4.4's controller clears a topic's ELRs when its min.insync.replicas is set
+            # (ConfigurationControlManager's ClearElrRecord): the ELR was taken against the old one.
+            value = zt.configs.get("min.insync.replicas")
+            clear = name in self._min_isr_seen and self._min_isr_seen[name] != value
+            self._min_isr_seen[name] = value
             for p, replicas in zt.assignment.items():
                 path = partition_state_path(name, p)
                 try:
@@ -627,34 +706,64 @@ class ZooKeeperSync:
                         except NodeExistsError:
                             self._dirty.set()
                     continue
-                current = _parse_state(data)
+                current = decode_partition_state(data)
                 if current is None:
                     continue
-                leader, leader_epoch, isr = current
-                new = None
-                if leader >= 0 and leader in live:
-                    if any(r not in live for r in isr):  # lost followers leave the ISR
-                        new = (leader, [r for r in isr if r in live])
-                else:
-                    candidates = [r for r in replicas if r in live and r in isr]
-                    if candidates:
-                        new = (candidates[0], [r for r in isr if r in live])
-                    elif unclean and any(r in live for r in replicas):
-                        first = next(r for r in replicas if r in live)
-                        new = (first, [first])
-                    elif leader != -1:
-                        # No live ISR member: offline, the last ISR member kept (Kafka's
-                        # removeReplicasFromIsr never empties the ISR).
-                        new = (-1, [r for r in isr if r in live] or isr[:1] or [leader])
-                if new is None:
-                    continue
-                state = encode_partition_state(new[0], leader_epoch + 1, new[1], epoch)
-                try:
-                    self.zk.set(path, state, version=stat.version)
-                    ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s", self.node_id, name,
-                                 p, leader, new[0], leader_epoch + 1, new[1])
-                except (BadVersionError, NoNodeError):
-                    self._dirty.set()
+                self._write_election(path, name, p, replicas, current, stat.version, live, epoch, settings, clear)
+
+    def _elr_settings(self, name: str, zt: ZkTopic, enabled: bool) -> tuple[int, bool, bool]:
+        """(effective min.insync.replicas, unclean.leader.election.enable, ELR enabled) of a
+        topic for the controller's elections: the topic's overrides, else the broker's."""
+        broker = self.engine.broker_config
+        try:
+            values = topic_config.effective(zt.configs, broker)
+        except (KafkaError, ValueError, TypeError):
+            values = topic_config.effective({}, broker)
+        factor = len(next(iter(zt.assignment.values()), ()))
+        return (elr.effective_min_isr(int(values["min.insync.replicas"]), factor),
+                bool(values["unclean.leader.election.enable"]), enabled)
+
+    def elr_enabled(self) -> bool:
+        """eligible.leader.replicas.version >= 1 in this broker's finalized features (what a new
+        Kafka 4.4 cluster finalizes; kafka-features can disable it)."""
+        return features.load_levels(self.data_dir)[1].get("eligible.leader.replicas.version", 0) >= 1
+
+    def _write_election(self, path: str, name: str, p: int, replicas: list[int], current, version: int,
+                        live: set[int], epoch: int, settings: tuple[int, bool, bool], clear: bool = False) -> None:
+        """One partition on a controller pass, as Kafka 4.4's controller handles a fenced or
+        returning broker (PartitionChangeBuilder, elr.py): the brokers not registered leave the
+        ISR (into the ELR below min.insync.replicas), a partition without a live leader gets one
+        (from the ISR, else the ELR, else its last known leader, else with unclean election any
+        live replica). A new leader or a smaller ISR bumps the leader epoch, as Kafka 2.8's
+        controller does; `clear` drops the ELR and LastKnownELR first (min.insync.replicas set)."""
+        from kazoo.exceptions import BadVersionError
+
+        min_isr, unclean, enabled = settings
+        if any(r not in live for r in current.isr):
+            # the pass read the registrations a while ago: a broker back since then may be in
+            # this ISR already (its leader saw it), and must not be taken out as lost
+            live = live | {int(c) for c in self._children(BROKER_IDS) if c.isdigit()}
+        before = elr.Partition(tuple(replicas), current.leader, current.isr,
+                               () if clear else current.elr, () if clear else current.last_known_elr)
+        after = elr.change(before, [r for r in current.isr if r in live], min_isr, lambda r: r in live,
+                           election=elr.UNCLEAN if unclean else elr.ONLINE, enabled=enabled)
+        if (after.leader, after.isr, after.elr, after.last_known_elr) == \
+                (current.leader, current.isr, current.elr, current.last_known_elr):
+            return
+        # what Kafka 2.8 keeps in "isr" when the ISR empties: its last member
+        kept = [r for r in current.zk_isr if r in live] or list(current.zk_isr[:1]) or [current.leader]
+        leader_epoch = current.leader_epoch + int(after.leader != current.leader
+                                                  or any(r not in after.isr for r in current.isr))
+        state = encode_partition_state(after.leader, leader_epoch, list(after.isr), epoch,
+                                       after.elr, after.last_known_elr, kept_isr=kept)
+        try:
+            self.zk.set(path, state, version=version)
+            ctl_log.info("[Controller id=%d] %s-%d: leader %d -> %d, epoch %d, isr %s, elr %s, last known elr %s%s",
+                         self.node_id, name, p, current.leader, after.leader, leader_epoch,
+                         list(after.isr), list(after.elr), list(after.last_known_elr),
+                         " (unclean election)" if after.unclean else "")
+        except (BadVersionError, NoNodeError):
+            self._dirty.set()
 
     def _read_states(self, topics: dict[str, ZkTopic]) -> dict[tuple[str, int], PartitionState]:
         states = {}
@@ -664,15 +773,12 @@ class ZooKeeperSync:
                     data, stat = self.zk.get(partition_state_path(name, p))
                 except NoNodeError:
                     continue
-                current = _parse_state(data)
+                current = decode_partition_state(data)
                 if current is None:
                     continue
-                try:
-                    controller_epoch = int(json.loads(data)["controller_epoch"])
-                except (ValueError, KeyError, TypeError):
-                    controller_epoch = 0
-                states[(name, p)] = PartitionState(tuple(replicas), current[0], current[1], tuple(current[2]),
-                                                   stat.version, controller_epoch)
+                states[(name, p)] = PartitionState(tuple(replicas), current.leader, current.leader_epoch,
+                                                   current.isr, stat.version, current.controller_epoch,
+                                                   current.elr, current.last_known_elr, current.zk_isr)
         return states
 
     # ------------------------------------------------------------------ controller commands
@@ -701,7 +807,8 @@ class ZooKeeperSync:
     def _write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
         from kazoo.exceptions import BadVersionError
 
-        data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch)
+        data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch,
+                                      state.elr, state.last_known_elr, kept_isr=state.zk_isr)
         try:
             stat = self.zk.set(partition_state_path(*key), data, version=state.zk_version)
         except (BadVersionError, NoNodeError):
@@ -986,12 +1093,3 @@ class ZooKeeperSync:
                                             delete_configs=[k for k in current if k not in usable])
         except KafkaError as exc:
             log.warning("Applying the configs of topic %s from ZooKeeper failed: %s", name, exc)
-
-
-def _parse_state(data: bytes | None) -> tuple[int, int, list[int]] | None:
-    """(leader, leader_epoch, isr) of a state znode, None if unreadable."""
-    try:
-        js = json.loads(data)
-        return int(js["leader"]), int(js["leader_epoch"]), [int(r) for r in js["isr"]]
-    except (ValueError, KeyError, TypeError):
-        return None
