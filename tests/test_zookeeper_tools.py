@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import textwrap
 import time
@@ -198,10 +199,18 @@ def _sample_config(workdir, port: int) -> None:
     (workdir / "config" / "zookeeper.properties").write_text(text)
 
 
-def _wait_serving(port: int, proc=None, timeout: float = 30) -> None:
+def _wait_serving(port: int, proc=None, timeout: float = 120) -> None:
+    """Until the shell lists / on the port. A JVM starting on a loaded 2-core machine can take
+    tens of seconds: the port is polled with a bare connect (cheap) before the shell is run,
+    and the bound is a state's wait, not a speed check."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc is None or proc.poll() is None, "ZooKeeper exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            time.sleep(0.2)
+            continue
         if shell(f"127.0.0.1:{port}", "ls", "/").returncode == 0:
             return
         time.sleep(0.2)
