@@ -211,6 +211,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "server_only(reason): run this backend test through --bootstrap-server only")
 
 
+# Session fixtures that start a costly cluster of their own and serve only a few modules: the
+# tests that use one are sent to a single xdist worker (scripts/test runs --dist loadgroup), so
+# the cluster starts once per run instead of once on each worker that draws one of its tests.
+ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = getattr(item, "fixturenames", ())
+        group = next((name for name in ONE_WORKER_FIXTURES if name in used), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames:
         names = ["engine", "server"]
