@@ -440,6 +440,35 @@ class Engine:
             checkpoint.drop_partition(home, topic, partition)
             return True
 
+    def move_partition(self, topic: str, partition: int, destination: str) -> bool:
+        """Move a partition's directory to another log dir (AlterReplicaLogDirs): copied as
+        Kafka's future replica (`<topic>-<p>.<uuid>-future`), renamed into place, then the old
+        directory removed and its checkpoint entries carried over. Kafka copies in the
+        background while the log keeps taking records; pk copies at once, the broker taking no
+        request meanwhile. False when the partition is there already."""
+        with locked(self.admin_lock_path):
+            source = self.log_dir_of(topic, partition)
+            if source == destination:
+                return False
+            log = self._logs.pop((topic, partition), None)
+            if log is not None:
+                log.close()
+            name = partition_dir_name(topic, partition)
+            suffix = f"-{partition}.{uuid.uuid4().hex}-future"
+            future = inside(destination, topic[:255 - len(suffix)] + suffix)
+            shutil.copytree(inside(source, name), future)
+            os.rename(future, inside(destination, name))
+            key = (topic, partition)
+            for file in (checkpoint.RECOVERY_POINT, checkpoint.LOG_START_OFFSET, checkpoint.HIGH_WATERMARK,
+                         checkpoint.CLEANER_OFFSET, checkpoint.RETENTION_CHECK):
+                offset = checkpoint.read(os.path.join(source, file)).get(key)
+                if offset is not None:
+                    checkpoint.update(destination, file, {key: offset})
+            self._discard_dir(topic, partition)
+            checkpoint.drop_partition(source, topic, partition)
+            self._homes[key] = destination
+            return True
+
     def delete_topic(self, name: str) -> None:
         if self.broker_config.get("delete.topic.enable", "true").lower() != "true":
             raise TopicDeletionDisabledError("Topic deletion is disabled.")

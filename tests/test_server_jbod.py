@@ -5,13 +5,17 @@ dir. pk's own state (.pk/topics, groups, ...) stays in the first dir."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from conftest import BrokerProcess
+from conftest import BrokerProcess, ProtocolClient, tool_path
+from pk.engine.protocol import ApiKey
+from pk.engine.protocol import errors as E
 from waits import wait_for
 
 SMALL_INTERNAL_TOPICS = {"offsets.topic.num.partitions": "1", "transaction.state.log.num.partitions": "1"}
@@ -123,3 +127,49 @@ def test_records_in_both_dirs_survive_a_restart_with_checkpoints_per_dir(jbod):
     broker.start()
     for p in (0, 1):
         assert consume(broker.bootstrap, "kept", p, 20) == values[p]
+
+
+def describe_log_dirs(bootstrap: str, topic: str) -> dict[str, dict]:
+    """pk-log-dirs --describe's answer for one topic: {log dir: {partition name: size}}."""
+    proc = subprocess.run([tool_path("pk-log-dirs"), "--bootstrap-server", bootstrap, "--describe",
+                           "--topic-list", topic], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout.splitlines()[-1])
+    (broker,) = answer["brokers"]
+    return {d["logDir"]: {p["partition"]: p["size"] for p in d["partitions"]} for d in broker["logDirs"]}
+
+
+def test_describe_log_dirs_answers_each_dir_with_its_partitions(jbod):
+    broker, (a, b) = jbod
+    create(broker.bootstrap, "described", 2)
+    produce(broker.bootstrap, "described", {0: [b"x" * 100] * 3, 1: [b"y"]})
+    got = describe_log_dirs(broker.bootstrap, "described")
+    assert list(got) == [a, b]  # one result per dir, in log.dirs order
+    for d in (a, b):
+        assert set(got[d]) == {f"described-{p}" for p in partitions_in(d, "described")}
+    sizes = {**got[a], **got[b]}
+    assert sizes["described-0"] > sizes["described-1"] > 0
+    answer = ProtocolClient(broker.bootstrap).call(ApiKey.DESCRIBE_LOG_DIRS, 4, {"topics": None})
+    assert [r["log_dir"] for r in answer["results"]] == [a, b]
+    for r in answer["results"]:
+        assert r["error_code"] == E.NONE and 0 < r["usable_bytes"] <= r["total_bytes"]
+
+
+def test_alter_replica_log_dirs_moves_a_partition(jbod):
+    broker, (a, b) = jbod
+    create(broker.bootstrap, "moved", 1)
+    values = [f"m{i}".encode() for i in range(10)]
+    produce(broker.bootstrap, "moved", {0: values})
+    source = a if partitions_in(a, "moved") else b
+    target = b if source == a else a
+    c = ProtocolClient(broker.bootstrap)
+    body = {"dirs": [{"path": target, "topics": [{"name": "moved", "partitions": [0]}]},
+                     {"path": target + "/", "topics": [{"name": "moved", "partitions": [1]}]}]}
+    answer = c.call(ApiKey.ALTER_REPLICA_LOG_DIRS, 2, body)
+    got = {(t["topic_name"], p["partition_index"]): p["error_code"] for t in answer["results"] for p in t["partitions"]}
+    assert got == {("moved", 0): E.NONE, ("moved", 1): E.LOG_DIR_NOT_FOUND}
+    assert partitions_in(target, "moved") == {0} and partitions_in(source, "moved") == set()
+    dirs = describe_log_dirs(broker.bootstrap, "moved")
+    assert dirs[source] == {} and set(dirs[target]) == {"moved-0"} and dirs[target]["moved-0"] > 0
+    produce(broker.bootstrap, "moved", {0: [b"after"]})
+    assert consume(broker.bootstrap, "moved", 0, 11) == values + [b"after"]

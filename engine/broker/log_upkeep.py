@@ -35,8 +35,6 @@ class LogUpkeep:
         self.engine.checkpoint_log_start_offsets()  # a data dir older than the file gets it at start
 
     async def tick(self) -> None:
-        if self.broker.log_dirs.offline is not None:
-            return  # Kafka stops its log manager's work on an offline dir
         now = time.monotonic()
         if now >= self._next_retention:
             self._next_retention = now + self._retention_every
