@@ -37,7 +37,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside, locked
-from .log import PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
+from .log import FAILED_MARK, PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -571,6 +571,17 @@ class Engine:
         log.retention_on_append = self.retention_on_append
         self._logs[(topic, partition)] = log
         return log
+
+    def recover_failed_logs(self) -> None:
+        """Recover every partition a failed write left marked (PartitionLog.recover_if_failed)."""
+        for name in self.list_topics():
+            try:
+                for p in self.store.get(name).assignment:
+                    home = os.path.join(self.log_dir_of(name, p), partition_dir_name(name, p))
+                    if os.access(os.path.join(home, FAILED_MARK), os.F_OK):
+                        self.partition(name, p).recover_if_failed()
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
 
     def enforce_retention(self, now_ms: int | None = None) -> int:
         """Apply retention to every partition now; returns the number of segments deleted.

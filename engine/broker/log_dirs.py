@@ -66,6 +66,10 @@ class LogDirHandlers:
         self.engine.offline_dirs.add(path)
         log.error("Error while appending records to %s-%d in dir %s: %s", topic, partition, path, exc)
         log.warning("Stopping serving replicas in dir %s because the log directory has failed.", path)
+        if set(self.engine.log_dirs) <= self.engine.offline_dirs:
+            log.critical("Shutdown broker because all log dirs in %s have failed", ", ".join(self.engine.log_dirs))
+            self.halt(1)
+            return
         log.warning("Stopping serving logs in dir %s", path)
         log.info("Stopped serving replicas in dir %s", path)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 
 from .. import acls, topic_names
-from ..errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
+from ..errors import InvalidTopicError, KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
@@ -44,6 +44,14 @@ class MetadataHandlers:
         node = self.broker.node_id
         state = self.data.replica_state(topic, partition)
         if state is None:
+            try:
+                self.broker.log_dirs.check_online(topic, partition)
+            except KafkaStorageError:
+                # Kafka's controller moves the leadership off a replica in an offline dir (a new
+                # leader epoch, no leader: the lone ISR member stays) and reports it offline.
+                return {"error_code": E.LEADER_NOT_AVAILABLE, "partition_index": partition, "leader_id": -1,
+                        "leader_epoch": self.data.leader_epoch(topic, partition) + 1,
+                        "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": [node]}
             return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
                     "leader_epoch": self.data.leader_epoch(topic, partition),
                     "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
