@@ -47,11 +47,12 @@ class MetadataHandlers:
             try:
                 self.broker.log_dirs.check_online(topic, partition)
             except KafkaStorageError:
-                # Kafka's controller moves the leadership off a replica in an offline dir (a new
-                # leader epoch, no leader: the lone ISR member stays) and reports it offline.
+                # Kafka 4.4's controller moves the leadership off a replica in an offline dir (a
+                # new leader epoch, no leader, the lone ISR member moved to the eligible leader
+                # replicas: tests/test_oracle_jbod.py) and reports it offline.
                 return {"error_code": E.LEADER_NOT_AVAILABLE, "partition_index": partition, "leader_id": -1,
                         "leader_epoch": self.data.leader_epoch(topic, partition) + 1,
-                        "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": [node]}
+                        "replica_nodes": [node], "isr_nodes": [], "offline_replicas": [node]}
             return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
                     "leader_epoch": self.data.leader_epoch(topic, partition),
                     "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
@@ -62,6 +63,17 @@ class MetadataHandlers:
                 "partition_index": partition, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
                 "replica_nodes": replicas, "isr_nodes": list(state.isr),
                 "offline_replicas": [r for r in replicas if not replication.live(r)]}
+
+    def _described_partition(self, topic: str, partition: int, assignment: dict) -> dict:
+        """A partition as DescribeTopicPartitions shows it: with KIP-966's eligible leader
+        replicas, which only a replica in an offline dir is (Kafka 4.4's controller moves the
+        lone ISR member there, and this API reports no error for a leaderless partition)."""
+        described = {**self._partition(topic, partition, assignment), "eligible_leader_replicas": [],
+                     "last_known_elr": []}
+        if self.data.replica_state(topic, partition) is None and described["leader_id"] == -1:
+            described.update(error_code=E.NONE, eligible_leader_replicas=list(described["offline_replicas"]),
+                             last_known_elr=list(described["offline_replicas"]))
+        return described
 
     def brokers(self, request) -> list[dict]:
         """This broker (at the listener the request came in on), and in ZooKeeper mode every
@@ -245,8 +257,7 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p, meta.assignment), "eligible_leader_replicas": [],
-                                           "last_known_elr": []} for p in shown],
+                           "partitions": [self._described_partition(name, p, meta.assignment) for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:
                 next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}
