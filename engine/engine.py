@@ -154,7 +154,7 @@ class Engine:
                 raise DataDirError(f"Cannot use data directory {directory}: {exc.strerror}") from None
             cluster = self._read_meta(directory)["cluster.id"]
             if cluster != self.cluster_id:  # (Kafka's MetaPropertiesEnsemble.verify)
-                raise DataDirError(f"Invalid cluster.id in: {path}. Expected {self.cluster_id}, but read {cluster}")
+                raise DataDirError(f"Invalid cluster.id in: {directory}. Expected {self.cluster_id}, but read {cluster}")
         for directory in self.log_dirs:
             for entry in sorted(os.listdir(directory)):
                 name, dash, number = entry.rpartition("-")

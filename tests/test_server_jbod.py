@@ -173,3 +173,18 @@ def test_alter_replica_log_dirs_moves_a_partition(jbod):
     assert dirs[source] == {} and set(dirs[target]) == {"moved-0"} and dirs[target]["moved-0"] > 0
     produce(broker.bootstrap, "moved", {0: [b"after"]})
     assert consume(broker.bootstrap, "moved", 0, 11) == values + [b"after"]
+
+
+def test_a_log_dir_of_another_cluster_stops_the_broker(tmp_path):
+    """Kafka's MetaPropertiesEnsemble.verify: every log dir's meta.properties names the same
+    cluster; the broker exits with one line otherwise."""
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    for d in (a, b):  # two separately initialised dirs: two cluster ids
+        BrokerProcess(d, SMALL_INTERNAL_TOPICS).start().stop()
+    broker = BrokerProcess(a, {"log.dirs": f"{a},{b}"})
+    with pytest.raises(RuntimeError, match="exited with 1"):
+        broker.start()
+    expected = meta_properties(a)["cluster.id"], meta_properties(b)["cluster.id"]
+    assert (f"Exiting Kafka due to fatal exception: Invalid cluster.id in: {b}. Expected {expected[0]}, "
+            f"but read {expected[1]}") in broker.log()
+    assert "Traceback" not in broker.log()
