@@ -131,18 +131,20 @@ def _run(config, log) -> int:
             exc.report(log)
             return 1
     try:
-        engine = Engine(data_dir, config.engine_settings())
+        engine = Engine(data_dir, config.engine_settings(), config.log_dirs[1:])
     except KafkaError as exc:
         log.error("Exiting Kafka due to fatal exception: %s", exc)
         return 1
-    # One broker per data directory (the tools may share it; two brokers may not).
-    lock_fd = os.open(os.path.join(data_dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        log.error("Exiting Kafka due to fatal exception: Failed to acquire lock on file .lock in %s. "
-                  "A Kafka instance in another process or thread is using this directory.", data_dir)
-        return 1
+    # One broker per log dir (the tools may share the data dir; two brokers may not).
+    lock_fds = []
+    for directory in engine.log_dirs:
+        lock_fds.append(os.open(os.path.join(directory, ".lock"), os.O_RDWR | os.O_CREAT, 0o644))
+        try:
+            fcntl.flock(lock_fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.error("Exiting Kafka due to fatal exception: Failed to acquire lock on file .lock in %s. "
+                      "A Kafka instance in another process or thread is using this directory.", directory)
+            return 1
     host, port = config.listener
 
     async def main() -> None:
@@ -180,7 +182,8 @@ def _run(config, log) -> int:
         return 1
     finally:
         _remove_pid(data_dir)
-        os.close(lock_fd)
+        for fd in lock_fds:
+            os.close(fd)
     return 0
 
 

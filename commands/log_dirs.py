@@ -38,7 +38,10 @@ def report(descriptions: dict[int, list[tuple[str, str | None, list[tuple[str, i
     brokers = []
     for broker in sorted(descriptions):
         dirs = []
-        for log_dir, error, replicas in descriptions[broker]:
+        # Kafka's admin client keeps a broker's dirs in a HashMap sized for the answer's results
+        by_path = {d[0]: d for d in descriptions[broker]}
+        for path in hashmap_order(by_path, sized_for=len(descriptions[broker])):
+            log_dir, error, replicas = by_path[path]
             kept = {(t, p): (size, lag, future) for t, p, size, lag, future in replicas if not topics or t in topics}
             partitions = [{"partition": f"{t}-{p}", "size": kept[(t, p)][0], "offsetLag": kept[(t, p)][1],
                            "isFuture": kept[(t, p)][2]} for t, p in hashmap_order(kept)]

@@ -7,6 +7,11 @@ processes at once.
     <data dir>/.pk/topics/<topic>.json       topic metadata (see metadata.py)
     <data dir>/.pk/admin.lock                serialises topic create/delete/alter
 
+The broker may have further log dirs (`log.dirs`, Kafka's JBOD): each holds partition
+directories, its own checkpoint files and a meta.properties (same cluster id, its own
+directory.id); pk's shared state (.pk/topics, groups, ACLs, ...) stays in the first.
+`Engine.log_dir_of` is the one place that says which dir holds a partition.
+
 This is the API the tools' operations call; it never prints and never exits.
 """
 
@@ -32,7 +37,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside, locked
-from .log import PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
+from .log import FAILED_MARK, PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -63,8 +68,13 @@ def _check_request_size(count: int, what: str) -> None:
 
 
 class Engine:
-    def __init__(self, data_dir: str | None = None, broker_config: dict[str, str] | None = None):
+    def __init__(self, data_dir: str | None = None, broker_config: dict[str, str] | None = None,
+                 more_log_dirs: list[str] | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        # log.dirs: the data dir first, then the broker's further dirs (each named once)
+        self.log_dirs = list(dict.fromkeys([self.data_dir, *(os.path.abspath(d) for d in more_log_dirs or ())]))
+        self.offline_dirs: set[str] = set()  # log dirs a failed write took offline (the broker's)
+        self._homes: dict[tuple[str, int], str] = {}  # several log dirs: which one holds a partition
         self.broker_config = {**BROKER_DEFAULTS, **(broker_config or {})}
         self.static_broker_config = dict(self.broker_config)  # broker_config less the dynamic configs
         self.node_id = NODE_ID
@@ -97,12 +107,17 @@ class Engine:
             raise DataDirError(f"Data directory {self.data_dir} is not a directory")
         if os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)) and os.path.isdir(self.store.directory):
             self.cluster_id = self._read_meta()["cluster.id"]
+            self._prepare_more_log_dirs()
             return  # the common case: an initialised directory, nothing to write
         try:
             os.makedirs(self.store.directory, exist_ok=True)
             with locked(self.admin_lock_path):
-                if not os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES)):
+                fresh = not os.path.isfile(os.path.join(self.data_dir, META_PROPERTIES))
+                if fresh:
                     self._write_meta()
+                self.cluster_id = self._read_meta()["cluster.id"]
+                self._prepare_more_log_dirs()  # before any partition is placed
+                if fresh:
                     self.checkpoint_log_start_offsets()  # Kafka's log dirs hold it from the start
                 if not self.store.names():
                     self._adopt_kafka_topics()
@@ -112,7 +127,41 @@ class Engine:
             raise DataDirError(f"Data directory {self.data_dir} is not writable") from None
         except OSError as exc:
             raise DataDirError(f"Cannot use data directory {self.data_dir}: {exc.strerror}") from None
-        self.cluster_id = self._read_meta()["cluster.id"]
+
+    def _prepare_more_log_dirs(self) -> None:
+        """The broker's further log dirs: each gets a meta.properties as Kafka writes them (the
+        first dir's, with a directory.id of its own when it has one) and its checkpoint files;
+        then every dir's partition directories are found (LogManager.loadLogs)."""
+        if len(self.log_dirs) == 1:
+            return
+        first = self._read_meta()
+        for directory in self.log_dirs[1:]:
+            path = os.path.join(directory, META_PROPERTIES)
+            try:
+                if os.path.exists(directory) and not os.path.isdir(directory):
+                    raise DataDirError(f"Data directory {directory} is not a directory")
+                os.makedirs(os.path.join(directory, ".pk"), exist_ok=True)
+                if not os.path.isfile(path):
+                    props = dict(first)
+                    if "directory.id" in props:
+                        props["directory.id"] = new_kafka_uuid()
+                    stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+                    text = f"#\n#{stamp}\n" + "".join(f"{k}={v}\n" for k, v in props.items())
+                    atomic_write(path, text.encode())
+                    checkpoint.rewrite(directory, checkpoint.LOG_START_OFFSET, lambda entries: entries)
+            except PermissionError:
+                raise DataDirError(f"Data directory {directory} is not writable") from None
+            except OSError as exc:
+                raise DataDirError(f"Cannot use data directory {directory}: {exc.strerror}") from None
+            cluster = self._read_meta(directory)["cluster.id"]
+            if cluster != self.cluster_id:  # (Kafka's MetaPropertiesEnsemble.verify)
+                raise DataDirError(f"Invalid cluster.id in: {directory}. Expected {self.cluster_id}, but read {cluster}")
+        for directory in self.log_dirs:
+            for entry in sorted(os.listdir(directory)):
+                name, dash, number = entry.rpartition("-")
+                if dash and name and number.isdigit() and name != "__cluster_metadata" \
+                        and os.path.isdir(os.path.join(directory, entry)):
+                    self._homes.setdefault((name, int(number)), directory)
 
     @property
     def admin_lock_path(self) -> str:
@@ -129,8 +178,8 @@ class Engine:
                 f"version=1\ncluster.id={new_kafka_uuid()}\n")
         atomic_write(os.path.join(self.data_dir, META_PROPERTIES), text.encode())
 
-    def _read_meta(self) -> dict[str, str]:
-        path = os.path.join(self.data_dir, META_PROPERTIES)
+    def _read_meta(self, directory: str | None = None) -> dict[str, str]:
+        path = os.path.join(directory or self.data_dir, META_PROPERTIES)
         props = {}
         try:
             with open(path, encoding="utf-8") as f:
@@ -181,6 +230,54 @@ class Engine:
                 "segment.bytes": self.broker_config["offsets.topic.segment.bytes"],
             },
         ))
+
+    # ------------------------------------------------------------------ log dirs
+    def log_dir_of(self, topic: str, partition: int) -> str:
+        """The log dir holding a partition's directory (the data dir when there is one dir, or
+        when no dir holds it yet)."""
+        if len(self.log_dirs) == 1:
+            return self.data_dir
+        home = self._homes.get((topic, partition))
+        if home is None:
+            return self.data_dir
+        return home
+
+    def _new_home(self, topic: str, partition: int) -> str:
+        """The live log dir a new partition goes to: the one holding the fewest partitions, the
+        first listed on a tie (Kafka's LogManager.nextLogDirs, whose ties fall as a hash map
+        iterates)."""
+        if len(self.log_dirs) == 1:
+            return self.data_dir
+        counts = {d: 0 for d in self.log_dirs if d not in self.offline_dirs}
+        if not counts:
+            raise KafkaStorageError(f"No log directories available. Tried {', '.join(self.log_dirs)}")
+        for home in self._homes.values():
+            if home in counts:
+                counts[home] += 1
+        home = min(counts, key=counts.get)  # (min keeps the first of equals)
+        self._homes[(topic, partition)] = home
+        return home
+
+    def update_checkpoint(self, name: str, changes: dict[tuple[str, int], int | None]) -> None:
+        """Set (None: remove) entries of a checkpoint file: each in its partition's log dir."""
+        if len(self.log_dirs) == 1:
+            checkpoint.update(self.data_dir, name, changes)
+            return
+        by_dir: dict[str, dict] = {}
+        for key, offset in changes.items():
+            by_dir.setdefault(self.log_dir_of(*key), {})[key] = offset
+        for directory, entries in by_dir.items():
+            if directory not in self.offline_dirs:
+                checkpoint.update(directory, name, entries)
+
+    def read_checkpoint(self, name: str) -> dict[tuple[str, int], int]:
+        """A checkpoint file's entries over every log dir (each dir's for its own partitions)."""
+        entries = {}
+        for directory in self.log_dirs:
+            for key, offset in checkpoint.read(os.path.join(directory, name)).items():
+                if self.log_dir_of(*key) == directory:
+                    entries[key] = offset
+        return entries
 
     # ------------------------------------------------------------------ queries
     @property
@@ -292,11 +389,12 @@ class Engine:
             for p in partitions:
                 self._reset_partition_dir(meta.name, p)
                 made.append(p)
-                create_partition_dir(self.data_dir, meta.name, p, meta.topic_id)
+                create_partition_dir(self._new_home(meta.name, p), meta.name, p, meta.topic_id)
         except OSError as exc:
+            failed = os.path.join(self.log_dir_of(meta.name, made[-1]), partition_dir_name(meta.name, made[-1]))
             self._remove_partition_dirs(meta.name, made)
             if not exc.filename:  # (a refused write names no file: name the directory)
-                exc = OSError(exc.errno, exc.strerror, os.path.join(self.data_dir, partition_dir_name(meta.name, made[-1])))
+                exc = OSError(exc.errno, exc.strerror, failed)
             raise KafkaStorageError.from_os_error(exc) from None
 
     def _remove_partition_dirs(self, topic: str, partitions) -> None:
@@ -308,16 +406,18 @@ class Engine:
                 pass  # best effort: an orphan directory is overwritten by the next create
 
     def _reset_partition_dir(self, topic: str, partition: int) -> None:
-        path = inside(self.data_dir, partition_dir_name(topic, partition))
+        path = inside(self.log_dir_of(topic, partition), partition_dir_name(topic, partition))
         if os.path.exists(path):
             self._discard_dir(topic, partition)
+        self._homes.pop((topic, partition), None)
 
     def _discard_dir(self, topic: str, partition: int) -> None:
         """Rename a partition directory to Kafka's `<topic>-<p>.<uuid>-delete`, then remove it,
         so a half-finished removal never looks like a live partition."""
         suffix = f"-{partition}.{uuid.uuid4().hex}-delete"
-        doomed = inside(self.data_dir, topic[:255 - len(suffix)] + suffix)
-        os.rename(inside(self.data_dir, partition_dir_name(topic, partition)), doomed)
+        home = self.log_dir_of(topic, partition)
+        doomed = inside(home, topic[:255 - len(suffix)] + suffix)
+        os.rename(inside(home, partition_dir_name(topic, partition)), doomed)
         shutil.rmtree(doomed, ignore_errors=True)
 
     def remove_replica(self, topic: str, partition: int) -> bool:
@@ -335,9 +435,39 @@ class Engine:
                 return False
             self._logs.pop((topic, partition), None)
             plog.close()
+            home = self.log_dir_of(topic, partition)
             self._discard_dir(topic, partition)
-            create_partition_dir(self.data_dir, topic, partition, meta.topic_id)
-            checkpoint.drop_partition(self.data_dir, topic, partition)
+            create_partition_dir(home, topic, partition, meta.topic_id)
+            checkpoint.drop_partition(home, topic, partition)
+            return True
+
+    def move_partition(self, topic: str, partition: int, destination: str) -> bool:
+        """Move a partition's directory to another log dir (AlterReplicaLogDirs): copied as
+        Kafka's future replica (`<topic>-<p>.<uuid>-future`), renamed into place, then the old
+        directory removed and its checkpoint entries carried over. Kafka copies in the
+        background while the log keeps taking records; pk copies at once, the broker taking no
+        request meanwhile. False when the partition is there already."""
+        with locked(self.admin_lock_path):
+            source = self.log_dir_of(topic, partition)
+            if source == destination:
+                return False
+            log = self._logs.pop((topic, partition), None)
+            if log is not None:
+                log.close()
+            name = partition_dir_name(topic, partition)
+            suffix = f"-{partition}.{uuid.uuid4().hex}-future"
+            future = inside(destination, topic[:255 - len(suffix)] + suffix)
+            shutil.copytree(inside(source, name), future)
+            os.rename(future, inside(destination, name))
+            key = (topic, partition)
+            for file in (checkpoint.RECOVERY_POINT, checkpoint.LOG_START_OFFSET, checkpoint.HIGH_WATERMARK,
+                         checkpoint.CLEANER_OFFSET, checkpoint.RETENTION_CHECK):
+                offset = checkpoint.read(os.path.join(source, file)).get(key)
+                if offset is not None:
+                    checkpoint.update(destination, file, {key: offset})
+            self._discard_dir(topic, partition)
+            checkpoint.drop_partition(source, topic, partition)
+            self._homes[key] = destination
             return True
 
     def delete_topic(self, name: str) -> None:
@@ -351,7 +481,9 @@ class Engine:
             for p in range(meta.partitions):
                 self._logs.pop((name, p), None)
                 self._reset_partition_dir(name, p)
-            checkpoint.drop_topic(self.data_dir, name)
+            for directory in self.log_dirs:
+                if directory not in self.offline_dirs:
+                    checkpoint.drop_topic(directory, name)
             # (an internal topic has no committed offsets; without __consumer_offsets no topic has)
             # (replicated offsets: the group coordinator leading each partition tombstones them)
             if not topic_names.is_internal(name) and self.store.exists(topic_names.GROUP_METADATA_TOPIC) \
@@ -453,10 +585,21 @@ class Engine:
         if partition not in meta.assignment:
             raise UnknownTopicOrPartitionError(
                 f"This server does not host this topic-partition: {topic}-{partition}")
-        log = PartitionLog(self.data_dir, topic, partition, meta.topic_id, self._log_config(meta))
+        log = PartitionLog(self.log_dir_of(topic, partition), topic, partition, meta.topic_id, self._log_config(meta))
         log.retention_on_append = self.retention_on_append
         self._logs[(topic, partition)] = log
         return log
+
+    def recover_failed_logs(self) -> None:
+        """Recover every partition a failed write left marked (PartitionLog.recover_if_failed)."""
+        for name in self.list_topics():
+            try:
+                for p in self.store.get(name).assignment:
+                    home = os.path.join(self.log_dir_of(name, p), partition_dir_name(name, p))
+                    if os.access(os.path.join(home, FAILED_MARK), os.F_OK):
+                        self.partition(name, p).recover_if_failed()
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
 
     def enforce_retention(self, now_ms: int | None = None) -> int:
         """Apply retention to every partition now; returns the number of segments deleted.
@@ -469,11 +612,13 @@ class Engine:
             try:
                 meta = self.store.get(name)
                 for p in meta.assignment:
+                    if self.offline_dirs and self.log_dir_of(name, p) in self.offline_dirs:
+                        continue  # (Kafka stops its log manager's work on an offline dir)
                     deleted += self.partition(name, p).enforce_retention(now_ms, record=False)
                     checked[(name, p)] = now_ms
             except UnknownTopicOrPartitionError:
                 continue  # deleted meanwhile
-        checkpoint.update(self.data_dir, checkpoint.RETENTION_CHECK, checked)
+        self.update_checkpoint(checkpoint.RETENTION_CHECK, checked)
         return deleted
 
     def checkpoint_log_start_offsets(self) -> None:
@@ -485,23 +630,25 @@ class Engine:
         the logs this process holds into the file (a log start only moves forward: the larger
         wins, whoever wrote it) and drops entries that no longer say anything: a partition gone
         from this directory, or whose segments up to the entry were deleted since."""
-        held = {}
+        held: dict[str, dict] = {d: {} for d in self.log_dirs if d not in self.offline_dirs}
         for key, log in list(self._logs.items()):  # read outside the checkpoint lock (lock order)
             try:
-                held[key] = log.log_start_offset
+                if log.data_dir in held:
+                    held[log.data_dir][key] = log.log_start_offset
             except (KafkaError, OSError):
                 pass  # deleted meanwhile
 
-        def current(entries: dict) -> dict:
-            for key, start in held.items():
+        def current(directory: str, entries: dict) -> dict:
+            for key, start in held[directory].items():
                 entries[key] = max(start, entries.get(key, -1))
             kept = {}
             for (topic, partition), start in entries.items():
-                base = first_segment_base(os.path.join(self.data_dir, partition_dir_name(topic, partition)))
+                base = first_segment_base(os.path.join(directory, partition_dir_name(topic, partition)))
                 if base is not None and start > base:
                     kept[(topic, partition)] = start
             return kept
-        checkpoint.rewrite(self.data_dir, checkpoint.LOG_START_OFFSET, current)
+        for directory in held:  # (each log dir has its own file, as Kafka's LogManager keeps them)
+            checkpoint.rewrite(directory, checkpoint.LOG_START_OFFSET, lambda e, d=directory: current(d, e))
 
     def clean(self, now_ms: int | None = None, force: bool = False) -> int:
         """One log-cleaner pass over every compacted topic; returns segments rewritten."""
@@ -510,6 +657,8 @@ class Engine:
             try:
                 meta = self.store.get(name)
                 for p in meta.assignment:
+                    if self.offline_dirs and self.log_dir_of(name, p) in self.offline_dirs:
+                        continue  # (Kafka stops its log manager's work on an offline dir)
                     rewritten += self.partition(name, p).clean(now_ms, force) or 0
             except UnknownTopicOrPartitionError:
                 continue  # deleted meanwhile
@@ -519,6 +668,8 @@ class Engine:
         """Close every log, even after one fails (its KafkaStorageError is raised at the end)."""
         failure = None
         for log in self._logs.values():
+            if log.data_dir in self.offline_dirs:
+                continue  # (Kafka writes nothing more to an offline dir)
             try:
                 log.close()
             except KafkaStorageError as exc:

@@ -452,6 +452,14 @@ class PartitionLog:
             self._holding_lock = False
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def recover_if_failed(self) -> None:
+        """Recover now if a failed write left its mark, so that readers never meet the torn
+        tail (the broker at start, as Kafka recovers the logs of an unclean shutdown before
+        serving them)."""
+        if os.access(self._mark_path, os.F_OK):
+            with self._write_lock():
+                pass
+
     def _fail(self, exc: OSError) -> None:
         """A write under the lock failed in the file system (ENOSPC, EIO, EROFS, a short
         write): no later record may follow what was lost, from this process (the flag) or

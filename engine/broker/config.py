@@ -6,6 +6,7 @@ Unknown keys are reported (Kafka warns about them and starts anyway).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -198,8 +199,14 @@ class BrokerConfig:
 
     @property
     def data_dir(self) -> str:
+        """The first log dir: it also holds pk's own state (.pk/)."""
+        return self.log_dirs[0]
+
+    @property
+    def log_dirs(self) -> list[str]:
+        """log.dirs (else log.dir), each once, as absolute paths."""
         dirs = self.get("log.dirs") or self.get("log.dir")
-        return dirs.split(",")[0].strip()
+        return list(dict.fromkeys(os.path.abspath(d.strip()) for d in dirs.split(",") if d.strip()))
 
     @property
     def listener(self) -> tuple[str, int]:

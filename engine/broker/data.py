@@ -123,6 +123,7 @@ class DataHandlers:
         since this broker last looked (pk-topics --alter in another process), and the
         partition's leader epoch set for its appends."""
         mtime = self.engine.store.mtime_ns(topic)
+        self.broker.log_dirs.check_online(topic, partition)
         plog = self.engine.partition(topic, partition)
         if self._config_mtimes.get(topic) != mtime:
             self.engine.reload_topic_configs(topic)

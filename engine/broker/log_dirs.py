@@ -1,16 +1,18 @@
 """What the broker holds on disk and who writes to it: DescribeLogDirs and DescribeProducers,
-and the log dir going offline when a write to it fails.
+and a log dir going offline when a write to it fails.
 
-The broker has one log directory (the engine's data directory; further `log.dirs` entries
-are not used); every partition lives there, none is a future replica being moved, and a
-leader's log has no lag behind itself, so each partition is answered with its size,
-offset_lag 0 and is_future_key false. DescribeProducers lists a partition's idempotent
-producers from the broker's producer state (producer_state.py).
+The broker has the log dirs of `log.dirs` (Engine.log_dirs; Engine.log_dir_of says which holds
+a partition). DescribeLogDirs answers one result per dir, in log.dirs order, with the
+partitions it holds; none is a future replica being moved, and a leader's log has no lag
+behind itself, so each partition is answered with its size, offset_lag 0 and is_future_key
+false. DescribeProducers lists a partition's idempotent producers from the broker's producer
+state (producer_state.py).
 
-A write that fails in the file system takes the log dir offline until the broker restarts
-(Kafka's LogDirFailureChannel and ReplicaManager.handleLogDirFailure): every later produce
-answers KAFKA_STORAGE_ERROR, and DescribeLogDirs says so. Kafka halts once its last log dir
-is offline; pk keeps serving reads (README.md, "Differences").
+A write that fails in the file system takes its log dir offline until the broker restarts
+(Kafka's LogDirFailureChannel and ReplicaManager.handleLogDirFailure): the dir's partitions
+answer KAFKA_STORAGE_ERROR to every later request for them, DescribeLogDirs says so for the
+dir, and the other dirs keep serving. When the last live dir fails the broker halts, as
+Kafka's LogManager.handleLogDirFailure does.
 """
 
 from __future__ import annotations
@@ -29,52 +31,73 @@ NO_COORDINATOR_EPOCH = -1  # a producer that never wrote transaction markers
 NO_TXN = -1  # current_txn_start_offset of a producer not inside a transaction
 
 
+def _halt(code: int) -> None:
+    """Kafka's Exit.halt: no shutdown hook, no clean close (the logs are recovered on restart)."""
+    logging.shutdown()
+    os._exit(code)
+
+
 class LogDirHandlers:
     def __init__(self, broker):
         self.broker = broker
         self.engine = broker.engine
         broker.register(ApiKey.DESCRIBE_LOG_DIRS, self.describe_log_dirs)
         broker.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
-        self.offline: KafkaStorageError | None = None  # why the log dir went offline
+        self.halt = _halt
 
     # ------------------------------------------------------------------ failure
+    @property
+    def offline(self) -> set[str]:
+        """The log dirs a failed write took offline."""
+        return self.engine.offline_dirs
+
     def check_online(self, topic: str, partition: int) -> None:
         """KAFKA_STORAGE_ERROR for a partition of an offline log dir (ReplicaManager's
         HostedPartition.Offline)."""
-        if self.offline is not None:
+        if self.engine.offline_dirs and self.engine.log_dir_of(topic, partition) in self.engine.offline_dirs:
             raise KafkaStorageError(f"Partition {topic}-{partition} is in an offline log directory")
 
     def write_failed(self, topic: str, partition: int, exc: KafkaStorageError) -> None:
-        """A write to a partition's log failed: the log dir goes offline (once)."""
-        if self.offline is not None:
+        """A write to a partition's log failed: its log dir goes offline (once); the broker halts
+        when no live dir is left."""
+        path = self.engine.log_dir_of(topic, partition)
+        if path in self.engine.offline_dirs:
             return
-        self.offline = exc
-        path = os.path.abspath(self.engine.data_dir)
+        self.engine.offline_dirs.add(path)
         log.error("Error while appending records to %s-%d in dir %s: %s", topic, partition, path, exc)
         log.warning("Stopping serving replicas in dir %s because the log directory has failed.", path)
+        if set(self.engine.log_dirs) <= self.engine.offline_dirs:
+            log.critical("Shutdown broker because all log dirs in %s have failed", ", ".join(self.engine.log_dirs))
+            self.halt(1)
+            return
+        log.warning("Stopping serving logs in dir %s", path)
         log.info("Stopped serving replicas in dir %s", path)
 
     # ------------------------------------------------------------------ DescribeLogDirs
     async def describe_log_dirs(self, request) -> dict:
-        """Topics null: every partition; otherwise the listed partitions that exist (unknown
-        ones are left out, as Kafka leaves them out)."""
+        """One result per log dir. Topics null: every partition; otherwise the listed partitions
+        that exist (unknown ones are left out, as Kafka leaves them out)."""
         wanted = request.body["topics"]
         if not self.broker.guard.allows_cluster(request, acls.DESCRIBE):
             return {"throttle_time_ms": 0, "error_code": E.CLUSTER_AUTHORIZATION_FAILED, "results": []}
-        path = os.path.abspath(self.engine.data_dir)
+        asked = self._partitions_of(wanted)
+        return {"throttle_time_ms": 0, "error_code": E.NONE,
+                "results": [self._describe_dir(path, asked) for path in self.engine.log_dirs]}
+
+    def _describe_dir(self, path: str, asked: dict[str, list[int]]) -> dict:
+        offline = {"error_code": E.KAFKA_STORAGE_ERROR, "log_dir": path, "topics": []}
+        if path in self.engine.offline_dirs:
+            return offline
         result = {"error_code": E.NONE, "log_dir": path, "topics": [],
                   "total_bytes": -1, "usable_bytes": -1, "is_cordoned": False}
-        if self.offline is not None:
-            result = {"error_code": E.KAFKA_STORAGE_ERROR, "log_dir": path, "topics": []}
-            return {"throttle_time_ms": 0, "error_code": E.NONE, "results": [result]}
         try:
             stat = os.statvfs(path)
             result["total_bytes"] = stat.f_blocks * stat.f_frsize
             result["usable_bytes"] = stat.f_bavail * stat.f_frsize
-            result["topics"] = self._topics(wanted)
+            result["topics"] = self._topics(path, asked)
         except OSError:
-            result = {"error_code": E.KAFKA_STORAGE_ERROR, "log_dir": path, "topics": []}
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "results": [result]}
+            return offline
+        return result
 
     def _partitions_of(self, wanted) -> dict[str, list[int]]:
         if wanted is None:
@@ -91,11 +114,13 @@ class LogDirHandlers:
             asked[t["topic"]] += [p for p in t["partitions"] if p not in asked[t["topic"]]]
         return asked
 
-    def _topics(self, wanted) -> list[dict]:
+    def _topics(self, path: str, asked: dict[str, list[int]]) -> list[dict]:
         topics = []
-        for name, partitions in self._partitions_of(wanted).items():
+        for name, partitions in asked.items():
             described = []
             for p in partitions:
+                if self.engine.log_dir_of(name, p) != path:
+                    continue
                 try:
                     size = self.broker.data.log(name, p).size_in_bytes()
                 except KafkaError:

@@ -33,10 +33,9 @@ class LogUpkeep:
         self._start_checkpoint_every = config.get_int("log.flush.start.offset.checkpoint.interval.ms") / 1000.0
         self._next_start_checkpoint = now + self._start_checkpoint_every
         self.engine.checkpoint_log_start_offsets()  # a data dir older than the file gets it at start
+        self.engine.recover_failed_logs()  # (after a halt on a failed write: LogManager's recovery)
 
     async def tick(self) -> None:
-        if self.broker.log_dirs.offline is not None:
-            return  # Kafka stops its log manager's work on an offline dir
         now = time.monotonic()
         if now >= self._next_retention:
             self._next_retention = now + self._retention_every

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 
 from .. import acls, topic_names
-from ..errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
+from ..errors import InvalidTopicError, KafkaError, KafkaStorageError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
@@ -44,6 +44,15 @@ class MetadataHandlers:
         node = self.broker.node_id
         state = self.data.replica_state(topic, partition)
         if state is None:
+            try:
+                self.broker.log_dirs.check_online(topic, partition)
+            except KafkaStorageError:
+                # Kafka 4.4's controller moves the leadership off a replica in an offline dir (a
+                # new leader epoch, no leader, the lone ISR member moved to the eligible leader
+                # replicas: tests/test_oracle_jbod.py) and reports it offline.
+                return {"error_code": E.LEADER_NOT_AVAILABLE, "partition_index": partition, "leader_id": -1,
+                        "leader_epoch": self.data.leader_epoch(topic, partition) + 1,
+                        "replica_nodes": [node], "isr_nodes": [], "offline_replicas": [node]}
             return {"error_code": E.NONE, "partition_index": partition, "leader_id": node,
                     "leader_epoch": self.data.leader_epoch(topic, partition),
                     "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
@@ -57,14 +66,22 @@ class MetadataHandlers:
                 "replica_nodes": replicas, "isr_nodes": list(state.isr or state.zk_isr),
                 "offline_replicas": [r for r in replicas if not replication.live(r)]}
 
-    def _elr(self, topic: str, partition: int) -> dict:
-        """KIP-966's lists as the controller keeps them in the state znode (empty without one),
-        with Kafka 4.4's ISR (empty while the ELR holds the partition's last members)."""
+    def _described_partition(self, topic: str, partition: int, assignment: dict) -> dict:
+        """A partition as DescribeTopicPartitions shows it, with KIP-966's eligible leader
+        replicas. In ZooKeeper mode they are the controller's, from the state znode, with Kafka
+        4.4's ISR (empty while the ELR holds the partition's last members). On a broker of its
+        own only a replica in an offline dir is one (Kafka 4.4's controller moves the lone ISR
+        member there, and this API reports no error for a leaderless partition)."""
+        described = {**self._partition(topic, partition, assignment), "eligible_leader_replicas": [],
+                     "last_known_elr": []}
         state = self.data.replica_state(topic, partition)
-        if state is None:
-            return {"eligible_leader_replicas": [], "last_known_elr": []}
-        return {"isr_nodes": list(state.isr), "eligible_leader_replicas": list(state.elr),
-                "last_known_elr": list(state.last_known_elr)}
+        if state is not None:
+            described.update(isr_nodes=list(state.isr), eligible_leader_replicas=list(state.elr),
+                             last_known_elr=list(state.last_known_elr))
+        elif described["leader_id"] == -1:
+            described.update(error_code=E.NONE, eligible_leader_replicas=list(described["offline_replicas"]),
+                             last_known_elr=list(described["offline_replicas"]))
+        return described
 
     def brokers(self, request) -> list[dict]:
         """This broker (at the listener the request came in on), and in ZooKeeper mode every
@@ -248,8 +265,7 @@ class MetadataHandlers:
             topics.append({"error_code": E.NONE, "name": name,
                            "topic_id": self.data.topic_ids.uuid_of(meta.topic_id),
                            "is_internal": topic_names.is_internal(name),
-                           "partitions": [{**self._partition(name, p, meta.assignment), **self._elr(name, p)}
-                                          for p in shown],
+                           "partitions": [self._described_partition(name, p, meta.assignment) for p in shown],
                            "topic_authorized_operations": self._operations(request, name, TOPIC_OPERATIONS)})
             if shown and shown[-1] != indexes[-1]:
                 next_cursor = {"topic_name": name, "partition_index": shown[-1] + 1}

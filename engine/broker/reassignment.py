@@ -15,14 +15,16 @@ partition, then the target list (empty, unregistered broker, duplicate broker); 
 (replicas null) of a partition with nothing ongoing answers NO_REASSIGNMENT_IN_PROGRESS. Both
 APIs need the cluster permission (ALTER, DESCRIBE), refused for the whole request otherwise.
 
-The broker has one log directory (the engine's data directory): a move to it is done already,
-a move to any other path is refused with LOG_DIR_NOT_FOUND, as Kafka refuses a path that is not
-one of its log.dirs (compared as given: a trailing slash makes another path).
+AlterReplicaLogDirs moves a partition to another of the broker's log dirs (Engine.move_partition:
+at once, where Kafka copies a future replica in the background); a move to the dir holding it
+is done already; a path that is not one of its log.dirs is refused with LOG_DIR_NOT_FOUND
+(compared as given: a trailing slash makes another path); an offline dir answers
+KAFKA_STORAGE_ERROR, as does any move while a dir is offline (ReplicaManager.alterReplicaLogDirs).
 """
 
 from __future__ import annotations
 
-import os
+import logging
 from dataclasses import dataclass
 
 from .. import acls, validation
@@ -31,6 +33,8 @@ from ..javacompat import hashmap_order
 from ..errors import KafkaError, UnknownTopicOrPartitionError
 from ..protocol import ApiKey
 from ..protocol import errors as E
+
+log = logging.getLogger("pk.broker")
 
 CLUSTER_DENIED = "Cluster authorization failed."
 
@@ -172,17 +176,14 @@ class Reassignments:
     # ------------------------------------------------------------------ AlterReplicaLogDirs
     async def alter_replica_log_dirs(self, request) -> dict:
         allowed = self.broker.guard.allows_cluster(request, acls.ALTER)
-        log_dir = os.path.abspath(self.engine.data_dir)
         outcome: dict[tuple[str, int], int] = {}
         for d in request.body["dirs"]:
             for t in d["topics"]:
                 for p in t["partitions"]:
                     if not allowed:
                         code = E.CLUSTER_AUTHORIZATION_FAILED
-                    elif d["path"] != log_dir:
-                        code = E.LOG_DIR_NOT_FOUND
                     else:
-                        code = E.NONE if self._hosted(t["name"], p) else E.UNKNOWN_TOPIC_OR_PARTITION
+                        code = self._move(t["name"], p, d["path"])
                     outcome[(t["name"], p)] = code
         # Kafka answers from a map of partitions grouped by topic: the topics come in the order
         # of the request, a topic's partitions in the map's iteration order
@@ -190,6 +191,26 @@ class Reassignments:
         for (name, p) in hashmap_order(outcome):
             by_topic[name].append({"partition_index": p, "error_code": outcome[(name, p)]})
         return {"throttle_time_ms": 0, "results": [{"topic_name": n, "partitions": ps} for n, ps in by_topic.items()]}
+
+    def _move(self, topic: str, partition: int, path: str) -> int:
+        """ReplicaManager.alterReplicaLogDirs' checks in its order, then the move (Engine.move_partition)."""
+        if path not in self.engine.log_dirs:
+            return E.LOG_DIR_NOT_FOUND
+        if path in self.engine.offline_dirs:
+            return E.KAFKA_STORAGE_ERROR
+        if not self._hosted(topic, partition):
+            return E.UNKNOWN_TOPIC_OR_PARTITION
+        if self.engine.log_dir_of(topic, partition) in self.engine.offline_dirs:
+            return E.KAFKA_STORAGE_ERROR  # ("Partition ... is offline")
+        if self.engine.offline_dirs and self.engine.log_dir_of(topic, partition) != path:
+            return E.KAFKA_STORAGE_ERROR  # (no future replica while a dir is offline)
+        try:
+            if self.engine.move_partition(topic, partition, path):
+                log.info("The current replica of %s-%d is moved to %s", topic, partition, path)
+        except OSError as exc:
+            log.warning("Unable to alter log dirs for %s-%d: %s", topic, partition, exc)
+            return E.KAFKA_STORAGE_ERROR
+        return E.NONE
 
     def _hosted(self, topic: str, partition: int) -> bool:
         try:

@@ -93,8 +93,7 @@ class ReplicaManager:
         self._log_start_event = asyncio.Event()
         self._checkpointed: dict[tuple[str, int], int] = {}
         self._isr_busy = False
-        path = os.path.join(broker.engine.data_dir, checkpoint.HIGH_WATERMARK)
-        self.hw.update(checkpoint.read(path))
+        self.hw.update(broker.engine.read_checkpoint(checkpoint.HIGH_WATERMARK))
         self._checkpointed.update(self.hw)
 
     # ------------------------------------------------------------------ reads (handlers)
@@ -394,7 +393,7 @@ class ReplicaManager:
         changes.update({k: None for k in self._checkpointed if k not in self.hw})
         if changes:
             try:
-                checkpoint.update(self.broker.engine.data_dir, checkpoint.HIGH_WATERMARK, changes)
+                self.broker.engine.update_checkpoint(checkpoint.HIGH_WATERMARK, changes)
             except OSError as exc:
                 log.warning("Writing %s failed: %s", checkpoint.HIGH_WATERMARK, exc)
                 return
