@@ -60,7 +60,7 @@ class MetadataHandlers:
         # ZooKeeper's assignment (the local one follows it); the local one before a state is known
         replicas = list(state.replicas or (assignment or {}).get(partition, ()))
         # Metadata, which Kafka 2.8's tools read, gets the ISR as Kafka 2.8 keeps it (never
-        # empty); DescribeTopicPartitions, Kafka 4.4's, gets 4.4's with the ELR (_elr).
+        # empty); DescribeTopicPartitions, Kafka 4.4's, gets 4.4's with the ELR (_described_partition).
         return {"error_code": E.NONE if state.leader >= 0 else E.LEADER_NOT_AVAILABLE,
                 "partition_index": partition, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
                 "replica_nodes": replicas, "isr_nodes": list(state.isr or state.zk_isr),
