@@ -22,7 +22,7 @@ import json
 import os
 from typing import Iterable, NamedTuple
 
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, file_stamp, locked
 from .paths import PK_DIR
 
 # Kafka's codes (org.apache.kafka.common.resource / acl enums), as the wire carries them.
@@ -175,11 +175,7 @@ class AclStore:
         self.refresh()
 
     def _stat(self):
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        return file_stamp(self.path)
 
     def refresh(self) -> bool:
         """Reload if the file changed since last read; True if it did."""

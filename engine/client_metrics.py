@@ -17,17 +17,13 @@ Kafka's error codes and texts (ClientMetricsError.code).
 
 from __future__ import annotations
 
-import json
-import os
 import re
 
-from . import paths
-from .fileutil import atomic_write, locked
+from .config_store import ConfigStore
 from .javacompat import hashmap_order
 from .protocol import errors as E
 
-FILE_NAME = "client-metrics.json"
-LOCK_NAME = "client-metrics.lock"
+FILE_NAME = "client-metrics.json"  # and its client-metrics.lock (config_store.py)
 
 METRICS, INTERVAL, MATCH = "metrics", "interval.ms", "match"
 # name -> (default, DescribeConfigs config type: 3 INT, 7 LIST, documentation)
@@ -108,52 +104,12 @@ def check_name(name: str, *, describing: bool = False) -> None:
 
 
 # --------------------------------------------------------------------------- storage
-class ClientMetricsStore:
+class ClientMetricsStore(ConfigStore):
     """The client-metrics resources of one data directory: name -> {config: value}."""
 
     def __init__(self, data_dir: str):
-        self.dir = os.path.join(data_dir, paths.PK_DIR)
-        self.path = os.path.join(self.dir, FILE_NAME)
-        self._stamp: tuple | None = None
-        self._resources: dict[str, dict[str, str]] = {}
-
-    def resources(self) -> dict[str, dict[str, str]]:
-        """Every resource, in the order they were created (re-read only when the file changed)."""
-        try:
-            st = os.stat(self.path)
-            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        if stamp != self._stamp:
-            self._resources = self._read() if stamp is not None else {}
-            self._stamp = stamp
-        return self._resources
+        super().__init__(data_dir, FILE_NAME.removesuffix(".json"), "client metrics")
 
     def names(self) -> list[str]:
         """The resource names in the order Kafka lists them (its controller's HashMap)."""
         return hashmap_order(self.resources())
-
-    def _read(self) -> dict[str, dict[str, str]]:
-        try:
-            with open(self.path, "rb") as f:
-                data = json.load(f)
-            return {str(name): {str(k): str(v) for k, v in configs.items()}
-                    for name, configs in data["resources"].items()}
-        except FileNotFoundError:
-            return {}
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"Malformed client metrics file {self.path}: {exc}") from None
-
-    def alter(self, name: str, change) -> None:
-        """Replace one resource's configs by `change(current configs)` (which may raise to
-        refuse), as one atomic read-modify-write; an empty result removes the resource."""
-        os.makedirs(self.dir, exist_ok=True)
-        with locked(os.path.join(self.dir, LOCK_NAME)):
-            resources = self._read()
-            configs = change(dict(resources.get(name, {})))
-            if configs:
-                resources[name] = configs
-            else:
-                resources.pop(name, None)
-            atomic_write(self.path, json.dumps({"version": 1, "resources": resources}, indent=1).encode() + b"\n")
-        self._stamp = None  # re-read on next use

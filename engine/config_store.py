@@ -7,7 +7,8 @@ directory sees them (Kafka keeps such records in its metadata log).
 Only configs that are set are kept; a resource whose last config is deleted is gone. Changes
 are read-modify-write under an flock on the file's `.lock` sibling and replace the file
 atomically; readers re-read it when its modification stamp changes. The group configs
-(`group-configs.json`) and the dynamic broker configs (`broker-configs.json`) are kept so.
+(`group-configs.json`), the dynamic broker configs (`broker-configs.json`) and the
+client-metrics subscriptions (`client-metrics.json`) are kept so.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import json
 import os
 
 from . import paths
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, file_stamp, locked
 
 
 class ConfigStore:
-    def __init__(self, data_dir: str, name: str):
+    def __init__(self, data_dir: str, name: str, what: str = "config"):
+        self.what = what  # what the file holds, for the error that says it is malformed
         self.dir = os.path.join(data_dir, paths.PK_DIR)
         self.path = os.path.join(self.dir, f"{name}.json")
         self.lock_path = os.path.join(self.dir, f"{name}.lock")
@@ -29,11 +31,7 @@ class ConfigStore:
 
     def resources(self) -> dict[str, dict[str, str]]:
         """Every resource, in the order they were first set (re-read only when the file changed)."""
-        try:
-            st = os.stat(self.path)
-            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
+        stamp = file_stamp(self.path)
         if stamp != self._stamp:
             self._resources = self._read() if stamp is not None else {}
             self._stamp = stamp
@@ -51,7 +49,7 @@ class ConfigStore:
         except FileNotFoundError:
             return {}
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"Malformed config file {self.path}: {exc}") from None
+            raise ValueError(f"Malformed {self.what} file {self.path}: {exc}") from None
 
     def alter(self, name: str, change) -> dict[str, str]:
         """Replace one resource's configs by `change(current configs)` (which may raise to

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 
 from . import paths
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, file_stamp, locked
 from .scram_credentials import MIN_ITERATIONS, Credential
 
 FILE_NAME = "delegation-tokens.json"
@@ -79,11 +79,7 @@ class DelegationTokens:
     # ------------------------------------------------------------------ reading
     def tokens(self) -> dict[str, TokenInfo]:
         """Every token, as on disk now (re-read only when the file changed)."""
-        try:
-            st = os.stat(self.path)
-            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
+        stamp = file_stamp(self.path)
         if stamp != self._stamp:
             self._tokens = self._read() if stamp is not None else {}
             self._stamp = stamp

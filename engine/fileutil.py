@@ -58,6 +58,17 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
         fsync_dir(directory)
 
 
+def file_stamp(path: str) -> tuple | None:
+    """What says a kept file changed since it was read: (mtime, size, inode), None while it
+    does not exist. pk's stores replace their files with atomic_write, so a rewrite is a new
+    inode even within one mtime tick."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 @contextlib.contextmanager
 def locked(path: str, *, shared: bool = False):
     """Hold an OS file lock (flock) on `path` for the duration of the block.

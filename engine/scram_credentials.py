@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import scramp
 
 from . import paths
-from .fileutil import atomic_write, locked
+from .fileutil import atomic_write, file_stamp, locked
 
 FILE_NAME = "scram-credentials.json"
 LOCK_NAME = "scram-credentials.lock"
@@ -91,11 +91,7 @@ class ScramCredentials:
     # ------------------------------------------------------------------ reading
     def users(self) -> dict[str, dict[str, Credential]]:
         """Every user's credentials, as on disk now (re-read only when the file changed)."""
-        try:
-            st = os.stat(self.path)
-            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
+        stamp = file_stamp(self.path)
         if stamp != self._stamp:
             self._users = self._read() if stamp is not None else {}
             self._stamp = stamp
