@@ -12,7 +12,6 @@ import subprocess
 
 import pytest
 from confluent_kafka import Producer
-
 from conftest import ProtocolClient, tool_path
 from replication_cluster import ReplicationCluster, wait_for
 
@@ -40,6 +39,16 @@ def alter(cluster, via: int, name: str, configs: dict[str, str | None]) -> tuple
             {"resource_type": BROKER, "resource_name": name, "configs": [
                 {"name": k, "config_operation": SET if v is not None else DELETE, "value": v}
                 for k, v in configs.items()]}]})
+    (r,) = answer["responses"]
+    return r["error_code"], r["error_message"]
+
+
+def replace(cluster, via: int, name: str, configs: dict[str, str]) -> tuple[int, str | None]:
+    """AlterConfigs (the whole set) of broker resource `name` sent to broker `via`."""
+    with ProtocolClient(cluster.brokers[via].bootstrap) as c:
+        answer = c.call(ApiKey.ALTER_CONFIGS, 2, {"validate_only": False, "resources": [
+            {"resource_type": BROKER, "resource_name": name, "configs": [
+                {"name": k, "value": v} for k, v in configs.items()]}]})
     (r,) = answer["responses"]
     return r["error_code"], r["error_message"]
 
@@ -159,8 +168,8 @@ def test_kafka_28_kafka_configs_and_pk_share_the_znodes(cluster, kafka28_tools):
         "synonyms={DYNAMIC_BROKER_CONFIG:follower.replication.throttled.rate=7000}"]
 
     # pk writes the same configs for broker 0: the same bytes, read alike by Kafka 2.8's tool
-    assert alter(cluster, 0, "0", {"leader.replication.throttled.rate": "5000",
-                                   "follower.replication.throttled.rate": "7000"}) == (E.NONE, None)
+    assert replace(cluster, 0, "0", {"leader.replication.throttled.rate": "5000",
+                                     "follower.replication.throttled.rate": "7000"}) == (E.NONE, None)
     try:
         assert cluster.get("/config/brokers/0") == cluster.get("/config/brokers/1")
         assert {"version": 2, "entity_path": "brokers/0"} in notifications(cluster)

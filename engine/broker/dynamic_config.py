@@ -5,8 +5,10 @@ A lone broker keeps them in the data directory, `.pk/broker-configs.json` (engin
 under the names Kafka gives their ZooKeeper nodes (`<id>`, `<default>`), so they survive restarts.
 In ZooKeeper mode the znodes themselves, `/config/brokers/<id>` and `/config/brokers/<default>`,
 are the source of truth, written and watched as a Kafka 2.8 cluster does
-(zk_broker_configs.py): a default set through one broker reaches every broker at once. Checks, in Kafka's order (DynamicBrokerConfig.validateConfigs, then
-the reconfigurable components' own checks): a known config that needs a restart is refused, a
+(zk_broker_configs.py): a default set through one broker reaches every broker at once.
+
+Checks, in Kafka's order (DynamicBrokerConfig.validateConfigs, then the reconfigurable
+components' own checks): a known config that needs a restart is refused, a
 listener security config must carry its listener prefix, a per-broker config cannot be a
 default, each value must parse and lie within its ConfigDef bounds, and the thread counts may
 at most double or halve.

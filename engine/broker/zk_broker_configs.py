@@ -25,9 +25,7 @@ from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 
 from ..errors import KafkaError
 
-from ..zk_formats import CONFIG_CHANGES, decode_config, encode_config, encode_config_change
-
-CONFIG_BROKERS = "/config/brokers"
+from ..zk_formats import CONFIG_BROKERS, CONFIG_CHANGES, decode_config, encode_config, encode_config_change
 
 
 def broker_config_path(resource: str) -> str:
@@ -71,8 +69,9 @@ class ZooKeeperBrokerConfigs:
                 data = None
             current = decode_config(data)
             new = change(dict(current))
-            # a Properties filled from the znode, then the changes (ZkAdminManager's order)
-            body = encode_config(new, list(current) + [k for k in new if k not in current])
+            # a Properties filled in `new`'s order: the znode's then the added names
+            # (incrementalAlterConfigs), or the request's (alterConfigs), as ZkAdminManager fills it
+            body = encode_config(new)
             try:
                 self.zk.set(path, body)
             except NoNodeError:
