@@ -8,6 +8,7 @@ each sees the other's writes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -133,6 +134,8 @@ def test_a_per_broker_config_goes_through_its_own_broker_and_survives_a_restart(
         wait_for(lambda: described(cluster, 1, "log.cleaner.threads") == ("2", DYNAMIC_BROKER_CONFIG),
                  what="the restarted broker 1 to describe its config")
         assert described(cluster, 1, "log.retention.ms") == ("3600000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+        # ZooKeeper, not the data directory, keeps them
+        assert not os.path.exists(os.path.join(cluster.brokers[1].data_dir, ".pk", "broker-configs.json"))
     finally:
         wait_for(lambda: alter(cluster, 1, "1", {"log.cleaner.threads": None}) == (E.NONE, None),
                  what="broker 1 to take the deletion")
