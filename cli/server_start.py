@@ -148,7 +148,7 @@ def _run(config, log) -> int:
     host, port = config.listener
 
     async def main() -> None:
-        broker = Broker(engine, config)
+        broker = Broker(engine, config, zk.broker_configs if zk is not None else None)
         server = Server(broker, endpoints, config.get_int("socket.request.max.bytes"))
         await server.start()
         if zk is not None:

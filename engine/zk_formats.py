@@ -8,7 +8,8 @@ byte as Kafka writes them and decoded as Kafka reads them (no ZooKeeper I/O here
                                           (+ "topic_id" when one is known; kafka-topics never adds one)
   /brokers/topics/<t>/partitions/<p>/state  leader and ISR (TopicPartitionStateZNode)
   /config/topics/<t>                      {"version":1,"config":{..}}
-  /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} after a config change
+  /config/brokers/<id>, /config/brokers/<default>  the same, a broker's dynamic configs
+  /config/changes/config_change_<seq>     {"version":2,"entity_path":"topics/<t>"} (or "brokers/<id>") after a config change
   /admin/delete_topics/<t>                the deletion marker (no data)
   /admin/reassign_partitions              {"version":1,"partitions":[{"topic":..,"partition":..,"replicas":[..]}]}
   /controller, /controller_epoch, /cluster/id
@@ -29,6 +30,7 @@ from .javacompat import ScalaHashMap, jackson_string
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
 CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
 DELETE_TOPICS = "/admin/delete_topics"
 CONTROLLER = "/controller"
@@ -39,7 +41,7 @@ REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 # KafkaZkClient.createTopLevelPaths (2.8)
 PERSISTENT_PATHS = ("/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
                     ISR_CHANGE_NOTIFICATION, "/latest_producer_id_block", "/log_dir_event_notification",
-                    CONFIG_TOPICS, "/config/clients", "/config/users", "/config/brokers", "/config/ips")
+                    CONFIG_TOPICS, "/config/clients", "/config/users", CONFIG_BROKERS, "/config/ips")
 
 
 def topic_path(topic: str) -> str:

@@ -45,7 +45,9 @@ Handler = Callable[[Request], Awaitable[dict | None]]
 
 
 class Broker:
-    def __init__(self, engine: Engine, config: BrokerConfig):
+    def __init__(self, engine: Engine, config: BrokerConfig, broker_configs=None):
+        """`broker_configs`: where the dynamic broker configs are kept in ZooKeeper mode
+        (zk_broker_configs.py); the data directory's file otherwise."""
         self.engine = engine
         self.config = config
         self.node_id = config.node_id
@@ -73,7 +75,7 @@ class Broker:
 
         self.data = data.DataHandlers(self)
         self.admin = admin.AdminHandlers(self)
-        self.dynamic_config = dynamic_config.DynamicBrokerConfigs(self)  # applied to the engine at once
+        self.dynamic_config = dynamic_config.DynamicBrokerConfigs(self, broker_configs)  # applied to the engine at once
         self.group_configs = group_configs.GroupConfigs(self)  # before the coordinator, which reads them
         self.groups = groups.GroupHandlers(self)
         self.log_dirs = log_dirs.LogDirHandlers(self)

@@ -367,7 +367,8 @@ class AdminHandlers:
                     results.append(result)
                     continue
                 if res["resource_type"] == BROKER:
-                    self.broker.dynamic_config.replace(res["resource_name"], res["configs"], body["validate_only"])
+                    await self.broker.dynamic_config.replace(res["resource_name"], res["configs"],
+                                                             body["validate_only"])
                     results.append(result)
                     continue
                 self._check_topic_resource(res)
@@ -411,8 +412,8 @@ class AdminHandlers:
                     results.append(result)
                     continue
                 if res["resource_type"] == BROKER:
-                    self.broker.dynamic_config.incremental_alter(res["resource_name"], res["configs"],
-                                                                 body["validate_only"])
+                    await self.broker.dynamic_config.incremental_alter(res["resource_name"], res["configs"],
+                                                                       body["validate_only"])
                     results.append(result)
                     continue
                 new = dict(self._existing_topic(res["resource_name"]).configs)

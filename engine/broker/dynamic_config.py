@@ -1,10 +1,14 @@
 """Dynamic broker configs (Kafka's DynamicBrokerConfig): AlterConfigs and IncrementalAlterConfigs
 of a BROKER resource, per broker (`0`) or as the cluster-wide default (the empty name).
 
-They are kept in the data directory, `.pk/broker-configs.json` (engine/config_store.py), under
-the names Kafka gives their ZooKeeper nodes (`/config/brokers/<id>`, `/config/brokers/<default>`),
-so they survive restarts. Checks, in Kafka's order (DynamicBrokerConfig.validateConfigs, then
-the reconfigurable components' own checks): a known config that needs a restart is refused, a
+A lone broker keeps them in the data directory, `.pk/broker-configs.json` (engine/config_store.py),
+under the names Kafka gives their ZooKeeper nodes (`<id>`, `<default>`), so they survive restarts.
+In ZooKeeper mode the znodes themselves, `/config/brokers/<id>` and `/config/brokers/<default>`,
+are the source of truth, written and watched as a Kafka 2.8 cluster does
+(zk_broker_configs.py): a default set through one broker reaches every broker at once.
+
+Checks, in Kafka's order (DynamicBrokerConfig.validateConfigs, then the reconfigurable
+components' own checks): a known config that needs a restart is refused, a
 listener security config must carry its listener prefix, a per-broker config cannot be a
 default, each value must parse and lie within its ConfigDef bounds, and the thread counts may
 at most double or halve.
@@ -22,6 +26,8 @@ but does not change what pk does (docs/protocol.md).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 
 from ..config_store import ConfigStore
@@ -32,6 +38,8 @@ from ..topic_config import java_double_str
 from . import config_docs
 from .config import KNOWN
 from .dynamic_config_keys import DYNAMIC, KAFKA_CONFIGS, NON_DYNAMIC
+
+log = logging.getLogger("kafka.server.DynamicBrokerConfig")
 
 FILE_NAME = "broker-configs"
 DEFAULT_NAME = "<default>"  # the cluster-wide default's resource, as Kafka's ZooKeeper node names it
@@ -70,6 +78,8 @@ def config_type(name: str) -> str | None:
     base = m.group(1) if m else name
     if base in KAFKA_CONFIGS:
         return KAFKA_CONFIGS[base][0]
+    if base in DYNAMIC:  # KafkaConfig.configTypeExact: then DynamicConfig.Broker's (the replication throttles)
+        return DYNAMIC[base][0]
     return config_docs.BROKER_TYPES.get(base) or ("string" if base in KNOWN or base in NON_DYNAMIC else None)
 
 
@@ -120,10 +130,22 @@ def _check_value(name: str, value: str) -> None:
 
 
 class DynamicBrokerConfigs:
-    def __init__(self, broker):
+    def __init__(self, broker, store=None):
+        """`store`: where the configs are kept, a ZooKeeperBrokerConfigs in ZooKeeper mode;
+        the data directory's file otherwise."""
         self.broker = broker
         self.node = str(broker.node_id)
-        self.store = ConfigStore(broker.engine.data_dir, FILE_NAME)
+        self.store = store if store is not None else ConfigStore(broker.engine.data_dir, FILE_NAME)
+        self.apply()
+        if hasattr(self.store, "watch"):  # another broker's (or kafka-configs') change applies here too
+            loop = asyncio.get_running_loop()
+            self.store.watch(lambda resource, configs: loop.call_soon_threadsafe(self._changed_elsewhere,
+                                                                                resource, configs))
+
+    def _changed_elsewhere(self, resource: str, configs: dict[str, str]) -> None:
+        """BrokerConfigHandler.processConfigChanges: a znode of this broker's changed."""
+        log.info("Processing override for entityPath: brokers/%s with config names: %s", resource, sorted(configs))
+        self.store.update(resource, configs)
         self.apply()
 
     # ------------------------------------------------------------------ values
@@ -204,7 +226,7 @@ class DynamicBrokerConfigs:
         return None
 
     # ------------------------------------------------------------------ alterations
-    def incremental_alter(self, name: str, configs: list[dict], validate_only: bool) -> None:
+    async def incremental_alter(self, name: str, configs: list[dict], validate_only: bool) -> None:
         resource = self._resource(name)
 
         def change(current: dict[str, str]) -> dict[str, str]:
@@ -213,9 +235,9 @@ class DynamicBrokerConfigs:
             self.validate(current, resource != DEFAULT_NAME)
             return current
 
-        self._alter(resource, change, validate_only)
+        await self._alter(resource, change, validate_only)
 
-    def replace(self, name: str, configs: list[dict], validate_only: bool) -> None:
+    async def replace(self, name: str, configs: list[dict], validate_only: bool) -> None:
         """AlterConfigs: the resource's dynamic configs become exactly those given."""
         resource = self._resource(name)
 
@@ -228,13 +250,16 @@ class DynamicBrokerConfigs:
             self.validate(new, resource != DEFAULT_NAME)
             return new
 
-        self._alter(resource, change, validate_only)
+        await self._alter(resource, change, validate_only)
 
-    def _alter(self, resource: str, change, validate_only: bool) -> None:
+    async def _alter(self, resource: str, change, validate_only: bool) -> None:
         if validate_only:
             change(dict(self.store.get(resource)))
             return
-        self.store.alter(resource, change)
+        if isinstance(self.store, ConfigStore):
+            self.store.alter(resource, change)
+        else:  # ZooKeeper's round trips off the event loop
+            await asyncio.get_running_loop().run_in_executor(None, self.store.alter, resource, change)
         self.apply()
 
     # ------------------------------------------------------------------ DescribeConfigs

@@ -95,8 +95,10 @@ from ..fileutil import atomic_write, locked
 from ..metadata import TopicMetadata, new_kafka_uuid
 from ..replica_assignment import BrokerMetadata, assign_replicas_to_brokers
 from . import controller, elr, features
+from .dynamic_config import DEFAULT_NAME
 from .producer_state import ZooKeeperBlocks
 from .replication import PartitionState, ReplicaManager
+from .zk_broker_configs import ZooKeeperBrokerConfigs
 
 log = logging.getLogger("kafka.server.KafkaServer")
 ctl_log = logging.getLogger("kafka.controller.KafkaController")
@@ -159,6 +161,7 @@ class ZooKeeperSync:
         self._zk_reassignment: int | None = None  # czxid of the /admin/reassign_partitions started
         self.clean_shutdown = True  # whether the last run ended with the logs closed (connect() reads it)
         self._min_isr_seen: dict[str, str | None] = {}  # the controller's: each topic's min.insync.replicas
+        self.broker_configs: ZooKeeperBrokerConfigs | None = None  # /config/brokers/<id> and <default>
 
     # ------------------------------------------------------------------ start-up (blocking)
     @classmethod
@@ -170,6 +173,8 @@ class ZooKeeperSync:
         try:
             sync._ensure_paths()
             sync._settle_cluster_id()
+            # DynamicBrokerConfig.initialize: this broker's and the default's dynamic configs
+            sync.broker_configs = ZooKeeperBrokerConfigs(sync.zk, (str(sync.node_id), DEFAULT_NAME))
         except ZooKeeperStartupError:
             sync.close()
             raise
