@@ -56,7 +56,7 @@ class Target:
                  "salted_password": salted}]})
         assert [x["error_code"] for x in r["results"]] == [E.NONE], r
         user = User(self, name)
-        wait_for(user.can_login, 30, f"{name} to log in")  # (Kafka: once the credential is published)
+        wait_for(user.can_login, 120, f"{name} to log in")  # (Kafka: once the credential is published)
         return user
 
     def grant(self, user: "User", *grants) -> None:
@@ -75,7 +75,7 @@ class Target:
                     "principal_filter": user.principal, "host_filter": None, "operation": A.ANY,
                     "permission_type": A.ANY})
                 return d["error_code"] == E.NONE and sum(len(x["acls"]) for x in d["resources"]) >= len(grants)
-            wait_for(present, 30, f"the ACLs of {user.principal}")
+            wait_for(present, 120, f"the ACLs of {user.principal}")
 
     def topic(self, base: str = "t", partitions: int = 1, name: str | None = None) -> str:
         """A new topic, once its partitions have a leader; returns its name."""
@@ -85,7 +85,7 @@ class Target:
                 {"name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
                  "configs": []}], "timeout_ms": 30000, "validate_only": False})
             assert r["topics"][0]["error_code"] == E.NONE, r
-            wait_for(lambda: self._ready(c, name), 30, f"topic {name}")
+            wait_for(lambda: self._ready(c, name), 120, f"topic {name}")
         return name
 
     @staticmethod
@@ -98,7 +98,7 @@ class Target:
 
     def topic_id(self, name: str) -> uuid.UUID:
         with self.su() as c:
-            return wait_for(lambda: self._ready(c, name), 30, f"topic {name}")["topic_id"]
+            return wait_for(lambda: self._ready(c, name), 120, f"topic {name}")["topic_id"]
 
     def commit(self, group: str, topic: str) -> None:
         """An offset for `group` (a simple-consumer commit makes the group exist, Empty)."""
@@ -111,7 +111,7 @@ class Target:
                         {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
                          "committed_metadata": None}]}]})
                 return r["topics"][0]["partitions"][0]["error_code"] == E.NONE  # else: coordinator loading
-            wait_for(done, 30, f"an offset commit for {group}")
+            wait_for(done, 120, f"an offset commit for {group}")
 
     def coordinator(self, group: str) -> None:
         """Returns once the group has a coordinator: Kafka creates its offsets topic on the first
@@ -130,7 +130,7 @@ class Target:
                 r = c.call(ApiKey.INIT_PRODUCER_ID, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
                                                         "producer_id": -1, "producer_epoch": -1})
                 return r["error_code"] == E.NONE  # else COORDINATOR_NOT_AVAILABLE/LOAD_IN_PROGRESS: not yet
-            wait_for(done, 60, f"InitProducerId for {tid}", interval=0.2)
+            wait_for(done, 120, f"InitProducerId for {tid}", interval=0.2)
 
 
 class User:
@@ -191,7 +191,7 @@ def settled(call, what: str = "a coordinator"):
     def done():
         box[:] = [call()]
         return box[0] not in RETRIABLE
-    wait_for(done, 30, what, interval=0.2)
+    wait_for(done, 120, what, interval=0.2)  # (a state, not a speed: a loaded machine is slow to load 50 partitions)
     return box[0]
 
 
@@ -634,7 +634,7 @@ def row_find_coordinator(t: Target):
         def found():  # (Kafka: COORDINATOR_NOT_AVAILABLE until its offsets topic is up)
             r = c.call(ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": [ok]})
             return r["coordinators"][0]["error_code"] != E.COORDINATOR_NOT_AVAILABLE and r
-        allowed = wait_for(found, 30, "a coordinator")
+        allowed = wait_for(found, 120, "a coordinator")
     return codes(groups["coordinators"]) + codes(txns["coordinators"]) + codes(allowed["coordinators"])
 
 
@@ -772,7 +772,7 @@ def row_consumer_group_heartbeat(t: Target):
         def joined():
             r = _heartbeat(c, g, [mine])
             return r if r["error_code"] not in RETRIABLE else None  # (Kafka: its offsets topic coming up)
-        ok = wait_for(joined, 30, "a heartbeat answer")
+        ok = wait_for(joined, 120, "a heartbeat answer")
     return (refused["error_code"], (leak["error_code"], leak["error_message"], leak["member_id"],
                                     leak["assignment"], leak["member_epoch"]),
             (ok["error_code"], bool(ok["member_id"])))
@@ -981,7 +981,7 @@ def row_consumer_group_regex(t: Target):
                 state["owned"] = r["assignment"]["topic_partitions"]
                 seen.update(ids.get(x["topic_id"], "?") for x in state["owned"])
             return mine in seen
-        wait_for(beat, 30, "the regex's assignment", interval=0.3)
+        wait_for(beat, 120, "the regex's assignment", interval=0.3)
     return mine in seen, secret in seen
 
 
@@ -1047,5 +1047,5 @@ def row_delegation_tokens_allowed(t: Target):
         def seen_all():
             got = {x["token_id"] for x in c.call(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, {"owners": None})["tokens"]}
             return {mine["token_id"], made["token_id"]} <= got and got
-        seen = wait_for(seen_all, 30, "the owner's tokens")
+        seen = wait_for(seen_all, 120, "the owner's tokens")
     return (mine["error_code"], made["error_code"]), (mine["token_id"] in seen, made["token_id"] in seen)

@@ -56,14 +56,20 @@ def log_dirs(kafka_tools, bootstrap: str) -> dict[str, tuple[str | None, list[st
     """Kafka's kafka-log-dirs --describe of TOPIC: {log dir: (error, partitions)}; the tool prints
     the dirs in a HashMap's order of their paths, which differ between the two brokers. pk's
     tool prints the same as Kafka's (its raw answer is compared in log.dirs order below)."""
-    r = kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, "--describe", "--topic-list", TOPIC)
-    assert r.returncode == 0, r.err
-    (broker,) = json.loads(r.out.splitlines()[-1])["brokers"]
-    found = {d["logDir"]: (d["error"], sorted(p["partition"] for p in d["partitions"])) for d in broker["logDirs"]}
-    pk = subprocess.run([tool_path("pk-log-dirs"), "--bootstrap-server", bootstrap, "--describe", "--topic-list",
-                         TOPIC], capture_output=True, text=True, timeout=60)
-    assert (pk.returncode, pk.stdout.splitlines()[-1]) == (0, r.out.splitlines()[-1])
-    return found
+    def both():
+        r = kafka_tools("kafka-log-dirs", "--bootstrap-server", bootstrap, "--describe", "--topic-list", TOPIC)
+        assert r.returncode == 0, r.err
+        pk = subprocess.run([tool_path("pk-log-dirs"), "--bootstrap-server", bootstrap, "--describe",
+                             "--topic-list", TOPIC], capture_output=True, text=True, timeout=60)
+        assert pk.returncode == 0, pk.stderr
+        return r.out.splitlines()[-1], pk.stdout.splitlines()[-1]
+    # The two tools ask one after the other: a log the broker creates meanwhile (Kafka creates a
+    # new topic's logs as the metadata reaches it) shows in the second answer only. Ask again
+    # until both saw the same broker state.
+    kafka_out, pk_out = wait_for(lambda: (lambda k, p: k == p and (k, p))(*both()), 30,
+                                 "kafka-log-dirs and pk-log-dirs to see the same logs")
+    (broker,) = json.loads(kafka_out)["brokers"]
+    return {d["logDir"]: (d["error"], sorted(p["partition"] for p in d["partitions"])) for d in broker["logDirs"]}
 
 
 def raw_log_dirs(bootstrap: str) -> list[tuple[str, int]]:

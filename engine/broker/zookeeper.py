@@ -725,8 +725,12 @@ class ZooKeeperSync:
         except (KafkaError, ValueError, TypeError):
             values = topic_config.effective({}, broker)
         factor = len(next(iter(zt.assignment.values()), ()))
-        return (elr.effective_min_isr(int(values["min.insync.replicas"]), factor),
-                bool(values["unclean.leader.election.enable"]), enabled)
+        if "unclean.leader.election.enable" in zt.configs:
+            unclean = values["unclean.leader.election.enable"]
+        else:  # the broker's setting: its dynamic default, else its server.properties
+            unclean = broker.get("unclean.leader.election.enable", self.config.get("unclean.leader.election.enable"))
+        unclean = unclean if isinstance(unclean, bool) else str(unclean).lower() == "true"
+        return (elr.effective_min_isr(int(values["min.insync.replicas"]), factor), unclean, enabled)
 
     def elr_enabled(self) -> bool:
         """eligible.leader.replicas.version >= 1 in this broker's finalized features (what a new
