@@ -217,11 +217,20 @@ def pytest_configure(config):
 ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
 
 
+# Modules whose module-scoped fixture is itself a long run (the kill rounds, a Spark session
+# and its broker, Kafka 2.8 clusters): all their tests go to one worker, or each worker that
+# draws one of them runs the fixture again (the kill test's 100 s ran twice).
+ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
+                      "test_oracle_topics.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = getattr(item, "fixturenames", ())
         group = next((name for name in ONE_WORKER_FIXTURES if name in used), None)
+        if group is None and item.path.name in ONE_WORKER_MODULES:
+            group = item.path.stem
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
