@@ -662,6 +662,7 @@ def row_offset_commit(t: Target):
     g_denied, g = unique("g"), unique("g")
     u = t.user()
     t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, allowed, A.READ))
+    t.coordinator(g)  # Kafka creates its offsets topic on a FindCoordinator, never on a commit
 
     def commit(c, group, topic):
         r = c.call(ApiKey.OFFSET_COMMIT, 8, {"group_id": group, "generation_id_or_member_epoch": -1,

@@ -156,8 +156,11 @@ def run_scenario(tools, brokers, connect: str, workdir: str) -> dict[str, str]:
             record(zk, "kafka-topics", "--zookeeper", connect, "--describe", "--topic", TOPIC, *extra)
             record(bs, "kafka-topics", "--bootstrap-server", bootstrap, "--describe", "--topic", TOPIC, *extra)
             return steps[zk] == steps[bs]
+        if extra:  # the filtered describes differ by design on some steps: recorded once
+            agree()
+            return
         try:
-            wait_for(agree, 30, f"{step}: the two describes to agree")
+            wait_for(agree, 20, f"{step}: the two describes to agree")
         except AssertionError:
             pass  # left as recorded: the test's comparison says what differs
 
