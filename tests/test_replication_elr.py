@@ -94,7 +94,7 @@ def _elr_view(state: dict) -> tuple[int, list[int], list[int], list[int]]:
 def _wait_view(cluster, leader, isr, elr, last_known):
     want = (leader, sorted(isr), sorted(elr), list(last_known))
     return cluster.wait_state(TOPIC, 0, lambda s: (lambda v: (v[0], sorted(v[1]), sorted(v[2]), v[3]))(
-        _elr_view(s)) == want, timeout=40)
+        _elr_view(s)) == want, timeout=120)  # a state's wait (sessions, passes on a loaded machine)
 
 
 def _wait_described(cluster, broker: int, expected: str) -> str:

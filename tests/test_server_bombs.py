@@ -65,7 +65,8 @@ def test_a_1gb_zstd_bomb_into_a_compacted_topic_is_accepted_in_bounded_memory(se
 
 def test_a_timestamp_lookup_walks_a_stored_bomb_in_bounded_memory(server):
     """ListOffsets by timestamp reads the records of the batches that may reach it: the 1 GB
-    batch stored by the test above is walked, not inflated."""
+    batch stored here (xdist may run the test above on another worker) is walked, not inflated."""
+    assert _take(server, "compacted", _bomb(compression.ZSTD, GB)).error_code == E.NONE
     request = kp.encode_request(2, 7, 3, {"replica_id": -1, "isolation_level": 0, "topics": [
         {"name": "compacted", "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
                                               "timestamp": 0}]}]})
