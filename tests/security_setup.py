@@ -153,3 +153,19 @@ def wrap_tls(client, certs: Certs, client_cert: bool = False):
     """Turn a conftest.ProtocolClient's socket into a TLS one (before its first request)."""
     client.sock = tls_client_context(certs, client_cert).wrap_socket(client.sock, server_hostname="127.0.0.1")
     return client
+
+
+def secured_like_kafka_secure(broker, sasl_port: int, certs):
+    """A pk-server-start (conftest.BrokerProcess, not started) set up as the kafka_secure
+    fixture's Kafka: a PLAINTEXT listener whose ANONYMOUS is a super user, a SASL_SSL one on
+    `sasl_port`, Kafka's StandardAuthorizer and the delegation token secret."""
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_SSL://127.0.0.1:{sasl_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS;User:admin",
+        "delegation.token.secret.key": TOKEN_SECRET,
+        **secure_listener_settings(certs),
+    })
+    broker.sasl_ssl, broker.certs = f"127.0.0.1:{sasl_port}", certs
+    return broker

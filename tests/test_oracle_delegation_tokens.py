@@ -25,17 +25,7 @@ def token_pk(tmp_path_factory, tls_certs):
     """pk-server-start with kafka_secure's listeners, authorizer and token secret."""
     data_dir = str(tmp_path_factory.mktemp("oracle-tokens-pk") / "data")
     os.makedirs(data_dir)
-    sasl_port = free_port()
-    broker = BrokerProcess(data_dir)
-    broker.overrides.update({
-        "listeners": f"PLAINTEXT://{broker.bootstrap},SASL_SSL://127.0.0.1:{sasl_port}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:ANONYMOUS;User:admin",
-        "delegation.token.secret.key": S.TOKEN_SECRET,
-        **S.secure_listener_settings(tls_certs),
-    })
-    broker.sasl_ssl, broker.certs = f"127.0.0.1:{sasl_port}", tls_certs
+    broker = S.secured_like_kafka_secure(BrokerProcess(data_dir), free_port(), tls_certs)
     broker.start()
     try:
         yield broker
