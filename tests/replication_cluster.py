@@ -95,10 +95,16 @@ class ReplicationCluster:
         return None if data is None else json.loads(data)
 
     def wait_state(self, topic: str, partition: int, predicate, timeout: float = 30.0) -> dict:
+        seen = []
+
         def check():
             state = self.state(topic, partition)
+            seen[:] = [state]
             return state if state is not None and predicate(state) else None
-        return wait_for(check, timeout, what=f"state of {topic}-{partition}")
+        try:
+            return wait_for(check, timeout, what=f"state of {topic}-{partition}")
+        except AssertionError as exc:  # name what was there instead, for the failure's reader
+            raise AssertionError(f"{exc}; last state {seen[0] if seen else None}") from None
 
     def wait_applied(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
         """Until every running broker's Metadata agrees with the state znodes."""
