@@ -218,10 +218,11 @@ ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
 
 
 # Modules whose module-scoped fixture is itself a long run (the kill rounds, a Spark session
-# and its broker, Kafka 2.8 clusters): all their tests go to one worker, or each worker that
-# draws one of them runs the fixture again (the kill test's 100 s ran twice).
+# and its broker, Kafka 2.8 clusters), or whose tests are the steps of one scenario on one
+# cluster (ELR): all their tests go to one worker, or each worker that draws one of them runs
+# the fixture again (the kill test's 100 s ran twice; ELR's later steps met a fresh cluster).
 ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
-                      "test_oracle_topics.py")
+                      "test_oracle_topics.py", "test_replication_elr.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
