@@ -130,6 +130,28 @@ class RecordColumnsSet:
                         cols.slices(cols.value_start, cols.value_len, lo, hi), cols.headers(lo, hi)))
 
 
+def records_of(topic: str, partition: int, data, batches: list, start: int):
+    """The records at or after offset `start` of `batches` ([(position, header)] of data
+    batches in `data`, control batches left out): a RecordColumnsSet for a large fetch, a
+    RecordList for a small one, None when none is left. Shared by every consumer that has a
+    fetch's raw batches, from a segment (EngineConsumer) or from a Fetch answer."""
+    if sum(h.records_count for _, h in batches) >= COLUMNS_FROM:
+        from .records import columns
+
+        cols = columns.scan(data, batches)
+        lo = int(cols.offset.searchsorted(start))  # the first batch may begin before `start`
+        return RecordColumnsSet(topic, partition, cols, lo, len(cols)) if lo < len(cols) else None
+    got: list[ConsumerRecord] = []
+    for pos, header in batches:
+        # Records are built straight into ConsumerRecords: topic, partition and timestamp
+        # type are bound once per batch.
+        make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
+        got += records.decode_records(data, pos, header, make)
+    if got and got[0].offset < start:
+        got = [r for r in got if r.offset >= start]
+    return RecordList(topic, partition, got) if got else None
+
+
 def _bool(value) -> bool:
     return str(value).strip().lower() == "true"
 
@@ -414,24 +436,9 @@ class EngineConsumer:
                     batches.append((pos, header))
                 position = header.next_offset
         self._positions[tp] = position
-        if sum(h.records_count for _, h in batches) >= COLUMNS_FROM:
-            from .records import columns
-
-            cols = columns.scan(data, batches)
-            lo = int(cols.offset.searchsorted(start))  # the first batch may begin before `start`
-            if lo < len(cols):
-                self._buffer.append(RecordColumnsSet(topic, partition, cols, lo, len(cols)))
-        else:
-            got: list[ConsumerRecord] = []
-            for pos, header in batches:
-                # Records are built straight into ConsumerRecords: topic, partition and
-                # timestamp type are bound once per batch.
-                make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
-                got += records.decode_records(data, pos, header, make)
-            if got and got[0].offset < start:
-                got = [r for r in got if r.offset >= start]
-            if got:
-                self._buffer.append(RecordList(topic, partition, got))
+        piece = records_of(topic, partition, data, batches, start)
+        if piece is not None:
+            self._buffer.append(piece)
         return bool(self._buffer)
 
     def _committed(self, tp: tuple[str, int], log, data, position: int) -> tuple[list, int]:

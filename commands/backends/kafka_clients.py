@@ -691,7 +691,17 @@ class ConsumerBackend:
         self.extra = extra
 
     def consumer(self, config: dict[str, str]) -> RemoteConsumer:
-        consumer = RemoteConsumer(self.bootstrap, config, self.extra)
+        """A WireConsumer (records through pk's own Fetch path) whenever the configuration
+        is one pk's wire client serves, else a RemoteConsumer on librdkafka alone."""
+        from .wire_fetch import usable
+
+        security = usable(config, self.extra)
+        if security is False:
+            consumer = RemoteConsumer(self.bootstrap, config, self.extra)
+        else:
+            from .wire_consumer import WireConsumer
+
+            consumer = WireConsumer(self.bootstrap, config, self.extra, security)
         try:
             consumer.connect()
         except BaseException:
