@@ -185,6 +185,12 @@ def test_join_rows_matches_a_row_at_a_time(seed, block_rows, monkeypatch):
     assert bytes(got) == expected
     plain = columns.join_rows(buf, [value, end], n)
     assert bytes(plain) == b"".join(piece(value, i) + end for i in range(n))
+    # numbers of varying widths, none negative: the padded blocks of _join_padded, a window
+    # reaching the buffer's very end included
+    counts = np.abs(numbers) // (1 + seed)
+    last = columns.Span(np.append(start[:-1], len(buf) - 3), np.append(length[:-1], 3), null)
+    mixed = columns.join_rows(buf, [counts, b"=", key, last, end], n)
+    assert bytes(mixed) == b"".join(b"%d=%b%b%b" % (counts[i], piece(key, i), piece(last, i), end) for i in range(n))
 
 
 def test_sets_measure_and_split_as_their_records(mixed):

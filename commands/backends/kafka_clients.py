@@ -683,6 +683,20 @@ class RemoteConsumer:
             pass  # closed already
 
 
+def remote_consumer(bootstrap: str, java: dict[str, str], extra: dict[str, str], on_assign=None,
+                    on_revoke=None) -> RemoteConsumer:
+    """A WireConsumer (records through pk's own Fetch path, wire_consumer.py) whenever the
+    configuration is one pk's wire client serves, else a RemoteConsumer on librdkafka alone."""
+    from .wire_fetch import usable
+
+    security = usable(java, extra)
+    if security is False:
+        return RemoteConsumer(bootstrap, java, extra, on_assign=on_assign, on_revoke=on_revoke)
+    from .wire_consumer import WireConsumer
+
+    return WireConsumer(bootstrap, java, extra, security, on_assign=on_assign, on_revoke=on_revoke)
+
+
 class ConsumerBackend:
     """The console consumer's backend over a cluster: consumer(config) like EngineBackend's."""
 
@@ -691,17 +705,7 @@ class ConsumerBackend:
         self.extra = extra
 
     def consumer(self, config: dict[str, str]) -> RemoteConsumer:
-        """A WireConsumer (records through pk's own Fetch path) whenever the configuration
-        is one pk's wire client serves, else a RemoteConsumer on librdkafka alone."""
-        from .wire_fetch import usable
-
-        security = usable(config, self.extra)
-        if security is False:
-            consumer = RemoteConsumer(self.bootstrap, config, self.extra)
-        else:
-            from .wire_consumer import WireConsumer
-
-            consumer = WireConsumer(self.bootstrap, config, self.extra, security)
+        consumer = remote_consumer(self.bootstrap, config, self.extra)
         try:
             consumer.connect()
         except BaseException:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pk.engine.errors import InvalidTopicError, KafkaError, RecordTooLargeError
 
-from .kafka_clients import (ConfigRefused, RemoteConsumer, RemoteProducer, _client, _metadata, _topic_invalid,
-                            producer_config)
+from .kafka_clients import (ConfigRefused, RemoteProducer, _client, _metadata, _topic_invalid, producer_config,
+                            remote_consumer)
 
 class PerfProducer:
     """commands/producer_perf.PerfProducer over RemoteProducer: records without keys (librdkafka's
@@ -93,7 +93,9 @@ class PerfConsumer:
         java = dict(props)
         self.auto_create = java.pop("allow.auto.create.topics", "true").strip().lower() == "true"
         self._listener = None
-        self.consumer = RemoteConsumer(bootstrap, java, extra, on_assign=self._assigned, on_revoke=self._revoked)
+        self.consumer = remote_consumer(bootstrap, java, extra, on_assign=self._assigned, on_revoke=self._revoked)
+        if hasattr(self.consumer, "poll_sets"):  # whole fetch answers, counted column-wise
+            self.poll_sets = self.consumer.poll_sets
         try:
             self.consumer.connect()
         except BaseException:

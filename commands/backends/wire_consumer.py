@@ -23,8 +23,10 @@ _INVALID_OFFSET = -1001  # librdkafka: no committed offset
 
 
 class WireConsumer(RemoteConsumer):
-    def __init__(self, bootstrap: str, java: dict[str, str], extra: dict[str, str] | None, security):
+    def __init__(self, bootstrap: str, java: dict[str, str], extra: dict[str, str] | None, security,
+                 on_assign=None, on_revoke=None):
         super().__init__(bootstrap, java, extra, on_assign=self._group_assigned, on_revoke=self._group_revoked)
+        self._listeners = (on_assign, on_revoke)  # the caller's own (the perf tool's rebalance listener)
         self.fetcher = WireFetcher(bootstrap, FetchSettings(dict(java)), security)
         self._reset = self.fetcher.settings.reset
         self._arrived: list[tuple[str, int]] = []  # assigned by the group, not paused yet
@@ -35,6 +37,8 @@ class WireConsumer(RemoteConsumer):
         # Called inside librdkafka's poll, before confluent-kafka assigns them: they are
         # paused and positioned once that poll returns (_take_arrivals).
         self._arrived += tps
+        if self._listeners[0] is not None:
+            self._listeners[0](tps)
 
     def _group_revoked(self, tps: list[tuple[str, int]]) -> None:
         gone = set(tps)
@@ -43,6 +47,8 @@ class WireConsumer(RemoteConsumer):
         self._fetching -= gone
         for tp in tps:
             self._positions.pop(tp, None)
+        if self._listeners[1] is not None:
+            self._listeners[1](tps)
 
     def _take_arrivals(self) -> None:
         import confluent_kafka

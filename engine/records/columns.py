@@ -320,7 +320,8 @@ def join_rows(buf: bytes, fields: list, n: int):
         widths.append(width)
     heads = np.concatenate(([0], np.flatnonzero(cuts) + 1))
     if len(heads) * _BLOCK_ROWS > n:
-        return _join_template(buf, fields, n)
+        padded = _join_padded(buf, fields, widths, n)
+        return padded if padded is not None else _join_template(buf, fields, n)
     row = sum(widths)
     row = np.full(n, row, dtype=np.int64) if isinstance(row, int) else row
     at = np.concatenate(([0], np.cumsum(row)))
@@ -345,6 +346,51 @@ def join_rows(buf: bytes, fields: list, n: int):
             else:
                 _write_decimal(target, field[a:b], w)
     return out
+
+
+def _join_padded(buf: bytes, fields: list, widths: list, n: int):
+    """join_rows for rows of varying widths (keys or values of a few lengths, offsets
+    crossing a power of ten): each field is laid out as a block of rows padded to its widest
+    row, the blocks side by side, and the padding dropped with one boolean mask, in row order.
+    A span's rows are copied from `buf` as whole windows (one copy per row, in C), so no
+    Python object is made per row. None when padding would more than double the bytes
+    handled (widths too uneven) or a number is negative: the %-template does those."""
+    longest = [w if isinstance(w, int) else int(w.max()) for w in widths]
+    total = sum(w if isinstance(w, int) else int(w.sum()) for w in widths)
+    if sum(longest) * n > 2 * total + 64 * n:
+        return None
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    blocks, masks = [], []
+    for field, width, wide in zip(fields, widths, longest):
+        if wide == 0:
+            continue
+        if isinstance(field, bytes):
+            blocks.append(np.broadcast_to(np.frombuffer(field, dtype=np.uint8), (n, wide)))
+            masks.append(np.ones((n, wide), dtype=bool))
+            continue
+        if isinstance(field, Span):
+            null = field.length < 0
+            starts = np.where(null, 0, field.start)
+            source = arr
+            if n and int(starts.max()) + wide > len(arr):  # a window would run past the end
+                source = np.concatenate((arr, np.zeros(wide, dtype=np.uint8)))
+            # a window of `wide` bytes from each start, one row copy each; the surplus past
+            # the row's own width is masked off below
+            block = np.lib.stride_tricks.sliding_window_view(source, wide)[starts]
+            if null.any():
+                block[null, :len(field.null)] = np.frombuffer(field.null, dtype=np.uint8)
+            blocks.append(block)
+            masks.append(np.arange(wide) < width[:, None])
+            continue
+        if (field < 0).any():
+            return None
+        block = np.empty((n, wide), dtype=np.uint8)
+        _write_decimal(block, field, wide)  # right-aligned, zero-padded: the zeros are masked off
+        blocks.append(block)
+        masks.append(np.arange(wide) >= (wide - width)[:, None])
+    if not blocks:
+        return b""
+    return np.hstack(blocks)[np.hstack(masks)]
 
 
 def _join_template(buf: bytes, fields: list, n: int) -> bytes:
