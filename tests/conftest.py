@@ -222,16 +222,29 @@ ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
 # cluster (ELR): all their tests go to one worker, or each worker that draws one of them runs
 # the fixture again (the kill test's 100 s ran twice; ELR's later steps met a fresh cluster).
 ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
-                      "test_oracle_topics.py", "test_replication_elr.py")
+                      "test_oracle_topics.py", "test_replication_elr.py", "test_spark_compact.py",
+                      "test_oracle_fetch_limits.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
+    """A module in ONE_WORKER_MODULES goes whole to one worker: to the group of a one-worker
+    fixture that any of its tests uses (else its module fixture would start on two workers),
+    or to a group of its own."""
+    fixture_group: dict[str, str] = {}
     for item in items:
         used = getattr(item, "fixturenames", ())
         group = next((name for name in ONE_WORKER_FIXTURES if name in used), None)
-        if group is None and item.path.name in ONE_WORKER_MODULES:
+        if group is not None:
+            fixture_group.setdefault(item.path.name, group)
+    for item in items:
+        name = item.path.name
+        group = fixture_group.get(name)
+        if group is None and name in ONE_WORKER_MODULES:
             group = item.path.stem
+        elif group is not None and name not in ONE_WORKER_MODULES:
+            used = getattr(item, "fixturenames", ())
+            group = group if group in used else None  # other modules: only the tests that use it
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
