@@ -70,7 +70,6 @@ class FetchSettings:
         self.reset = java.get("auto.offset.reset", "latest").strip().lower()
         self.backoff_s = integer("retry.backoff.ms", 100) / 1000.0
         self.timeout_s = integer("request.timeout.ms", 30000) / 1000.0
-        self.rack = java.get("client.rack", "")
 
 
 class _Leader:
@@ -293,7 +292,9 @@ class WireFetcher:
         body = {"replica_id": -1, "max_wait_ms": s.max_wait_ms, "min_bytes": s.min_bytes, "max_bytes": s.max_bytes,
                 "isolation_level": 1 if s.read_committed else 0, "session_id": 0, "session_epoch": -1,
                 "topics": [{"topic": t, "partitions": ps} for t, ps in mine.items()],
-                "forgotten_topics_data": [], "rack_id": s.rack}
+                # no rack: a broker with a replica selector would point a rack-aware client at a
+                # follower (preferred_read_replica) with no records; leaders serve everyone
+                "forgotten_topics_data": [], "rack_id": ""}
         leader.send(body, offsets, s.client_id)
 
     def _leader(self, node: int) -> _Leader:
