@@ -11,7 +11,9 @@ def test_kafkas_console_consumer_gets_the_records_before_it(corrupt_dir, kafka_t
     broker = BrokerProcess(corrupt_dir).start()
     try:
         got = kafka_tools("kafka-console-consumer", "--bootstrap-server", broker.bootstrap, "--topic", "t",
-                          "--from-beginning", "--timeout-ms", "5000")
+                          # the corrupt batch ends the run; the timeout only bounds a hang (a
+                          # loaded machine took over 5 s to join the group and fetch)
+                          "--from-beginning", "--timeout-ms", "60000")
         assert got.out == "a1\nb1\n"
         assert "Processed a total of 2 messages" in got.err
         # served as stored, as a Kafka broker does: the consumer names the batch in its own words
