@@ -538,13 +538,19 @@ def main() -> None:
               f"(10 k distinct keys; every key distinct) and unkeyed lines of {RECORD_SIZE} bytes")
         starters = []
         if args.broker in ("kafka", "both"):
-            starters.append(lambda: start_kafka(dist, work))
+            starters.append(("Kafka", lambda: start_kafka(dist, work)))
         if args.broker in ("pk", "both"):
-            starters.append(lambda: start_pk(work))
-        for start in starters:
-            broker = start()
+            starters.append(("pk-server-start", lambda: start_pk(work)))
+        for name, start in starters:
+            try:
+                broker = start()
+            except Exception as e:  # the other broker's tables still come
+                print(f"\n{name} did not start: {first_line(str(e).encode())}")
+                continue
             try:
                 bench_broker(broker, args, dist, inputs, work)
+            except Exception as e:
+                print(f"\n{broker.label}: the run stopped: {type(e).__name__}: {first_line(str(e).encode())}")
             finally:
                 broker.stop()
         print(f"\nend: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, {load()}")
