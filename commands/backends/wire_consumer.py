@@ -34,8 +34,17 @@ class WireConsumer(RemoteConsumer):
 
     # ------------------------------------------------------------------ group callbacks
     def _group_assigned(self, tps: list[tuple[str, int]]) -> None:
-        # Called inside librdkafka's poll, before confluent-kafka assigns them: they are
-        # paused and positioned once that poll returns (_take_arrivals).
+        # Called inside librdkafka's poll: the partitions are assigned here (so confluent-kafka
+        # does not) and paused at once, before librdkafka starts fetching them; they are
+        # positioned once that poll returns (_take_arrivals).
+        import confluent_kafka
+
+        parts = [confluent_kafka.TopicPartition(t, p) for t, p in tps]
+        try:
+            self.consumer.incremental_assign(parts)  # cooperative protocols (and KIP-848)
+        except confluent_kafka.KafkaException:
+            self.consumer.assign(parts)  # the eager protocol replaces the assignment
+        self.consumer.pause(parts)
         self._arrived += tps
         if self._listeners[0] is not None:
             self._listeners[0](tps)
@@ -59,7 +68,6 @@ class WireConsumer(RemoteConsumer):
         if not arrived:
             return
         parts = [confluent_kafka.TopicPartition(t, p) for t, p in arrived]
-        self.consumer.pause(parts)
         committed = self.consumer.committed(parts, timeout=self.timeout_ms / 1000.0)
         for tp in committed:
             key = (tp.topic, tp.partition)
@@ -106,10 +114,16 @@ class WireConsumer(RemoteConsumer):
             self._refresh_pattern()
         if self._subscribed:
             # librdkafka's poll runs the group: callbacks, heartbeats' outcomes, errors. Its
-            # partitions are paused, so a message here is only one fetched before the pause.
-            msg = self.consumer.poll(0)
-            if msg is not None and msg.error() is not None:
-                self._message_error(msg.error(), msg)
+            # partitions are paused, so it returns no record. Until the group assigns some,
+            # it is the wait itself, in short slices (an assignment ends no poll by itself).
+            while True:
+                idle = not self.fetcher.positions and not self._arrived
+                left = deadline - time.monotonic()
+                msg = self.consumer.poll(min(0.01, max(left, 0)) if idle else 0)
+                if msg is not None and msg.error() is not None:
+                    self._message_error(msg.error(), msg)
+                if not idle or self._arrived or left <= 0:
+                    break
             self._take_arrivals()
         elif not self._assigned:
             time.sleep(timeout_ms / 1000.0)
