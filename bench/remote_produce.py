@@ -12,8 +12,13 @@ fresh topic of 3 partitions; the commands alternate within a run so that the mac
 falls on all of them alike. Run with the python that has pk installed:
 
     python bench/remote_produce.py [--lines N] [--runs R] [--perf-records N] [--server pk]
+                                   [--before TREE]
 
 `--server pk` measures against pk-server-start instead of Kafka (no Java tools then).
+`--before TREE` also runs an earlier pk in the same run: TREE holds `pk/cli`, `pk/commands`,
+`pk/engine` and `pk/config` of that commit, e.g.
+
+    mkdir -p /tmp/old/pk && git archive <commit> cli commands engine config | tar -x -C /tmp/old/pk
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ def main() -> None:
     parser.add_argument("--perf-records", type=int, default=1_000_000)
     parser.add_argument("--server", choices=("kafka", "pk"), default="kafka")
     parser.add_argument("--only", choices=("console", "perf"), default=None)
+    parser.add_argument("--before", metavar="TREE", help="an earlier pk's sources, measured beside")
     args = parser.parse_args()
     sys.path.insert(0, HERE)
     from produce import make_files
@@ -92,6 +98,11 @@ def main() -> None:
                                stdout=subprocess.DEVNULL, check=True)
                 return name
 
+            def old(module: str) -> list[str]:
+                """An earlier pk's tool: its sources first on the path (pk is a namespace package)."""
+                return [sys.executable, "-c", f"import sys; sys.path.insert(0, {args.before!r}); "
+                        f"sys.argv[0] = 'pk'; from pk.cli.{module} import main; main()"]
+
             commands = {}
             if args.only in (None, "console"):
                 commands.update({
@@ -105,15 +116,29 @@ def main() -> None:
                     "pk-console-producer (unkeyed)": (lambda t: [pk("pk-console-producer"), "--bootstrap-server",
                                                                  bootstrap, "--topic", t], plain, args.lines),
                 })
+                if args.before:
+                    commands["before: pk-console-producer (keyed)"] = (
+                        lambda t: [*old("console_producer"), "--bootstrap-server", bootstrap, "--topic", t,
+                                   "--reader-property", "parse.key=true"], keyed, args.lines)
+                    commands["before: pk-console-producer (unkeyed)"] = (
+                        lambda t: [*old("console_producer"), "--bootstrap-server", bootstrap, "--topic", t],
+                        plain, args.lines)
             if args.only in (None, "perf"):
                 perf_args = ["--num-records", str(args.perf_records), "--record-size", "100", "--throughput", "-1"]
                 commands["pk-producer-perf-test"] = (
                     lambda t: [pk("pk-producer-perf-test"), "--topic", t, *perf_args, "--producer-props",
                                f"bootstrap.servers={bootstrap}"], None, args.perf_records)
+                if args.before:
+                    commands["before: pk-producer-perf-test"] = (
+                        lambda t: [*old("producer_perf"), "--topic", t, *perf_args, "--producer-props",
+                                   f"bootstrap.servers={bootstrap}"], None, args.perf_records)
                 if java is not None:
                     commands["Kafka ProducerPerformance (JVM)"] = (
                         lambda t: [*java, "org.apache.kafka.tools.ProducerPerformance", "--topic", t, *perf_args,
                                    "--producer-props", f"bootstrap.servers={bootstrap}"], None, args.perf_records)
+            if args.before:  # its bytecode compiled once, before anything is timed
+                for module in ("console_producer", "producer_perf"):
+                    subprocess.run([*old(module), "--help"], stdout=subprocess.DEVNULL, check=True)
             times: dict[str, list[float]] = {label: [] for label in commands}
             for _ in range(args.runs):
                 for label, (cmd, stdin, _n) in commands.items():
@@ -128,9 +153,13 @@ def main() -> None:
         runs = " ".join(f"{t:.2f}" for t in times[label])
         print(f"{label:36} {median:8.2f} {n / median:12,.0f}   {runs}")
     med = {label: statistics.median(t) for label, t in times.items()}
-    for mine, peer in (("pk-console-producer (keyed)", "kcat -P -K '\\t' -l (keyed)"),
-                       ("pk-console-producer (unkeyed)", "kcat -P -l (unkeyed)"),
-                       ("pk-producer-perf-test", "Kafka ProducerPerformance (JVM)")):
+    kcat_keyed, kcat_plain, jvm = "kcat -P -K '\\t' -l (keyed)", "kcat -P -l (unkeyed)", "Kafka ProducerPerformance (JVM)"
+    for mine, peer in (("pk-console-producer (keyed)", kcat_keyed),
+                       ("before: pk-console-producer (keyed)", kcat_keyed),
+                       ("pk-console-producer (unkeyed)", kcat_plain),
+                       ("before: pk-console-producer (unkeyed)", kcat_plain),
+                       ("pk-producer-perf-test", jvm),
+                       ("before: pk-producer-perf-test", jvm)):
         if mine in med and peer in med:
             print(f"{mine} / {peer}: {med[peer] / med[mine]:.2f}x")
 
