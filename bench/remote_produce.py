@@ -45,6 +45,20 @@ def timed(cmd: list[str], stdin_path: str | None = None, env: dict | None = None
     return elapsed
 
 
+def console_librdkafka_args() -> list[str]:
+    """kcat's -X arguments for the librdkafka configuration pk-console-producer runs with by
+    default (batch.size 16384, linger.ms 1000, acks -1, ... from Kafka's console producer
+    defaults): kcat's own defaults batch 1 MB per request, 64 times Kafka's console producer."""
+    from pk.commands import producer as cmd
+    from pk.commands.backends.kafka_clients import producer_config
+
+    options = cmd.ProducerOptions(topic="t")
+    cmd.check_args(options)
+    conf = producer_config("127.0.0.1:9092", cmd.producer_settings(cmd.producer_properties(options)), {})
+    return [arg for key, value in conf.items() if key not in ("client.id", "log_level", "bootstrap.servers")
+            for arg in ("-X", f"{key}={value}")]
+
+
 def start_kafka(tmp: str):
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from kafka_oracle import KafkaBroker, find_dist
@@ -108,6 +122,9 @@ def main() -> None:
                 commands.update({
                     "kcat -P -K '\\t' -l (keyed)": (lambda t: ["kcat", "-P", "-b", bootstrap, "-t", t, "-K", "\t",
                                                               "-l", keyed], None, args.lines),
+                    "kcat, pk's librdkafka config (keyed)": (
+                        lambda t: ["kcat", "-P", "-b", bootstrap, "-t", t, "-K", "\t", *console_librdkafka_args(),
+                                   "-l", keyed], None, args.lines),
                     "pk-console-producer (keyed)": (lambda t: [pk("pk-console-producer"), "--bootstrap-server",
                                                                bootstrap, "--topic", t, "--reader-property",
                                                                "parse.key=true"], keyed, args.lines),
@@ -155,6 +172,7 @@ def main() -> None:
     med = {label: statistics.median(t) for label, t in times.items()}
     kcat_keyed, kcat_plain, jvm = "kcat -P -K '\\t' -l (keyed)", "kcat -P -l (unkeyed)", "Kafka ProducerPerformance (JVM)"
     for mine, peer in (("pk-console-producer (keyed)", kcat_keyed),
+                       ("pk-console-producer (keyed)", "kcat, pk's librdkafka config (keyed)"),
                        ("before: pk-console-producer (keyed)", kcat_keyed),
                        ("pk-console-producer (unkeyed)", kcat_plain),
                        ("before: pk-console-producer (unkeyed)", kcat_plain),
