@@ -130,3 +130,21 @@ def test_keys_land_on_javas_partitions_on_kafka(tmp_path, kafka, kafka_tools, ac
                              "--formatter-property", "print.key=true", "--formatter-property", "key.separator=:",
                              "--timeout-ms", "60000")
         assert [tuple(line.split(":", 1)) for line in result.out.splitlines()] == expected[p], result.err
+
+
+@pytest.mark.parametrize("args, idempotent", [
+    ((), True),  # Kafka's default
+    (("--request-required-acks", "1"), False),  # a conflicting setting turns it off silently
+    (("--command-property", "enable.idempotence=false"), False),
+    (("-X", "acks=all"), False),  # librdkafka's own keys are left as given
+])
+def test_idempotent_by_default_as_kafkas_producer(tmp_path, kafka, kafka_tools, args, idempotent):
+    """The batches' producer ids as Kafka's DumpLogSegments reads them from the broker's log."""
+    topic = f"remote-idempotent-{len(args)}-{args[-1].replace('=', '-').replace('.', '-') if args else 'default'}"
+    create(kafka.bootstrap, topic, 1)
+    ok(Runner(str(tmp_path))(PRODUCER, "--bootstrap-server", kafka.bootstrap, "--topic", topic, *args,
+                             input="a\nb\n", timeout=120))
+    segment = f"{kafka.log_dir}/{topic}-0/00000000000000000000.log"
+    dump = kafka_tools("kafka-dump-log", "--files", segment)
+    ids = re.findall(r"producerId: (-?\d+)", dump.out)
+    assert ids and all((int(i) >= 0) == idempotent for i in ids), dump.out

@@ -486,10 +486,26 @@ def producer_config(bootstrap: str | None, settings, extra: dict[str, str]) -> d
     # librdkafka also caps the records queued (100000 by default), which Java's producer does
     # not: there buffer.memory alone bounds them (queue.buffering.max.kbytes here).
     own = {"partitioner": "murmur2_random", "queue.buffering.max.messages": QUEUE_MAX_MESSAGES}
+    if idempotent_by_default(settings) and not any(key in extra for key in _IDEMPOTENCE_KEYS):
+        own["enable.idempotence"] = "true"
     return librdkafka_config(java, own, extra, role="producer")
 
 
 QUEUE_MAX_MESSAGES = 10_000_000
+# librdkafka properties that decide idempotence or conflict with it: given with -X, they are
+# left to librdkafka as given.
+_IDEMPOTENCE_KEYS = ("enable.idempotence", "acks", "request.required.acks", "max.in.flight",
+                     "max.in.flight.requests.per.connection", "retries", "message.send.max.retries",
+                     "transactional.id")
+
+
+def idempotent_by_default(settings) -> bool:
+    """ProducerConfig.postProcessAndValidateIdempotenceConfigs: Kafka's producer is idempotent
+    unless enable.idempotence is given, or, when it is not given, a setting conflicts (acks
+    other than all, retries=0, more than 5 requests in flight), which turns it off silently.
+    librdkafka's default is the other way round, so pk asks for it."""
+    return ("enable.idempotence" not in settings.properties and settings["acks"] == "-1"
+            and settings["retries"] > 0 and settings["max.in.flight.requests.per.connection"] <= 5)
 
 
 def producer_opener(bootstrap: str, extra: dict[str, str]):
