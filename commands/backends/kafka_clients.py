@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
+from functools import partial
+from itertools import repeat
 from typing import Callable, Sequence
 
 from pk.engine.consumer import ConsumerRecord, NoOffsetForPartitionError
@@ -260,17 +263,27 @@ class RemoteProducer:
     """A confluent-kafka Producer for one topic, with the engine producer's behaviour:
     send() raises for a record that can never be sent (size limits, unknown topic, an earlier
     delivery failure), flush()/close() return once every record sent is acknowledged or
-    raise the first delivery failure (with Kafka's text)."""
+    raise the first delivery failure (with Kafka's text).
+
+    send_values() hands a whole chunk of records to librdkafka from C (`map` over
+    Producer.produce), with one size check for the chunk: no Python step per record.
+    With only_errors (the console producer, which needs nothing from a successful delivery),
+    librdkafka reports failed records only, so a success costs no Python call either, and
+    `delivered` stays 0."""
 
     def __init__(self, conf: dict, topic: str, *, max_block_ms: int = 60000, max_request_size: int = 1048576,
-                 buffer_memory: int = 33554432, delivery_timeout_ms: int = 120000):
+                 buffer_memory: int = 33554432, delivery_timeout_ms: int = 120000, only_errors: bool = False):
         self.topic = topic
         self.max_block_ms = max_block_ms
         self.max_request_size = max_request_size
         self.buffer_memory = buffer_memory
         self.delivery_timeout_ms = delivery_timeout_ms
         self._errors = _Errors()
-        self.producer = _client("producer", {**conf, "error_cb": self._errors})
+        conf = {**conf, "error_cb": self._errors}
+        if only_errors:
+            conf.setdefault("delivery.report.only.error", True)  # -X may say otherwise
+            conf["on_delivery"] = self._delivered  # every record's report, when it comes
+        self.producer = _client("producer", conf)
         self._ready = False
         self._failure: KafkaError | None = None
         self.failures: list[KafkaError] = []
@@ -279,10 +292,11 @@ class RemoteProducer:
         self._closed = False
 
     @classmethod
-    def from_settings(cls, conf: dict, topic: str, settings) -> "RemoteProducer":
+    def from_settings(cls, conf: dict, topic: str, settings, only_errors: bool = False) -> "RemoteProducer":
         c = settings.config
         return cls(conf, topic, max_block_ms=c["max.block.ms"], max_request_size=c["max.request.size"],
-                   buffer_memory=c["buffer.memory"], delivery_timeout_ms=c["delivery.timeout.ms"])
+                   buffer_memory=c["buffer.memory"], delivery_timeout_ms=c["delivery.timeout.ms"],
+                   only_errors=only_errors)
 
     # ------------------------------------------------------------------ metadata
     def ensure_topic(self) -> int:
@@ -338,7 +352,7 @@ class RemoteProducer:
         check_record_size(record_size_upper_bound(key, value, headers_size(headers)), self.max_request_size,
                           self.buffer_memory)
 
-    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = ()) -> None:
+    def _before_send(self) -> None:
         if self._closed:
             from pk.engine.producer import ProducerClosedError
 
@@ -346,9 +360,76 @@ class RemoteProducer:
         self.raise_failure()
         if not self._ready:
             self.ensure_topic()
+
+    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = ()) -> None:
+        self._before_send()
         self.check_size(key, value, headers)
         self._produce(key, value, list(headers) if headers else None)
         self.sent += 1
+
+    def send_values(self, values: list, keys: list | None = None) -> None:
+        """send(key, value) for each pair, in order: the records before one that is too large
+        are sent, then that one raises as send() would."""
+        if not values:
+            return
+        self._before_send()
+        try:
+            # The size estimate grows with the key's and the value's lengths: if the longest
+            # of each passes, every record does.
+            longest_key = None if keys is None else max(keys, key=len)
+            self.check_size(longest_key, max(values, key=len), ())
+        except TypeError:  # a null key or value (null.marker): the record-by-record path
+            return self._send_each(values, keys)
+        except KafkaError:
+            return self._send_each(values, keys)
+        self.produce_many(values, keys)
+        self.sent += len(values)
+
+    def _send_each(self, values: list, keys: list | None) -> None:
+        for key, value in zip(repeat(None) if keys is None else keys, values):
+            self.send(key, value)
+
+    def produce_many(self, values: list, keys: list | None = None, on_delivery=None) -> None:
+        """Producer.produce for every record, called by `map` from C. A full local queue
+        (BufferError) is waited on as _produce waits, then the records resume at the refused one."""
+        import confluent_kafka
+
+        produce = self.producer.produce if on_delivery is None else partial(self.producer.produce,
+                                                                             on_delivery=on_delivery)
+        topic = self.topic
+        start, n = 0, len(values)
+        deadline = None
+        while start < n:
+            rest = iter(values[start:] if start else values)
+            try:
+                if keys is None:
+                    deque(map(produce, repeat(topic), rest), maxlen=0)
+                else:
+                    deque(map(produce, repeat(topic), rest, keys[start:] if start else keys), maxlen=0)
+                break
+            except BufferError:
+                # map took the refused record from `rest` before produce refused it.
+                taken = (n - start) - rest.__length_hint__()
+                if taken > 1:
+                    deadline = None  # progress: max.block.ms counts again from here
+                start += taken - 1
+                deadline = self._wait_for_room(deadline)
+            except confluent_kafka.KafkaException as exc:
+                raise kafka_error(exc.args[0], self.topic) from None
+        self.producer.poll(0)  # serve delivery reports
+
+    def _wait_for_room(self, deadline: float | None) -> float:
+        """Serve delivery reports for a while, at most max.block.ms after `deadline` was first
+        set (Kafka's bound on waiting for buffer memory); returns the deadline."""
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + self.max_block_ms / 1000.0
+        elif now >= deadline:
+            raise ProducerTimeoutError(
+                f"Failed to allocate memory within the configured max blocking time {self.max_block_ms} ms.")
+        self.producer.poll(0.05)
+        self.raise_failure()
+        return deadline
 
     def _produce(self, key, value, headers) -> None:
         import confluent_kafka
@@ -360,14 +441,7 @@ class RemoteProducer:
                 producer.produce(self.topic, value, key, headers=headers, on_delivery=self._delivered)
                 break
             except BufferError:  # the local queue is full: wait for room, at most max.block.ms
-                now = time.monotonic()
-                if deadline is None:
-                    deadline = now + self.max_block_ms / 1000.0
-                elif now >= deadline:
-                    raise ProducerTimeoutError(
-                        f"Failed to allocate memory within the configured max blocking time {self.max_block_ms} ms.")
-                producer.poll(0.05)
-                self.raise_failure()
+                deadline = self._wait_for_room(deadline)
             except confluent_kafka.KafkaException as exc:
                 raise kafka_error(exc.args[0], self.topic) from None
         producer.poll(0)  # serve delivery reports
@@ -409,14 +483,38 @@ def producer_config(bootstrap: str | None, settings, extra: dict[str, str]) -> d
     # Java's delivery.timeout.ms default (120 s), not librdkafka's 300 s; -X message.timeout.ms still wins.
     java.setdefault("delivery.timeout.ms", str(settings["delivery.timeout.ms"]))
     java.pop("transactional.id", None)  # the perf tool refuses transactions before using it
-    return librdkafka_config(java, {"partitioner": "murmur2_random"}, extra, role="producer")
+    # librdkafka also caps the records queued (100000 by default), which Java's producer does
+    # not: there buffer.memory alone bounds them (queue.buffering.max.kbytes here).
+    own = {"partitioner": "murmur2_random", "queue.buffering.max.messages": QUEUE_MAX_MESSAGES}
+    if idempotent_by_default(settings) and not any(key in extra for key in _IDEMPOTENCE_KEYS):
+        own["enable.idempotence"] = "true"
+    return librdkafka_config(java, own, extra, role="producer")
+
+
+QUEUE_MAX_MESSAGES = 10_000_000
+# librdkafka properties that decide idempotence or conflict with it: given with -X, they are
+# left to librdkafka as given.
+_IDEMPOTENCE_KEYS = ("enable.idempotence", "acks", "request.required.acks", "max.in.flight",
+                     "max.in.flight.requests.per.connection", "retries", "message.send.max.retries",
+                     "transactional.id")
+
+
+def idempotent_by_default(settings) -> bool:
+    """ProducerConfig.postProcessAndValidateIdempotenceConfigs: Kafka's producer is idempotent
+    unless enable.idempotence is given, or, when it is not given, a setting conflicts (acks
+    other than all, retries=0, more than 5 requests in flight), which turns it off silently.
+    librdkafka's default is the other way round, so pk asks for it."""
+    return ("enable.idempotence" not in settings.properties and settings["acks"] == "-1"
+            and settings["retries"] > 0 and settings["max.in.flight.requests.per.connection"] <= 5)
 
 
 def producer_opener(bootstrap: str, extra: dict[str, str]):
-    """open_producer(topic, settings) for commands/producer.run: a RemoteProducer."""
+    """open_producer(topic, settings) for commands/producer.run: a RemoteProducer reporting
+    failed deliveries only (the console producer prints nothing for the others)."""
 
     def open_producer(topic: str, settings):
-        return RemoteProducer.from_settings(producer_config(bootstrap, settings, extra), topic, settings)
+        return RemoteProducer.from_settings(producer_config(bootstrap, settings, extra), topic, settings,
+                                            only_errors=True)
 
     return open_producer
 
