@@ -51,13 +51,13 @@ def make_files(folder: str, lines: int, keys: int, seed: int = 7) -> tuple[str, 
     return plain_path, keyed_path
 
 
-def timed(cmd: list[str], stdin_path: str | None, env: dict) -> float:
+def timed(cmd: list[str], stdin_path: str | None = None, env: dict | None = None) -> float:
     with open(stdin_path or os.devnull, "rb") as f:
         start = time.perf_counter()
         proc = subprocess.run(cmd, stdin=f, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()}")
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
     return elapsed
 
 

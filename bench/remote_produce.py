@@ -32,17 +32,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from produce import timed  # noqa: E402  (bench/produce.py: one whole timed process)
 ROOT = os.path.dirname(HERE)
-
-
-def timed(cmd: list[str], stdin_path: str | None = None, env: dict | None = None) -> float:
-    with open(stdin_path or os.devnull, "rb") as f:
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, stdin=f, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
-    return elapsed
 
 
 def console_librdkafka_args() -> list[str]:

@@ -625,16 +625,19 @@ class RemoteConsumer:
         return sorted((tp.topic, tp.partition) for tp in self.consumer.assignment())
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
-        import confluent_kafka
-
         tp = (topic, partition)
         self._positions[tp] = offset
         if self._assigned:
             self._dirty = True
             return
-        # A group member moving back (records taken but not used): the stored offset follows,
-        # so that the next commit does not cover them, and fetching resumes there.
-        target = confluent_kafka.TopicPartition(topic, partition, offset)
+        self._move_member(tp, offset)
+
+    def _move_member(self, tp: tuple[str, int], offset: int) -> None:
+        """A group member moving back (records taken but not used): the stored offset
+        follows, so that the next commit does not cover them, and fetching resumes there."""
+        import confluent_kafka
+
+        target = confluent_kafka.TopicPartition(tp[0], tp[1], offset)
         try:
             self.consumer.store_offsets(offsets=[target])
             self.consumer.seek(target)

@@ -85,18 +85,15 @@ class WireConsumer(RemoteConsumer):
             self._fetching.add(key)
 
     # ------------------------------------------------------------------ positions
-    def seek(self, topic: str, partition: int, offset: int) -> None:
+    def _move_member(self, tp: tuple[str, int], offset: int) -> None:
+        """As RemoteConsumer's, with the fetcher moving instead of librdkafka (which fetches
+        nothing here)."""
         import confluent_kafka
 
-        tp = (topic, partition)
-        self._positions[tp] = offset
-        if self._assigned:
-            self._dirty = True
-            return
         if tp in self._fetching:
             self.fetcher.seek(tp, offset)
             try:  # what the next commit covers moves back with it
-                self.consumer.store_offsets(offsets=[confluent_kafka.TopicPartition(topic, partition, offset)])
+                self.consumer.store_offsets(offsets=[confluent_kafka.TopicPartition(tp[0], tp[1], offset)])
             except confluent_kafka.KafkaException:
                 pass  # revoked meanwhile
 
