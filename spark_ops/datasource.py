@@ -308,6 +308,23 @@ def quiet(conf: dict) -> dict:
     return out
 
 
+# Spark Kafka-source options that the CLI's --consumer-property may carry beside librdkafka's
+# settings (librdkafka would refuse them): they go to pklog under their own names.
+SOURCE_PROPERTIES = {"kafkaconsumer.polltimeoutms": "kafkaConsumer.pollTimeoutMs"}
+
+
+def split_consumer_properties(props: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(librdkafka consumer settings, pklog source options) of a tool's consumer properties."""
+    conf, source = {}, {}
+    for key, value in props.items():
+        name = SOURCE_PROPERTIES.get(key.lower())
+        if name is None:
+            conf[key] = value
+        else:
+            source[name] = value
+    return conf, source
+
+
 def _consumer_conf(conf: dict[str, str]) -> dict[str, str]:
     out = quiet(conf)
     out.setdefault("group.id", f"pk-spark-{uuid.uuid4()}")
