@@ -221,7 +221,7 @@ ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
 # and its broker, Kafka 2.8 clusters): all their tests go to one worker, or each worker that
 # draws one of them runs the fixture again (the kill test's 100 s ran twice).
 ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
-                      "test_oracle_topics.py")
+                      "test_oracle_topics.py", "test_spark_gaps.py", "test_spark_standalone.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers

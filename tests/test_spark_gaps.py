@@ -231,3 +231,58 @@ def test_compact_snapshot_keeps_the_latest_record_per_key(gap_cluster, pk, tmp_p
             latest[(t, p, k.decode())] = (o, v.decode())
     got = sorted((r["topic"], r["partition"], r["key"], r["offset"], r["value"]) for r in read_jsonl(out))
     assert got == sorted((t, p, k, o, v) for (t, p, k), (o, v) in latest.items())
+
+
+# --------------------------------------------------------------------------- the reader itself
+def read_offsets(bootstrap: str, topic: str, partition: int, start: int, end: int,
+                 poll_timeout_ms: int = POLL_TIMEOUT_MS) -> list[int]:
+    """The offsets pklog's remote reader returns for [start, end), read in a thread: one still
+    reading after RUN_TIMEOUT is a stall (the thread is a daemon, left behind)."""
+    import threading
+
+    from pk.spark_ops.datasource import KafkaRangePartition, read_kafka_range
+
+    part = KafkaRangePartition({"bootstrap.servers": bootstrap}, topic, partition, start, end, False, True,
+                               poll_timeout_ms)
+    result: list = []
+
+    def read():
+        try:
+            result.append([o for batch in read_kafka_range(part) for o in batch.column("offset").to_pylist()])
+        except Exception as exc:  # handed to the test's thread
+            result.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(RUN_TIMEOUT)
+    if thread.is_alive():
+        pytest.fail(f"reading {topic}-{partition} [{start}, {end}) stalled for {RUN_TIMEOUT} s")
+    if isinstance(result[0], Exception):
+        raise result[0]
+    return result[0]
+
+
+def test_ranges_cut_at_gaps_read_exactly_their_records(gap_cluster):
+    """A range may end on an offset no record has (a marker, an aborted or compacted record)
+    with more records after it: each half of every such cut reads exactly its records."""
+    bootstrap, prefix, records, marks = gap_cluster
+    for tp in [(prefix + "txn", 0), (prefix + "compacted", 0)]:
+        low, high = marks[tp]
+        present = [o for o, _, _ in records[tp]]
+        gaps = sorted(set(range(low, high)) - set(present))
+        cuts = sorted({g for g in gaps[:4] + gaps[-3:]} | {g + 1 for g in gaps[:2]})
+        for cut in cuts:
+            first = read_offsets(bootstrap, *tp, low, cut)
+            second = read_offsets(bootstrap, *tp, cut, high)
+            assert (first, second) == ([o for o in present if o < cut], [o for o in present if o >= cut]), (tp, cut)
+
+
+def test_no_record_within_poll_timeout_is_still_an_error():
+    """Where nothing arrives at all (here: no broker), pollTimeoutMs still ends the read with
+    its one-line error."""
+    from conftest import free_port
+    from pk.spark_ops.datasource import PkLogError
+
+    with pytest.raises(PkLogError, match=r"^No record of t-0 arrived within 1500 ms at offset 0 "
+                                         r"\(kafkaConsumer.pollTimeoutMs\)$"):
+        read_offsets(f"127.0.0.1:{free_port()}", "t", 0, 0, 10, poll_timeout_ms=1500)
