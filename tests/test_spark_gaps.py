@@ -30,7 +30,7 @@ from waits import wait_for  # noqa: E402
 
 # Far above a healthy run (seconds) and above RUN_TIMEOUT: a stalled read never returns.
 POLL_TIMEOUT_MS = 3_600_000
-RUN_TIMEOUT = 400
+RUN_TIMEOUT = 600
 
 
 # --------------------------------------------------------------------------- the gap topics
