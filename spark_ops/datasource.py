@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Iterator, Mapping
@@ -305,6 +306,23 @@ def quiet(conf: dict) -> dict:
     if "log_level" not in out and "debug" not in out:
         out["log_level"] = "0"
     return out
+
+
+# Spark Kafka-source options that the CLI's --consumer-property may carry beside librdkafka's
+# settings (librdkafka would refuse them): they go to pklog under their own names.
+SOURCE_PROPERTIES = {"kafkaconsumer.polltimeoutms": "kafkaConsumer.pollTimeoutMs"}
+
+
+def split_consumer_properties(props: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(librdkafka consumer settings, pklog source options) of a tool's consumer properties."""
+    conf, source = {}, {}
+    for key, value in props.items():
+        name = SOURCE_PROPERTIES.get(key.lower())
+        if name is None:
+            conf[key] = value
+        else:
+            source[name] = value
+    return conf, source
 
 
 def _consumer_conf(conf: dict[str, str]) -> dict[str, str]:
@@ -805,10 +823,20 @@ def segment_stats(part: SegmentPartition) -> tuple:
 
 
 # --------------------------------------------------------------------------- remote reads
+# How long one consume() call may block. consume(num_messages=N, timeout=T) returns only when
+# N messages arrived or T passed, and a range with offset gaps (transaction markers, aborted
+# or compacted records, deleted records) never delivers N: one long call would wait out the
+# whole pollTimeoutMs at the range's tail. Short calls let the end be decided from what did
+# arrive (a record at or past the end, the partition-EOF event, the consumer's position),
+# while pollTimeoutMs keeps its meaning from Spark's Kafka source: no progress for that long
+# is an error.
+POLL_SLICE_S = 0.1
+
+
 def read_kafka_range(part: KafkaRangePartition) -> Iterator:
     """Arrow record batches of [part.start, part.end) of one partition, through a consumer."""
     from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     conf = _consumer_conf(part.conf)
     conf["enable.partition.eof"] = "true"
@@ -816,33 +844,33 @@ def read_kafka_range(part: KafkaRangePartition) -> Iterator:
     types = {TIMESTAMP_CREATE_TIME: 0, TIMESTAMP_LOG_APPEND_TIME: 1}
     consumer = Consumer(conf)
     try:
-        consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
+        tp = TopicPartition(part.topic, part.partition, part.start)
+        consumer.assign([tp])
         cols = _Columns(part.topic, part.partition, part.include_headers)
         position, end = part.start, part.end
+        patience = part.poll_timeout_ms / 1000
+        last_progress = time.monotonic()
         while position < end:
-            msgs = consumer.consume(num_messages=min(10000, end - position), timeout=part.poll_timeout_ms / 1000)
+            waited = time.monotonic() - last_progress
+            msgs = consumer.consume(num_messages=min(10000, end - position),
+                                    timeout=max(0.0, min(POLL_SLICE_S, patience - waited)))
             if not msgs:
-                raise PkLogError(f"No record of {part.topic}-{part.partition} arrived within "
-                                 f"{part.poll_timeout_ms} ms at offset {position} (kafkaConsumer.pollTimeoutMs)")
+                position = max(position, _consumer_position(consumer, tp))
+                if position >= end:
+                    break
+                if time.monotonic() - last_progress >= patience:
+                    raise PkLogError(f"No record of {part.topic}-{part.partition} arrived within "
+                                     f"{part.poll_timeout_ms} ms at offset {position} (kafkaConsumer.pollTimeoutMs)")
+                continue
+            last_progress = time.monotonic()
             for m in msgs:
-                err = m.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        if m.offset() >= end:
-                            position = end
-                            break
-                        if part.fail_on_data_loss:
-                            raise DataLossError(
-                                f"{part.topic}-{part.partition} ends at offset {m.offset()}, before the "
-                                f"planned ending offset {end}")
-                        position = end
+                if m.error() is not None:
+                    position = _range_event(part, m, position)
+                    if position >= end:
                         break
-                    if err.code() == KafkaError._AUTO_OFFSET_RESET:
-                        raise DataLossError(f"Cannot read {part.topic}-{part.partition} from offset "
-                                            f"{position}: {err.str()} (set failOnDataLoss=false to skip)")
-                    raise KafkaException(err)
+                    continue
                 offset = m.offset()
-                if offset >= end:
+                if offset >= end:  # the first record past a gap at the range's end
                     position = end
                     break
                 key, value = m.key(), m.value()
@@ -862,6 +890,33 @@ def read_kafka_range(part: KafkaRangePartition) -> Iterator:
             yield cols.flush()
     finally:
         consumer.close()
+
+
+def _consumer_position(consumer, tp) -> int:
+    """The offset the consumer reads next (past skipped control batches), or -1 if unknown."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return consumer.position([tp])[0].offset
+    except KafkaException:
+        return -1
+
+
+def _range_event(part: KafkaRangePartition, m, position: int) -> int:
+    """The position after an error event of the range's consumer: its end when the partition's
+    end was reached at or past it (or short of it without failOnDataLoss); errors raise."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    err = m.error()
+    if err.code() == KafkaError._PARTITION_EOF:
+        if m.offset() >= part.end or not part.fail_on_data_loss:
+            return part.end
+        raise DataLossError(f"{part.topic}-{part.partition} ends at offset {m.offset()}, before the "
+                            f"planned ending offset {part.end}")
+    if err.code() == KafkaError._AUTO_OFFSET_RESET:
+        raise DataLossError(f"Cannot read {part.topic}-{part.partition} from offset "
+                            f"{position}: {err.str()} (set failOnDataLoss=false to skip)")
+    raise KafkaException(err)
 
 
 # --------------------------------------------------------------------------- Spark classes

@@ -23,7 +23,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .datasource import OffsetRange, PkLogError, ReadOptions, offsets_json, quiet, resolve_ranges, source_catalog
+from .datasource import (OffsetRange, PkLogError, ReadOptions, offsets_json, quiet, resolve_ranges, source_catalog,
+                         split_consumer_properties)
 
 COLUMNS = ["topic", "partition", "earliest_offset", "latest_offset", "records", "first_timestamp",
            "last_timestamp", "group", "committed_offset", "lag"]
@@ -58,9 +59,10 @@ def source_options(data_dir: str | None, bootstrap_server: str | None,
                    consumer_properties: dict[str, str] | None = None) -> dict[str, str]:
     """pklog options for a bundled data dir or a remote cluster."""
     if bootstrap_server:
-        opts = {f"kafka.{k}": v for k, v in (consumer_properties or {}).items()}
+        conf, source = split_consumer_properties(consumer_properties or {})
+        opts = {f"kafka.{k}": v for k, v in conf.items()}
         opts["kafka.bootstrap.servers"] = bootstrap_server
-        return opts
+        return {**opts, **source}
     from pk.engine.paths import default_data_dir
 
     return {"path": os.path.abspath(data_dir or default_data_dir())}
@@ -125,7 +127,8 @@ def _remote_committed(request: OffsetsRequest, topics: set[str]) -> list[tuple[s
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient(quiet({**request.consumer_properties, "bootstrap.servers": request.bootstrap_server}))
+    conf, _ = split_consumer_properties(request.consumer_properties)
+    admin = AdminClient(quiet({**conf, "bootstrap.servers": request.bootstrap_server}))
     try:
         groups = request.groups or sorted(
             g.group_id for g in admin.list_consumer_groups(request_timeout=30).result().valid)

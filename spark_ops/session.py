@@ -147,14 +147,25 @@ def spark_env(master: str | None) -> dict[str, str]:
     """Environment for the JVM and the Python workers (set before a session or spark-submit):
     this interpreter for Python workers, the pyspark package as SPARK_HOME unless another
     valid one is set, and a loopback address for local masters (no "resolves to a loopback
-    address" warning)."""
+    address" warning) and for standalone masters on loopback (their executors, on this
+    machine, must reach the driver there)."""
     env = {"PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON") or sys.executable}
     home = os.environ.get("SPARK_HOME")
     env["SPARK_HOME"] = home if home and os.path.isfile(os.path.join(home, "bin", "spark-submit")) \
         else pyspark_home()
-    if (master or DEFAULT_MASTER).startswith("local"):
+    if on_loopback(master or DEFAULT_MASTER):
         env["SPARK_LOCAL_IP"] = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
     return env
+
+
+def on_loopback(master: str) -> bool:
+    """True for local masters and spark:// masters whose every host is a loopback name."""
+    if master.startswith("local"):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    hosts = [hp.rsplit(":", 1)[0].strip("[]") for hp in master[len("spark://"):].split(",")]
+    return all(h == "localhost" or h == "::1" or h.startswith("127.") for h in hosts)
 
 
 def cache_dir() -> str:

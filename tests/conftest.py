@@ -223,7 +223,7 @@ ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
 # the fixture again (the kill test's 100 s ran twice; ELR's later steps met a fresh cluster).
 ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
                       "test_oracle_topics.py", "test_replication_elr.py", "test_spark_compact.py",
-                      "test_oracle_fetch_limits.py")
+                      "test_oracle_fetch_limits.py", "test_spark_gaps.py", "test_spark_standalone.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
