@@ -49,6 +49,7 @@ READER_PROPERTIES = ("topic", "parse.key", "key.separator", "parse.headers", "he
                      "headers.separator", "headers.key.separator", "ignore.error", "null.marker", "file")
 
 CHUNK_BYTES = 1 << 18  # input is read and parsed this much at a time
+SPANS_CHUNK_BYTES = 1 << 22  # column-wise parsing costs per block: larger blocks
 PROGRESS_MIN_BYTES = 8 << 20  # a regular input file at least this large gets a progress bar
 
 
@@ -417,6 +418,45 @@ class LineReader:
         return keys, values
 
 
+    def spans_apply(self) -> bool:
+        """parse_spans can parse this reader's lines: keyed lines, no headers."""
+        return self.parse_key and not self.parse_headers and bool(self._ksep)
+
+    def parse_spans(self, block: bytes):
+        """The records of a block of lines (each ending with "\n") as a records.spans.Spans:
+        where each line's key and value are, found column-wise (NumPy), no object per line.
+        None when a line needs parse_many's path: a missing separator (which raises or
+        makes a null key there), or the null marker anywhere in the block (a key or value
+        may be null)."""
+        import numpy as np
+
+        from pk.engine.records.spans import Spans
+
+        null = self._null
+        if null is not None and null in block:
+            return None
+        sep = self._ksep
+        data = np.frombuffer(block, np.uint8)
+        ends = np.flatnonzero(data == 10)  # each line's "\n"
+        starts = np.empty(len(ends), np.int64)
+        starts[:1] = 0
+        starts[1:] = ends[:-1] + 1
+        # Where the separator occurs anywhere (overlapping matches included, as indexOf
+        # could find any of them), then the first occurrence at or after each line start.
+        width = len(sep)
+        match = data[:len(data) - width + 1] == sep[0]
+        for i in range(1, width):
+            match &= data[i:len(data) - width + 1 + i] == sep[i]
+        found = np.flatnonzero(match)
+        if not len(found):
+            return None
+        first = found[np.minimum(found.searchsorted(starts), len(found) - 1)]
+        if not ((first >= starts) & (first + width <= ends)).all():
+            return None  # a line without the separator
+        value_starts = first + width
+        return Spans(block, starts, first - starts, value_starts, ends - value_starts)
+
+
 _BEFORE, _SEPARATOR, _AFTER = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
@@ -507,6 +547,29 @@ class Input:
                 lines = self._split(pending + data if pending else data, self._eof)
             if lines:
                 yield lines
+
+    def blocks(self):
+        """Yield bytes of complete lines, each ending with "\n" (a "\r\n" or "\r" made
+        "\n"), as read; lines_read counts them. The same lines as chunks()."""
+        while not self._eof:
+            data = self._read()
+            if not data:
+                self._eof = True
+            pending = self._pending
+            buf = pending + data if pending else data
+            if buf.isascii() and b"\r" not in buf:
+                if self._eof:
+                    self._pending = b""
+                    block = buf if not buf or buf.endswith(b"\n") else buf + b"\n"
+                else:
+                    cut = buf.rfind(b"\n") + 1
+                    block, self._pending = buf[:cut], buf[cut:]
+                self.lines_read += block.count(b"\n")
+            else:
+                lines = self._split(buf, self._eof)
+                block = b"\n".join(lines) + b"\n" if lines else b""
+            if block:
+                yield block
 
     def lines(self):
         """Yield one line at a time (for the interactive prompt and --sync)."""
@@ -740,15 +803,50 @@ def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress
     sent = 0
     complete = False
     try:
-        for lines in _chunks_or_error(source, reader, producer):
-            _send_records(producer, reader, lines, source.lines_read - len(lines) + 1)
-            sent += len(lines)
-            if progress is not None:
-                progress.update(source.bytes_read, sent)
+        if reader.spans_apply() and hasattr(producer, "send_spans"):
+            source.chunk_bytes = max(source.chunk_bytes, SPANS_CHUNK_BYTES)
+            for block, first_number in _blocks_or_error(source, reader, producer):
+                _send_block(producer, reader, block, first_number)
+                sent = source.lines_read
+                if progress is not None:
+                    progress.update(source.bytes_read, sent)
+        else:
+            for lines in _chunks_or_error(source, reader, producer):
+                _send_records(producer, reader, lines, source.lines_read - len(lines) + 1)
+                sent += len(lines)
+                if progress is not None:
+                    progress.update(source.bytes_read, sent)
         complete = True
     finally:
         if progress is not None:
             progress.finish(source.bytes_read, sent, complete)
+
+
+def _send_block(producer, reader: LineReader, block: bytes, first_number: int) -> None:
+    """Send the records of a block of lines (numbered from first_number) column-wise, or
+    line by line where parse_spans cannot (which also reports a bad line as Kafka does)."""
+    spans = reader.parse_spans(block)
+    if spans is None:
+        lines = block.split(b"\n")
+        lines.pop()
+        _send_records(producer, reader, lines, first_number)
+    else:
+        producer.send_spans(spans)
+
+
+def _blocks_or_error(source: Input, reader: LineReader, producer):
+    """(block, number of its first line) of source.blocks(); on invalid UTF-8 the lines
+    before the bad one are sent first."""
+    try:
+        before = source.lines_read
+        for block in source.blocks():
+            yield block, before + 1
+            before = source.lines_read
+    except ProducerFailure as exc:
+        lines = getattr(exc, "lines", None)
+        if lines:
+            _send_records(producer, reader, lines, exc.first_number)
+        raise
 
 
 def _chunks_or_error(source: Input, reader: LineReader, producer):

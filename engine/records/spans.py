@@ -1,0 +1,247 @@
+"""Column-wise record encoding for records given as spans of one buffer (NumPy).
+
+The console producer reads a block of input lines `key SEP value\\n` and knows, for every
+line, where its key and value start and how long they are: `Spans` holds those four
+columns over the block's bytes, and encodes many batches of them at once without a Python
+object per record (build.Columns, its list-based sibling, needs two per record).
+
+A record is `length 00 timestampDelta offsetDelta keyLength key valueLength value 00`.
+Records whose encodings have the same *layout* (the same widths of every varint, the same
+timestamp delta, and the same key + value length and gap between key and value) are the
+rows of one 2-D uint8 array of the same width: the head columns are written for all rows
+at once, and the key and value are copied in from the buffer through a sliding-window view
+(one row gather for the whole class), the value aligned in one block copy and the key's
+bytes (of varying length) by a masked copy of the first columns. A batch is then a few
+runs of consecutive rows of such arrays: with lines of one length, two runs a batch (the
+offset deltas below 64 take one byte, the others two). When the lines' lengths vary so
+much that runs would be short, the records go through build.Columns instead.
+
+The bytes are exactly those of records.encode_batch for the same records
+(tests/test_producer_build.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import build
+
+_SHORT_RUNS = 8  # fewer records than this a run on average: build.Columns is faster
+
+
+def varint_sizes(numbers: np.ndarray) -> np.ndarray:
+    """Bytes of the zig-zag varint of each non-negative number (int64 array)."""
+    zz = numbers << 1
+    sizes = np.ones(len(zz), np.int64)
+    if len(zz):
+        most = int(zz.max())
+        bound = 1 << 7
+        while bound <= most:  # only the comparisons the largest number needs
+            sizes += zz >= bound
+            bound <<= 7
+    return sizes
+
+
+def _put_varints(out: np.ndarray, column: int, numbers: np.ndarray, width: int) -> None:
+    """Write the zig-zag varint of each number (all `width` bytes long) into
+    out[:, column:column + width]."""
+    zz = numbers << 1
+    for i in range(width):
+        byte = (zz >> (7 * i)) & 0x7F
+        if i < width - 1:
+            byte |= 0x80
+        out[:, column + i] = byte
+
+
+class Spans:
+    """Records whose key is buf[key_starts[i]:+key_lengths[i]] and value
+    buf[value_starts[i]:+value_lengths[i]] (int64 arrays; no null keys or values), in order.
+
+    `cores` (key and value fields with their length varints) and the prefix sums of record
+    sizes used by fit() are computed column-wise once.
+    """
+
+    def __init__(self, buf: bytes, key_starts, key_lengths, value_starts, value_lengths):
+        self.buf = buf
+        self.data = np.frombuffer(buf, np.uint8)
+        self.key_starts = key_starts
+        self.key_lengths = key_lengths
+        self.value_starts = value_starts
+        self.value_lengths = value_lengths
+        self.n = len(key_starts)
+        self.key_widths = varint_sizes(key_lengths)
+        self.value_widths = varint_sizes(value_lengths)
+        self.cores = self.key_widths + key_lengths + self.value_widths + value_lengths
+        self._prefix: dict[tuple[int, int], np.ndarray] = {}
+
+    def keys(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        return _slices(self.buf, self.key_starts[start:stop], self.key_lengths[start:stop])
+
+    def values(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        return _slices(self.buf, self.value_starts[start:stop], self.value_lengths[start:stop])
+
+    def subset(self, chosen: np.ndarray) -> "Spans":
+        return Spans(self.buf, self.key_starts[chosen], self.key_lengths[chosen], self.value_starts[chosen],
+                     self.value_lengths[chosen])
+
+    @property
+    def max_core(self) -> int:
+        return int(self.cores.max())
+
+    # ------------------------------------------------------------------ sizes
+    def _sums(self, fixed: int, delta_width: int) -> np.ndarray:
+        """Running sizes (from 0) of the records if each took `fixed` bytes (attributes,
+        timestamp delta, header count) and an offset delta of `delta_width` bytes."""
+        key = (fixed, delta_width)
+        sums = self._prefix.get(key)
+        if sums is None:
+            bodies = self.cores + (fixed + delta_width)
+            sums = self._prefix[key] = np.concatenate(([0], np.cumsum(bodies + varint_sizes(bodies))))
+        return sums
+
+    def fit(self, start: int, first_delta: int, room: int, cap: int, fixed: int) -> tuple[int, int]:
+        """As build.Columns.fit: (k, bytes) of the most records from `start` on, at most
+        `cap`, whose sizes add up to at most `room`, offset deltas counting from first_delta."""
+        end = start + cap
+        j = start
+        used = 0
+        # Offset deltas below 64 take one byte, below 8192 two, below 2**20 three.
+        for width, below in ((1, 64), (2, 8192), (3, 1 << 20)):
+            delta = first_delta + j - start
+            if delta >= below:
+                continue
+            stop = min(end, j + below - delta)
+            sums = self._sums(fixed, width)
+            base = int(sums[j])
+            whole = int(sums[stop]) - base
+            if used + whole <= room:
+                used += whole
+                j = stop
+                if j == end:
+                    break
+                continue
+            last = int(sums.searchsorted(base + room - used, "right")) - 1  # the last record that fits
+            used += int(sums[last]) - base
+            j = last
+            break
+        return j - start, used
+
+    def size(self, index: int, delta: int, fixed: int) -> int:
+        """Bytes of one record at an offset delta."""
+        width = 1 if delta < 64 else 2 if delta < 8192 else 3
+        sums = self._sums(fixed, width)
+        return int(sums[index + 1] - sums[index])
+
+    # ------------------------------------------------------------------ encoding
+    def encode_batches(self, plans: list[tuple[int, int, int, int]]) -> list[bytes]:
+        """The records of each plan (start, stop, first offset delta, timestamp delta), the
+        plans covering consecutive records in order: one payload each."""
+        starts = np.array([p[0] for p in plans], np.int64)
+        stops = np.array([p[1] for p in plans], np.int64)
+        counts = stops - starts
+        first = int(starts[0])
+        rec = np.arange(first, int(stops[-1]))
+        batch_of = np.repeat(np.arange(len(plans)), counts)
+        deltas = rec - np.repeat(starts - np.array([p[2] for p in plans], np.int64), counts)
+        tsds = np.array([p[3] for p in plans], np.int64)
+        ts_of = tsds[batch_of]
+        delta_widths = varint_sizes(deltas)
+        ts_widths = varint_sizes(ts_of)
+        line = self.value_starts[rec] + self.value_lengths[rec] - self.key_starts[rec]
+        gap = self.value_starts[rec] - self.key_starts[rec] - self.key_lengths[rec]
+        bodies = self.cores[rec] + 2 + ts_widths + delta_widths
+        len_widths = varint_sizes(bodies)
+        key_widths = self.key_widths[rec]
+        value_widths = self.value_widths[rec]
+        # A record's layout; a new run starts where it changes or a batch starts.
+        layout = (((len_widths * 4 + delta_widths) * 4 + key_widths) * 4 + value_widths) * 16 + ts_widths
+        columns = (layout, line, gap, ts_of)
+        changed = np.zeros(len(rec), bool)
+        changed[0] = True
+        for column in columns:
+            changed[1:] |= column[1:] != column[:-1]
+        changed[np.cumsum(counts[:-1])] = True
+        run_starts = np.flatnonzero(changed)
+        if len(run_starts) * _SHORT_RUNS > len(rec):
+            return self._encode_by_lists(plans)
+        run_stops = np.append(run_starts[1:], len(rec)).tolist()
+        run_keys = list(zip(*(column[run_starts].tolist() for column in columns)))
+        run_starts = run_starts.tolist()
+        # Each distinct layout's records, in order, as one 2-D block; each run's rows in it.
+        classes: dict[tuple, list[tuple[int, int]]] = {}
+        filled: dict[tuple, int] = {}  # rows of each layout so far
+        run_class = []
+        for key, a, b in zip(run_keys, run_starts, run_stops):
+            members = classes.get(key)
+            if members is None:
+                members = classes[key] = []
+                filled[key] = 0
+            run_class.append((key, filled[key], a, b))
+            filled[key] += b - a
+            members.append((a, b))
+        blocks = {}
+        for key, members in classes.items():
+            rows = np.concatenate([np.arange(a, b) for a, b in members]) if len(members) > 1 \
+                else np.arange(members[0][0], members[0][1])
+            blocks[key] = self._block(rec[rows], deltas[rows], bodies[rows], len_widths[rows],
+                                      key_widths[rows], value_widths[rows], delta_widths[rows],
+                                      int(ts_of[rows[0]]), int(line[rows[0]]), int(gap[rows[0]]))
+        payloads: list[list[bytes]] = [[] for _ in plans]
+        batch_starts = (starts - first).tolist()
+        batch = 0
+        for key, row, a, b in run_class:
+            while batch + 1 < len(plans) and a >= batch_starts[batch + 1]:
+                batch += 1
+            data, width = blocks[key]
+            payloads[batch].append(data[row * width:(row + b - a) * width])
+        return [parts[0] if len(parts) == 1 else b"".join(parts) for parts in payloads]
+
+    def _block(self, rec, deltas, bodies, len_widths, key_widths, value_widths, delta_widths,
+               timestamp_delta: int, line: int, gap: int) -> tuple[bytes, int]:
+        """The encoded records `rec` of one layout, as the rows of one array: (bytes, row width)."""
+        lw, kw, vw, dw = int(len_widths[0]), int(key_widths[0]), int(value_widths[0]), int(delta_widths[0])
+        tsd = build.varint.encode(timestamp_delta)
+        body = int(bodies[0])
+        width = lw + body
+        k = len(rec)
+        out = np.empty((k, width), np.uint8)
+        head = build.varint.encode(body) + b"\x00" + tsd
+        out[:, :len(head)] = np.frombuffer(head, np.uint8)
+        _put_varints(out, len(head), deltas, dw)
+        key_col = len(head) + dw + kw
+        key_lengths = self.key_lengths[rec]
+        _put_varints(out, key_col - kw, key_lengths, kw)
+        out[:, -1] = 0  # no headers
+        # Each record's line (key, gap, value) as a row, by a sliding window over the buffer.
+        data = self.data
+        window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - line + 1, line), strides=(1, 1))
+        lines = window[self.key_starts[rec]]
+        # Values: at a fixed distance from their line's end in every row.
+        out[:, key_col + vw:width - 1] = lines[:, gap:]
+        # Keys: the first key_length bytes of each row's line.
+        most = int(key_lengths.max())
+        if most:
+            target = out[:, key_col:key_col + most]
+            np.copyto(target, lines[:, :most], where=np.arange(most) < key_lengths[:, None])
+        # The value's length varint, right after each key.
+        at = key_col + key_lengths
+        rows = np.arange(k)
+        zz = self.value_lengths[rec] << 1
+        for i in range(vw):
+            byte = (zz >> (7 * i)) & 0x7F
+            if i < vw - 1:
+                byte |= 0x80
+            out[rows, at + i] = byte
+        return out.tobytes(), width
+
+    def _encode_by_lists(self, plans) -> list[bytes]:
+        """encode_batches through build.Columns: keys and values as bytes objects."""
+        first, last = plans[0][0], plans[-1][1]
+        keys = self.keys(first, last)
+        values = self.values(first, last)
+        columns = build.Columns(values, keys)
+        return [columns.encode(start - first, stop - first, delta, tsd) for start, stop, delta, tsd in plans]
+
+
+def _slices(buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[bytes]:
+    return list(map(buf.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist())))
