@@ -30,8 +30,8 @@ _SHORT_RUNS = 8  # fewer records than this a run on average: build.Columns is fa
 
 
 def varint_sizes(numbers: np.ndarray) -> np.ndarray:
-    """Bytes of the zig-zag varint of each non-negative number (int64 array)."""
-    zz = numbers << 1
+    """Bytes of the zig-zag varint/varlong of each number (int64 array)."""
+    zz = (numbers << 1) ^ (numbers >> 63)
     sizes = np.ones(len(zz), np.int64)
     if len(zz):
         most = int(zz.max())
