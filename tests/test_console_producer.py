@@ -933,3 +933,31 @@ def test_engine_producer_explicit_partition_and_closed(tmp_path):
     assert [(r.key, r.value) for r in one] == [(b"k", b"to one")]
     assert [(r.value, r.headers, r.timestamp) for r in zero] == [(b"to zero", (("h", b"x"),), stamp)]
     engine.close()
+
+
+@pytest.mark.parametrize("separator", ["\t", "::", "aa", "→", " "])
+def test_spans_parse_lines_as_parse_many(separator):
+    """LineReader.parse_spans (column-wise, for the engine's send_spans) finds the keys and
+    values parse_many finds, or declines (None) where that path must decide."""
+    rng = random.Random(separator)
+    reader = cmd.LineReader({"parse.key": "true", "key.separator": separator})
+    sep = separator.encode()
+    alphabet = ["a", "b", "é", "€", "😀", " ", ":", "→", "\t"]
+    for _ in range(200):
+        lines = []
+        for _ in range(rng.randrange(1, 60)):
+            key = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 6))).encode()
+            value = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))).encode()
+            lines.append(key + sep + value)
+        block = b"\n".join(lines) + b"\n"
+        spans = reader.parse_spans(block)
+        keys, values = reader.parse_many(lines, 1)
+        assert spans is not None
+        assert (spans.keys(), spans.values()) == (keys, values)
+    # A line without the separator, or the null marker anywhere: the line-by-line path decides.
+    assert reader.parse_spans(b"k" + sep + b"v\nnoseparator\n") is None
+    marked = cmd.LineReader({"parse.key": "true", "key.separator": separator, "null.marker": "NULL"})
+    assert marked.parse_spans(b"NULL" + sep + b"v\n") is None
+    assert marked.parse_spans(b"k" + sep + b"NULLISH\n") is None
+    spans = marked.parse_spans(b"k" + sep + b"v\n")
+    assert (spans.keys(), spans.values()) == ([b"k"], [b"v"])
