@@ -22,10 +22,13 @@ The bytes are exactly those of records.encode_batch for the same records
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from . import build
 
+_PAD = 64  # more than a record's bytes before its key (head and key length) or after its value
 _SHORT_RUNS = 8  # fewer records than this a run on average: build.Columns is faster
 
 
@@ -61,9 +64,10 @@ class Spans:
     sizes used by fit() are computed column-wise once.
     """
 
-    def __init__(self, buf: bytes, key_starts, key_lengths, value_starts, value_lengths):
+    def __init__(self, buf: bytes, key_starts, key_lengths, value_starts, value_lengths, _padded=None):
         self.buf = buf
         self.data = np.frombuffer(buf, np.uint8)
+        self._padded = _padded if _padded is not None else []  # shared with subsets
         self.key_starts = key_starts
         self.key_lengths = key_lengths
         self.value_starts = value_starts
@@ -82,21 +86,31 @@ class Spans:
 
     def subset(self, chosen: np.ndarray) -> "Spans":
         return Spans(self.buf, self.key_starts[chosen], self.key_lengths[chosen], self.value_starts[chosen],
-                     self.value_lengths[chosen])
+                     self.value_lengths[chosen], self._padded)
+
+    def padded(self) -> np.ndarray:
+        """The buffer with _PAD zero bytes before and after it (made once, for every subset)."""
+        if not self._padded:
+            padded = np.zeros(len(self.data) + 2 * _PAD, np.uint8)
+            padded[_PAD:_PAD + len(self.data)] = self.data
+            self._padded.append(padded)
+        return self._padded[0]
 
     @property
     def max_core(self) -> int:
         return int(self.cores.max())
 
     # ------------------------------------------------------------------ sizes
-    def _sums(self, fixed: int, delta_width: int) -> np.ndarray:
+    def _sums(self, fixed: int, delta_width: int) -> list[int]:
         """Running sizes (from 0) of the records if each took `fixed` bytes (attributes,
-        timestamp delta, header count) and an offset delta of `delta_width` bytes."""
+        timestamp delta, header count) and an offset delta of `delta_width` bytes; a list,
+        which bisect searches faster than NumPy searches an array for one number."""
         key = (fixed, delta_width)
         sums = self._prefix.get(key)
         if sums is None:
             bodies = self.cores + (fixed + delta_width)
-            sums = self._prefix[key] = np.concatenate(([0], np.cumsum(bodies + varint_sizes(bodies))))
+            sizes = bodies + varint_sizes(bodies)
+            sums = self._prefix[key] = [0] + sizes.cumsum().tolist()
         return sums
 
     def fit(self, start: int, first_delta: int, room: int, cap: int, fixed: int) -> tuple[int, int]:
@@ -112,16 +126,15 @@ class Spans:
                 continue
             stop = min(end, j + below - delta)
             sums = self._sums(fixed, width)
-            base = int(sums[j])
-            whole = int(sums[stop]) - base
-            if used + whole <= room:
-                used += whole
+            base = sums[j]
+            if used + sums[stop] - base <= room:
+                used += sums[stop] - base
                 j = stop
                 if j == end:
                     break
                 continue
-            last = int(sums.searchsorted(base + room - used, "right")) - 1  # the last record that fits
-            used += int(sums[last]) - base
+            last = bisect_right(sums, base + room - used, j, stop) - 1  # the last record that fits
+            used += sums[last] - base
             j = last
             break
         return j - start, used
@@ -130,7 +143,7 @@ class Spans:
         """Bytes of one record at an offset delta."""
         width = 1 if delta < 64 else 2 if delta < 8192 else 3
         sums = self._sums(fixed, width)
-        return int(sums[index + 1] - sums[index])
+        return sums[index + 1] - sums[index]
 
     # ------------------------------------------------------------------ encoding
     def encode_batches(self, plans: list[tuple[int, int, int, int]]) -> list[bytes]:
@@ -194,45 +207,54 @@ class Spans:
                 batch += 1
             data, width = blocks[key]
             payloads[batch].append(data[row * width:(row + b - a) * width])
-        return [parts[0] if len(parts) == 1 else b"".join(parts) for parts in payloads]
+        return [b"".join(parts) for parts in payloads]
 
     def _block(self, rec, deltas, bodies, len_widths, key_widths, value_widths, delta_widths,
-               timestamp_delta: int, line: int, gap: int) -> tuple[bytes, int]:
-        """The encoded records `rec` of one layout, as the rows of one array: (bytes, row width)."""
+               timestamp_delta: int, line: int, gap: int) -> tuple[memoryview, int]:
+        """The encoded records `rec` of one layout, as the rows of one array: (its bytes,
+        row width)."""
         lw, kw, vw, dw = int(len_widths[0]), int(key_widths[0]), int(value_widths[0]), int(delta_widths[0])
         tsd = build.varint.encode(timestamp_delta)
         body = int(bodies[0])
         width = lw + body
-        k = len(rec)
-        out = np.empty((k, width), np.uint8)
         head = build.varint.encode(body) + b"\x00" + tsd
+        key_col = len(head) + dw + kw
+        key_starts = self.key_starts[rec]
+        key_lengths = self.key_lengths[rec]
+        data = self.data
+        # Rows are gathered straight from the buffer, each starting where its value then
+        # lands in place (the value is at the same distance from its key's start in every
+        # row); the bytes before the value are then overwritten. Rows that would start
+        # before the buffer or end after it come from the padded buffer.
+        first = key_starts + (gap - vw - key_col)
+        if int(first.min()) < 0 or int(first.max()) + width > len(data):
+            data = self.padded()
+            first = first + _PAD
+        window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - width + 1, width), strides=(1, 1))
+        out = window[first]
         out[:, :len(head)] = np.frombuffer(head, np.uint8)
         _put_varints(out, len(head), deltas, dw)
-        key_col = len(head) + dw + kw
-        key_lengths = self.key_lengths[rec]
         _put_varints(out, key_col - kw, key_lengths, kw)
         out[:, -1] = 0  # no headers
-        # Each record's line (key, gap, value) as a row, by a sliding window over the buffer.
-        data = self.data
-        window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - line + 1, line), strides=(1, 1))
-        lines = window[self.key_starts[rec]]
-        # Values: at a fixed distance from their line's end in every row.
-        out[:, key_col + vw:width - 1] = lines[:, gap:]
-        # Keys: the first key_length bytes of each row's line.
-        most = int(key_lengths.max())
-        if most:
-            target = out[:, key_col:key_col + most]
-            np.copyto(target, lines[:, :most], where=np.arange(most) < key_lengths[:, None])
+        if vw != gap:
+            # Keys: the first key_length bytes of each row's line, moved by vw - gap.
+            most = int(key_lengths.max())
+            if most:
+                keys = np.lib.stride_tricks.as_strided(self.data, shape=(len(self.data) - most + 1, most),
+                                                       strides=(1, 1))[np.minimum(key_starts, len(self.data) - most)]
+                if int(key_starts.max()) > len(self.data) - most:  # a key near the buffer's end
+                    keys = self.padded()[(key_starts + _PAD)[:, None] + np.arange(most)]
+                np.copyto(out[:, key_col:key_col + most], keys, where=np.arange(most) < key_lengths[:, None])
         # The value's length varint, right after each key.
         at = key_col + key_lengths
-        rows = np.arange(k)
+        rows = np.arange(len(rec))
         zz = self.value_lengths[rec] << 1
         for i in range(vw):
             byte = (zz >> (7 * i)) & 0x7F
             if i < vw - 1:
                 byte |= 0x80
             out[rows, at + i] = byte
-        return out.tobytes(), width
+        return memoryview(out.reshape(-1)), width
 
     def _encode_by_lists(self, plans) -> list[bytes]:
         """encode_batches through build.Columns: keys and values as bytes objects."""
