@@ -153,19 +153,25 @@ class Spans:
         stops = np.array([p[1] for p in plans], np.int64)
         counts = stops - starts
         first = int(starts[0])
-        rec = np.arange(first, int(stops[-1]))
-        batch_of = np.repeat(np.arange(len(plans)), counts)
+        last = int(stops[-1])
+        rec = np.arange(first, last)
         deltas = rec - np.repeat(starts - np.array([p[2] for p in plans], np.int64), counts)
         tsds = np.array([p[3] for p in plans], np.int64)
-        ts_of = tsds[batch_of]
+        if tsds.any():
+            ts_of = np.repeat(tsds, counts)
+            ts_widths = varint_sizes(ts_of)
+        else:  # the common case: every batch opened now
+            ts_of = np.zeros(len(rec), np.int64)
+            ts_widths = np.ones(len(rec), np.int64)
         delta_widths = varint_sizes(deltas)
-        ts_widths = varint_sizes(ts_of)
-        line = self.value_starts[rec] + self.value_lengths[rec] - self.key_starts[rec]
-        gap = self.value_starts[rec] - self.key_starts[rec] - self.key_lengths[rec]
-        bodies = self.cores[rec] + 2 + ts_widths + delta_widths
+        key_starts = self.key_starts[first:last]
+        value_ends = self.value_starts[first:last] + self.value_lengths[first:last]
+        line = value_ends - key_starts
+        gap = self.value_starts[first:last] - key_starts - self.key_lengths[first:last]
+        bodies = self.cores[first:last] + 2 + ts_widths + delta_widths
         len_widths = varint_sizes(bodies)
-        key_widths = self.key_widths[rec]
-        value_widths = self.value_widths[rec]
+        key_widths = self.key_widths[first:last]
+        value_widths = self.value_widths[first:last]
         # A record's layout; a new run starts where it changes or a batch starts.
         layout = (((len_widths * 4 + delta_widths) * 4 + key_widths) * 4 + value_widths) * 16 + ts_widths
         columns = (layout, line, gap, ts_of)
@@ -232,19 +238,12 @@ class Spans:
             first = first + _PAD
         window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - width + 1, width), strides=(1, 1))
         out = window[first]
+        if vw != gap:
+            self._place_keys(out, key_col, vw - gap, key_starts, key_lengths)
         out[:, :len(head)] = np.frombuffer(head, np.uint8)
         _put_varints(out, len(head), deltas, dw)
         _put_varints(out, key_col - kw, key_lengths, kw)
         out[:, -1] = 0  # no headers
-        if vw != gap:
-            # Keys: the first key_length bytes of each row's line, moved by vw - gap.
-            most = int(key_lengths.max())
-            if most:
-                keys = np.lib.stride_tricks.as_strided(self.data, shape=(len(self.data) - most + 1, most),
-                                                       strides=(1, 1))[np.minimum(key_starts, len(self.data) - most)]
-                if int(key_starts.max()) > len(self.data) - most:  # a key near the buffer's end
-                    keys = self.padded()[(key_starts + _PAD)[:, None] + np.arange(most)]
-                np.copyto(out[:, key_col:key_col + most], keys, where=np.arange(most) < key_lengths[:, None])
         # The value's length varint, right after each key.
         at = key_col + key_lengths
         rows = np.arange(len(rec))
@@ -255,6 +254,32 @@ class Spans:
                 byte |= 0x80
             out[rows, at + i] = byte
         return memoryview(out.reshape(-1)), width
+
+    def _place_keys(self, out, key_col: int, shift: int, key_starts, key_lengths) -> None:
+        """Move each row's key to key_col: the rows were gathered with their value in place,
+        which puts key byte x at key_col + x + shift (shift: the value length varint's width
+        minus the gap between key and value in the buffer)."""
+        fewest = int(key_lengths.min())
+        most = int(key_lengths.max())
+        if key_col + shift < 0:
+            # The key starts before the row: copy it from the buffer (a key-wide row gather).
+            data = self.padded()
+            keys = np.lib.stride_tricks.as_strided(data, shape=(len(data) - most + 1, most),
+                                                   strides=(1, 1))[key_starts + _PAD]
+            np.copyto(out[:, key_col:key_col + most], keys, where=np.arange(most) < key_lengths[:, None])
+            return
+        # Within each row: the bytes every key has in one block move, the others column by
+        # column for the rows whose key is that long, in the order that reads each column
+        # before it is overwritten.
+        def block():
+            out[:, key_col:key_col + fewest] = out[:, key_col + shift:key_col + shift + fewest]
+
+        if shift > 0:
+            block()
+        for j in range(fewest, most) if shift > 0 else range(most - 1, fewest - 1, -1):
+            np.copyto(out[:, key_col + j], out[:, key_col + j + shift], where=key_lengths > j)
+        if shift < 0:
+            block()
 
     def _encode_by_lists(self, plans) -> list[bytes]:
         """encode_batches through build.Columns: keys and values as bytes objects."""
