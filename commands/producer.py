@@ -480,7 +480,8 @@ class Input:
         self.chunk_bytes = chunk_bytes
         self._pending = b""
         self._eof = False
-        self.lines_read = 0  # lines handed out so far (the next line's number is this + 1)
+        self._lines_read = 0
+        self._uncounted = None  # a block from blocks() whose lines are not counted yet
         self.bytes_read = 0
         try:
             st = os.fstat(fd)
@@ -490,6 +491,25 @@ class Input:
             self.regular, self.size = False, None
         self._deadline = getattr(producer, "next_deadline", None)
         self._poll = getattr(producer, "poll", None)
+
+    @property
+    def lines_read(self) -> int:
+        """Lines handed out so far (the next line's number is this + 1)."""
+        if self._uncounted is not None:
+            self._lines_read += self._uncounted.count(b"\n")
+            self._uncounted = None
+        return self._lines_read
+
+    @lines_read.setter
+    def lines_read(self, value: int) -> None:
+        self._uncounted = None
+        self._lines_read = value
+
+    def block_lines(self, count: int) -> None:
+        """The caller counted the lines of the last block from blocks(): spares a count."""
+        if self._uncounted is not None:
+            self._uncounted = None
+            self._lines_read += count
 
     def _wait_readable(self) -> None:
         if self.regular or self._deadline is None:
@@ -564,7 +584,8 @@ class Input:
                 else:
                     cut = buf.rfind(b"\n") + 1
                     block, self._pending = buf[:cut], buf[cut:]
-                self.lines_read += block.count(b"\n")
+                self.lines_read  # count what the caller left uncounted
+                self._uncounted = block or None  # counted when asked, unless block_lines() says
             else:
                 lines = self._split(buf, self._eof)
                 block = b"\n".join(lines) + b"\n" if lines else b""
@@ -806,7 +827,7 @@ def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress
         if reader.spans_apply() and hasattr(producer, "send_spans"):
             source.chunk_bytes = max(source.chunk_bytes, SPANS_CHUNK_BYTES)
             for block, first_number in _blocks_or_error(source, reader, producer):
-                _send_block(producer, reader, block, first_number)
+                source.block_lines(_send_block(producer, reader, block, first_number))
                 sent = source.lines_read
                 if progress is not None:
                     progress.update(source.bytes_read, sent)
@@ -822,16 +843,18 @@ def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress
             progress.finish(source.bytes_read, sent, complete)
 
 
-def _send_block(producer, reader: LineReader, block: bytes, first_number: int) -> None:
+def _send_block(producer, reader: LineReader, block: bytes, first_number: int) -> int:
     """Send the records of a block of lines (numbered from first_number) column-wise, or
-    line by line where parse_spans cannot (which also reports a bad line as Kafka does)."""
+    line by line where parse_spans cannot (which also reports a bad line as Kafka does);
+    returns the number of lines."""
     spans = reader.parse_spans(block)
     if spans is None:
         lines = block.split(b"\n")
         lines.pop()
         _send_records(producer, reader, lines, first_number)
-    else:
-        producer.send_spans(spans)
+        return len(lines)
+    producer.send_spans(spans)
+    return spans.n
 
 
 def _blocks_or_error(source: Input, reader: LineReader, producer):

@@ -375,13 +375,19 @@ class EngineProducer:
             import numpy as np
 
             targets = partitions_for_keys(spans.data, spans.key_starts, spans.key_lengths, n)
-            counts = np.bincount(targets, minlength=n)
-            order = np.argsort(targets, kind="stable")  # each partition's records, in order
-            first = 0
-            for p, count in enumerate(counts.tolist()):
-                if count:
-                    self._fill_spans(p, spans.subset(order[first:first + count]), timestamp)
-                    first += count
+            if n <= 16:  # a pass over the partitions per partition is cheaper than a sort
+                for p in range(n):
+                    chosen = np.flatnonzero(targets == p)
+                    if len(chosen):
+                        self._fill_spans(p, spans.subset(chosen), timestamp)
+            else:
+                counts = np.bincount(targets, minlength=n)
+                order = np.argsort(targets, kind="stable")  # each partition's records, in order
+                first = 0
+                for p, count in enumerate(counts.tolist()):
+                    if count:
+                        self._fill_spans(p, spans.subset(order[first:first + count]), timestamp)
+                        first += count
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
