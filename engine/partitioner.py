@@ -95,8 +95,9 @@ def _mix(data, starts, lengths, nblocks, most: int):
     import numpy as np
 
     width = 4 * (most + 1)
-    window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - width + 1, width), strides=(1, 1))
-    words = window[starts].view("<u4")  # (keys, most + 1): the blocks, then the tail's word
+    # Each key's bytes (and what follows, up to the width) as one item: a row of words.
+    items = np.ndarray((len(data) - width + 1,), np.dtype((np.void, width)), buffer=data, strides=(1,))
+    words = items[starts].view("<u4").reshape(len(starts), most + 1)  # the blocks, then the tail's word
     m = np.uint32(_M)
     h = np.uint32(_SEED) ^ lengths.astype(np.uint32)
     fewest = int(nblocks.min())

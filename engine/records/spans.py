@@ -45,6 +45,14 @@ def varint_sizes(numbers: np.ndarray) -> np.ndarray:
     return sizes
 
 
+def rows_at(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """data[s:s + width] for each s of starts, as the rows of a new (len(starts), width)
+    uint8 array. The buffer is viewed as one `width`-byte item at every byte, so that the
+    gather copies whole items (faster than a 2-D gather, which copies byte by byte)."""
+    items = np.ndarray((len(data) - width + 1,), np.dtype((np.void, width)), buffer=data, strides=(1,))
+    return items[starts].view(np.uint8).reshape(len(starts), width)
+
+
 def _put_varints(out: np.ndarray, column: int, numbers: np.ndarray, width: int) -> None:
     """Write the zig-zag varint of each number (all `width` bytes long) into
     out[:, column:column + width]."""
@@ -236,8 +244,7 @@ class Spans:
         if int(first.min()) < 0 or int(first.max()) + width > len(data):
             data = self.padded()
             first = first + _PAD
-        window = np.lib.stride_tricks.as_strided(data, shape=(len(data) - width + 1, width), strides=(1, 1))
-        out = window[first]
+        out = rows_at(data, first, width)
         if vw != gap:
             self._place_keys(out, key_col, vw - gap, key_starts, key_lengths)
         out[:, :len(head)] = np.frombuffer(head, np.uint8)
