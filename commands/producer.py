@@ -495,10 +495,13 @@ class Input:
     @property
     def lines_read(self) -> int:
         """Lines handed out so far (the next line's number is this + 1)."""
+        self._count_uncounted()
+        return self._lines_read
+
+    def _count_uncounted(self) -> None:
         if self._uncounted is not None:
             self._lines_read += self._uncounted.count(b"\n")
             self._uncounted = None
-        return self._lines_read
 
     @lines_read.setter
     def lines_read(self, value: int) -> None:
@@ -576,18 +579,26 @@ class Input:
             if not data:
                 self._eof = True
             pending = self._pending
-            buf = pending + data if pending else data
-            if buf.isascii() and b"\r" not in buf:
+            if data.isascii() and pending.isascii() and b"\r" not in data and b"\r" not in pending:
                 if self._eof:
                     self._pending = b""
-                    block = buf if not buf or buf.endswith(b"\n") else buf + b"\n"
+                    block = pending + data
+                    if block and not block.endswith(b"\n"):
+                        block += b"\n"
                 else:
-                    cut = buf.rfind(b"\n") + 1
-                    block, self._pending = buf[:cut], buf[cut:]
-                self.lines_read  # count what the caller left uncounted
+                    # One copy at most: the line left over from the last read, then this
+                    # read's complete lines.
+                    cut = data.rfind(b"\n") + 1
+                    if not cut:
+                        block, self._pending = b"", pending + data
+                    elif pending or cut < len(data):
+                        block, self._pending = b"".join((pending, memoryview(data)[:cut])), data[cut:]
+                    else:
+                        block, self._pending = data, b""
+                self._count_uncounted()
                 self._uncounted = block or None  # counted when asked, unless block_lines() says
             else:
-                lines = self._split(buf, self._eof)
+                lines = self._split(pending + data, self._eof)
                 block = b"\n".join(lines) + b"\n" if lines else b""
             if block:
                 yield block

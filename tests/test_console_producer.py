@@ -961,3 +961,35 @@ def test_spans_parse_lines_as_parse_many(separator):
     assert marked.parse_spans(b"k" + sep + b"NULLISH\n") is None
     spans = marked.parse_spans(b"k" + sep + b"v\n")
     assert (spans.keys(), spans.values()) == ([b"k"], [b"v"])
+
+
+@pytest.mark.parametrize("text", [b"a\tb\nc\td\n", b"a\tb\r\nc\td\re\tf", b"k\t\xc3\xa9\n\nx\ty", b"", b"\n\n",
+                                  b"no newline at the end", b"long line " * 20 + b"\n" + b"x\ty\n" * 30])
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 1 << 16])
+def test_input_blocks_hold_the_lines_chunks_hands_out(tmp_path, text, chunk_bytes):
+    """Input.blocks() (the column-wise path's reads) gives the lines Input.chunks() gives,
+    "\\n"-terminated, and counts them, whether or not the caller reports their count."""
+    path = tmp_path / "input"
+    path.write_bytes(text)
+    seen = {}
+    for mode in ("chunks", "blocks", "blocks reported"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            source = cmd.Input(fd, None, chunk_bytes=chunk_bytes)
+            lines = []
+            if mode == "chunks":
+                for chunk in source.chunks():
+                    lines += chunk
+            else:
+                for block in source.blocks():
+                    assert block.endswith(b"\n")
+                    got = block.split(b"\n")[:-1]
+                    if mode == "blocks reported":
+                        source.block_lines(len(got))
+                    lines += got
+                    assert source.lines_read == len(lines)
+            seen[mode] = (lines, source.lines_read)
+        finally:
+            os.close(fd)
+    assert seen["chunks"] == seen["blocks"] == seen["blocks reported"]
+    assert seen["chunks"][1] == len(seen["chunks"][0])
