@@ -441,20 +441,64 @@ class LineReader:
         starts = np.empty(len(ends), np.int64)
         starts[:1] = 0
         starts[1:] = ends[:-1] + 1
-        # Where the separator occurs anywhere (overlapping matches included, as indexOf
-        # could find any of them), then the first occurrence at or after each line start.
         width = len(sep)
-        match = data[:len(data) - width + 1] == sep[0]
-        for i in range(1, width):
-            match &= data[i:len(data) - width + 1 + i] == sep[i]
-        found = np.flatnonzero(match)
-        if not len(found):
-            return None
-        first = found[np.minimum(found.searchsorted(starts), len(found) - 1)]
-        if not ((first >= starts) & (first + width <= ends)).all():
+        first = _separators_near_starts(data, starts, ends, sep)
+        if first is None:
+            first = _separators_anywhere(data, starts, sep)
+        if first is None or not ((first >= starts) & (first + width <= ends)).all():
             return None  # a line without the separator
         value_starts = first + width
         return Spans(block, starts, first - starts, value_starts, ends - value_starts)
+
+
+_PROBE = 32  # bytes at the start of each line where keys are looked for first
+
+
+def _separators_near_starts(data, starts, ends, sep: bytes):
+    """Where each line's first separator is, when every line has one within its first
+    _PROBE bytes (keys are short); else None. The lines' first bytes are the rows of one
+    matrix, searched all at once."""
+    import numpy as np
+
+    from pk.engine.records.spans import rows_at
+
+    width = len(sep)
+    span = _PROBE + width - 1
+    # The lines that start in the block's last `span` bytes are searched one by one.
+    probed = int(starts.searchsorted(len(data) - span, "right")) if len(data) >= span else 0
+    first = np.empty(len(starts), np.int64)
+    if probed:
+        rows = rows_at(data, starts[:probed], span)
+        match = rows[:, :_PROBE] == sep[0]
+        for i in range(1, width):
+            match &= rows[:, i:_PROBE + i] == sep[i]
+        at = match.argmax(axis=1)
+        if not match[np.arange(len(at)), at].all():
+            return None  # a line whose key is longer (or that has no separator)
+        first[:probed] = starts[:probed] + at
+    if probed < len(starts):
+        origin = int(starts[probed])
+        tail = data[origin:].tobytes()
+        for i in range(probed, len(starts)):
+            at = tail.find(sep, int(starts[i]) - origin)
+            first[i] = origin + at if at >= 0 else -1  # -1: the caller's check fails
+    return first
+
+
+def _separators_anywhere(data, starts, sep: bytes):
+    """Where each line's first separator is: every occurrence in the block (overlapping
+    matches included, as indexOf could find any of them), then the first at or after each
+    line's start (which the caller checks is inside the line); None if there is none."""
+    import numpy as np
+
+    width = len(sep)
+    match = data[:len(data) - width + 1] == sep[0]
+    for i in range(1, width):
+        match &= data[i:len(data) - width + 1 + i] == sep[i]
+    found = np.flatnonzero(match)
+    if not len(found):
+        return None
+    return found[np.minimum(found.searchsorted(starts), len(found) - 1)]
 
 
 _BEFORE, _SEPARATOR, _AFTER = itemgetter(0), itemgetter(1), itemgetter(2)

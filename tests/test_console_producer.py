@@ -946,7 +946,8 @@ def test_spans_parse_lines_as_parse_many(separator):
     for _ in range(200):
         lines = []
         for _ in range(rng.randrange(1, 60)):
-            key = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 6))).encode()
+            # Keys found within each line's first bytes, or further on (longer keys).
+            key = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, rng.choice([6, 6, 40])))).encode()
             value = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))).encode()
             lines.append(key + sep + value)
         block = b"\n".join(lines) + b"\n"
