@@ -29,7 +29,8 @@ import numpy as np
 from . import build
 
 _PAD = 64  # more than a record's bytes before its key (head and key length) or after its value
-_SHORT_RUNS = 8  # fewer records than this a run on average: build.Columns is faster
+_SHORT_RUNS = 8
+_FIXED = 3  # attributes, timestamp delta 0, header count: the bytes of a record in a new batch  # fewer records than this a run on average: build.Columns is faster
 
 
 def varint_sizes(numbers: np.ndarray) -> np.ndarray:
@@ -84,7 +85,8 @@ class Spans:
         self.key_widths = varint_sizes(key_lengths)
         self.value_widths = varint_sizes(value_lengths)
         self.cores = self.key_widths + key_lengths + self.value_widths + value_lengths
-        self._prefix: dict[tuple[int, int], np.ndarray] = {}
+        self._prefix: dict[tuple[int, int], list[int]] = {}
+        self._fewest = None  # the smallest core, once needed
 
     def keys(self, start: int = 0, stop: int | None = None) -> list[bytes]:
         return _slices(self.buf, self.key_starts[start:stop], self.key_lengths[start:stop])
@@ -124,6 +126,8 @@ class Spans:
     def fit(self, start: int, first_delta: int, room: int, cap: int, fixed: int) -> tuple[int, int]:
         """As build.Columns.fit: (k, bytes) of the most records from `start` on, at most
         `cap`, whose sizes add up to at most `room`, offset deltas counting from first_delta."""
+        if fixed != _FIXED:
+            return self._fit_window(start, first_delta, room, cap, fixed)
         end = start + cap
         j = start
         used = 0
@@ -146,6 +150,17 @@ class Spans:
             j = last
             break
         return j - start, used
+
+    def _fit_window(self, start: int, first_delta: int, room: int, cap: int, fixed: int) -> tuple[int, int]:
+        """fit() for a batch opened earlier (a timestamp delta of a byte or more): sizes of
+        only the records that could fit, rather than running sums over all of them."""
+        if self._fewest is None:
+            self._fewest = int(self.cores.min())
+        window = min(cap, room // (self._fewest + fixed + 2) + 1)  # more than can fit
+        bodies = self.cores[start:start + window] + fixed + varint_sizes(np.arange(first_delta, first_delta + window))
+        running = np.cumsum(bodies + varint_sizes(bodies))
+        k = int(running.searchsorted(room, "right"))
+        return k, int(running[k - 1]) if k else 0
 
     def size(self, index: int, delta: int, fixed: int) -> int:
         """Bytes of one record at an offset delta."""
