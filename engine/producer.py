@@ -393,34 +393,42 @@ class EngineProducer:
 
     def _fill_spans(self, partition: int, spans, ts: int) -> None:
         """_fill for Spans: the batches are planned first (each takes records while they fit
-        its limit, as send() would), then every batch's records are encoded at once."""
+        its limit, as send() would), then their records are encoded at once. With
+        compression a batch's limit depends on the ratio the batches before it achieved,
+        so each is encoded and completed before the next is planned."""
         n = spans.n
         i = 0
-        plans = []  # (batch, start, stop, first offset delta, timestamp delta, completes)
+        plans = []  # (batch, start, stop, first offset delta, timestamp delta, full, bytes)
         batch = self._open[partition]
         while i < n:
             if batch is None:
                 batch = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
             # A batch gets one plan: it is full afterwards, or the records ran out.
             m = batch.count
-            size_so_far = batch.size
-            k = cap = 0
+            k = cap = size = 0
             delta = ts - batch.base_ts
             if m < _BULK_MAX_COUNT:
                 fixed = 2 + _varint_size(delta)  # attributes, timestamp delta, header count
                 cap = min(n - i, _BULK_MAX_COUNT - m)
-                k, size = spans.fit(i, m, batch.limit - size_so_far, cap, fixed)
+                k, size = spans.fit(i, m, batch.limit - batch.size, cap, fixed)
                 if k == 0 and m == 0:  # a batch always takes its first record
                     k, size = 1, spans.size(i, 0, fixed)
-                if k:
-                    i += k
-            full = k < cap or size_so_far + (size if k else 0) >= batch.limit or m + k >= _BULK_MAX_COUNT
-            plans.append((batch, i - k, i, m, delta, full, size if k else 0))
+                i += k
+            full = k < cap or batch.size + size >= batch.limit or m + k >= _BULK_MAX_COUNT
+            plans.append((batch, i - k, i, m, delta, full, size))
             if full:
                 batch = None
-        payloads = spans.encode_batches([(a, b, m, d) for _, a, b, m, d, _, _ in plans if b > a])
+                if self.codec:
+                    self._apply_plans(partition, spans, plans, ts)
+                    plans = []
+        self._apply_plans(partition, spans, plans, ts)
+
+    def _apply_plans(self, partition: int, spans, plans: list, ts: int) -> None:
+        """Encode the planned records into their batches; complete those that are full."""
+        payloads = spans.encode_batches([(a, b, m, d) for _, a, b, m, d, _, _ in plans if b > a]) \
+            if any(plan[2] > plan[1] for plan in plans) else []
         payloads.reverse()
-        for batch, a, b, m, d, full, size in plans:
+        for batch, a, b, m, _, full, size in plans:
             if b > a:
                 batch.parts.append(payloads.pop())
                 batch.count = m + b - a
