@@ -442,7 +442,7 @@ class LineReader:
         starts[:1] = 0
         starts[1:] = ends[:-1] + 1
         width = len(sep)
-        first = _separators_near_starts(data, starts, ends, sep)
+        first = _separators_near_starts(data, starts, sep)
         if first is None:
             first = _separators_anywhere(data, starts, sep)
         if first is None or not ((first >= starts) & (first + width <= ends)).all():
@@ -454,7 +454,7 @@ class LineReader:
 _PROBE = 32  # bytes at the start of each line where keys are looked for first
 
 
-def _separators_near_starts(data, starts, ends, sep: bytes):
+def _separators_near_starts(data, starts, sep: bytes):
     """Where each line's first separator is, when every line has one within its first
     _PROBE bytes (keys are short); else None. The lines' first bytes are the rows of one
     matrix, searched all at once."""

@@ -227,7 +227,7 @@ class Spans:
                 else np.arange(members[0][0], members[0][1])
             blocks[key] = self._block(rec[rows], deltas[rows], bodies[rows], len_widths[rows],
                                       key_widths[rows], value_widths[rows], delta_widths[rows],
-                                      int(ts_of[rows[0]]), int(line[rows[0]]), int(gap[rows[0]]))
+                                      int(ts_of[rows[0]]), int(gap[rows[0]]))
         payloads: list[list[bytes]] = [[] for _ in plans]
         batch_starts = (starts - first).tolist()
         batch = 0
@@ -239,7 +239,7 @@ class Spans:
         return [b"".join(parts) for parts in payloads]
 
     def _block(self, rec, deltas, bodies, len_widths, key_widths, value_widths, delta_widths,
-               timestamp_delta: int, line: int, gap: int) -> tuple[memoryview, int]:
+               timestamp_delta: int, gap: int) -> tuple[memoryview, int]:
         """The encoded records `rec` of one layout, as the rows of one array: (its bytes,
         row width)."""
         lw, kw, vw, dw = int(len_widths[0]), int(key_widths[0]), int(value_widths[0]), int(delta_widths[0])
