@@ -49,6 +49,7 @@ READER_PROPERTIES = ("topic", "parse.key", "key.separator", "parse.headers", "he
                      "headers.separator", "headers.key.separator", "ignore.error", "null.marker", "file")
 
 CHUNK_BYTES = 1 << 18  # input is read and parsed this much at a time
+SPANS_CHUNK_BYTES = 1 << 20  # blocks for column-wise parsing: fewer page faults than 4 MB, fewer calls than 256 KB
 PROGRESS_MIN_BYTES = 8 << 20  # a regular input file at least this large gets a progress bar
 
 
@@ -417,6 +418,89 @@ class LineReader:
         return keys, values
 
 
+    def spans_apply(self) -> bool:
+        """parse_spans can parse this reader's lines: keyed lines, no headers."""
+        return self.parse_key and not self.parse_headers and bool(self._ksep)
+
+    def parse_spans(self, block: bytes):
+        """The records of a block of lines (each ending with "\n") as a records.spans.Spans:
+        where each line's key and value are, found column-wise (NumPy), no object per line.
+        None when a line needs parse_many's path: a missing separator (which raises or
+        makes a null key there), or the null marker anywhere in the block (a key or value
+        may be null)."""
+        import numpy as np
+
+        from pk.engine.records.spans import Spans
+
+        null = self._null
+        if null is not None and null in block:
+            return None
+        sep = self._ksep
+        data = np.frombuffer(block, np.uint8)
+        ends = np.flatnonzero(data == 10)  # each line's "\n"
+        starts = np.empty(len(ends), np.int64)
+        starts[:1] = 0
+        starts[1:] = ends[:-1] + 1
+        width = len(sep)
+        first = _separators_near_starts(data, starts, sep)
+        if first is None:
+            first = _separators_anywhere(data, starts, sep)
+        if first is None or not ((first >= starts) & (first + width <= ends)).all():
+            return None  # a line without the separator
+        value_starts = first + width
+        return Spans(block, starts, first - starts, value_starts, ends - value_starts)
+
+
+_PROBE = 32  # bytes at the start of each line where keys are looked for first
+
+
+def _separators_near_starts(data, starts, sep: bytes):
+    """Where each line's first separator is, when every line has one within its first
+    _PROBE bytes (keys are short); else None. The lines' first bytes are the rows of one
+    matrix, searched all at once."""
+    import numpy as np
+
+    from pk.engine.records.spans import rows_at
+
+    width = len(sep)
+    span = _PROBE + width - 1
+    # The lines that start in the block's last `span` bytes are searched one by one.
+    probed = int(starts.searchsorted(len(data) - span, "right")) if len(data) >= span else 0
+    first = np.empty(len(starts), np.int64)
+    if probed:
+        rows = rows_at(data, starts[:probed], span)
+        match = rows[:, :_PROBE] == sep[0]
+        for i in range(1, width):
+            match &= rows[:, i:_PROBE + i] == sep[i]
+        at = match.argmax(axis=1)
+        if not match[np.arange(len(at)), at].all():
+            return None  # a line whose key is longer (or that has no separator)
+        first[:probed] = starts[:probed] + at
+    if probed < len(starts):
+        origin = int(starts[probed])
+        tail = data[origin:].tobytes()
+        for i in range(probed, len(starts)):
+            at = tail.find(sep, int(starts[i]) - origin)
+            first[i] = origin + at if at >= 0 else -1  # -1: the caller's check fails
+    return first
+
+
+def _separators_anywhere(data, starts, sep: bytes):
+    """Where each line's first separator is: every occurrence in the block (overlapping
+    matches included, as indexOf could find any of them), then the first at or after each
+    line's start (which the caller checks is inside the line); None if there is none."""
+    import numpy as np
+
+    width = len(sep)
+    match = data[:len(data) - width + 1] == sep[0]
+    for i in range(1, width):
+        match &= data[i:len(data) - width + 1 + i] == sep[i]
+    found = np.flatnonzero(match)
+    if not len(found):
+        return None
+    return found[np.minimum(found.searchsorted(starts), len(found) - 1)]
+
+
 _BEFORE, _SEPARATOR, _AFTER = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
@@ -440,7 +524,8 @@ class Input:
         self.chunk_bytes = chunk_bytes
         self._pending = b""
         self._eof = False
-        self.lines_read = 0  # lines handed out so far (the next line's number is this + 1)
+        self._lines_read = 0
+        self._uncounted = None  # a block from blocks() whose lines are not counted yet
         self.bytes_read = 0
         try:
             st = os.fstat(fd)
@@ -450,6 +535,28 @@ class Input:
             self.regular, self.size = False, None
         self._deadline = getattr(producer, "next_deadline", None)
         self._poll = getattr(producer, "poll", None)
+
+    @property
+    def lines_read(self) -> int:
+        """Lines handed out so far (the next line's number is this + 1)."""
+        self._count_uncounted()
+        return self._lines_read
+
+    def _count_uncounted(self) -> None:
+        if self._uncounted is not None:
+            self._lines_read += self._uncounted.count(b"\n")
+            self._uncounted = None
+
+    @lines_read.setter
+    def lines_read(self, value: int) -> None:
+        self._uncounted = None
+        self._lines_read = value
+
+    def block_lines(self, count: int) -> None:
+        """The caller counted the lines of the last block from blocks(): spares a count."""
+        if self._uncounted is not None:
+            self._uncounted = None
+            self._lines_read += count
 
     def _wait_readable(self) -> None:
         if self.regular or self._deadline is None:
@@ -507,6 +614,38 @@ class Input:
                 lines = self._split(pending + data if pending else data, self._eof)
             if lines:
                 yield lines
+
+    def blocks(self):
+        """Yield bytes of complete lines, each ending with "\n" (a "\r\n" or "\r" made
+        "\n"), as read; lines_read counts them. The same lines as chunks()."""
+        while not self._eof:
+            data = self._read()
+            if not data:
+                self._eof = True
+            pending = self._pending
+            if data.isascii() and pending.isascii() and b"\r" not in data and b"\r" not in pending:
+                if self._eof:
+                    self._pending = b""
+                    block = pending + data
+                    if block and not block.endswith(b"\n"):
+                        block += b"\n"
+                else:
+                    # One copy at most: the line left over from the last read, then this
+                    # read's complete lines.
+                    cut = data.rfind(b"\n") + 1
+                    if not cut:
+                        block, self._pending = b"", pending + data
+                    elif pending or cut < len(data):
+                        block, self._pending = b"".join((pending, memoryview(data)[:cut])), data[cut:]
+                    else:
+                        block, self._pending = data, b""
+                self._count_uncounted()
+                self._uncounted = block or None  # counted when asked, unless block_lines() says
+            else:
+                lines = self._split(pending + data, self._eof)
+                block = b"\n".join(lines) + b"\n" if lines else b""
+            if block:
+                yield block
 
     def lines(self):
         """Yield one line at a time (for the interactive prompt and --sync)."""
@@ -740,15 +879,52 @@ def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress
     sent = 0
     complete = False
     try:
-        for lines in _chunks_or_error(source, reader, producer):
-            _send_records(producer, reader, lines, source.lines_read - len(lines) + 1)
-            sent += len(lines)
-            if progress is not None:
-                progress.update(source.bytes_read, sent)
+        if reader.spans_apply() and hasattr(producer, "send_spans"):
+            source.chunk_bytes = max(source.chunk_bytes, SPANS_CHUNK_BYTES)
+            for block, first_number in _blocks_or_error(source, reader, producer):
+                source.block_lines(_send_block(producer, reader, block, first_number))
+                sent = source.lines_read
+                if progress is not None:
+                    progress.update(source.bytes_read, sent)
+        else:
+            for lines in _chunks_or_error(source, reader, producer):
+                _send_records(producer, reader, lines, source.lines_read - len(lines) + 1)
+                sent += len(lines)
+                if progress is not None:
+                    progress.update(source.bytes_read, sent)
         complete = True
     finally:
         if progress is not None:
             progress.finish(source.bytes_read, sent, complete)
+
+
+def _send_block(producer, reader: LineReader, block: bytes, first_number: int) -> int:
+    """Send the records of a block of lines (numbered from first_number) column-wise, or
+    line by line where parse_spans cannot (which also reports a bad line as Kafka does);
+    returns the number of lines."""
+    spans = reader.parse_spans(block)
+    if spans is None:
+        lines = block.split(b"\n")
+        lines.pop()
+        _send_records(producer, reader, lines, first_number)
+        return len(lines)
+    producer.send_spans(spans)
+    return spans.n
+
+
+def _blocks_or_error(source: Input, reader: LineReader, producer):
+    """(block, number of its first line) of source.blocks(); on invalid UTF-8 the lines
+    before the bad one are sent first."""
+    try:
+        before = source.lines_read
+        for block in source.blocks():
+            yield block, before + 1
+            before = source.lines_read
+    except ProducerFailure as exc:
+        lines = getattr(exc, "lines", None)
+        if lines:
+            _send_records(producer, reader, lines, exc.first_number)
+        raise
 
 
 def _chunks_or_error(source: Input, reader: LineReader, producer):

@@ -48,6 +48,85 @@ def murmur2(data: bytes) -> int:
     return h - 0x100000000 if h & 0x80000000 else h
 
 
+def murmur2_many(buf, starts, lengths):
+    """murmur2() of many keys at once; key i is buf[starts[i]:starts[i] + lengths[i]].
+
+    buf: bytes or a uint8 array; starts, lengths: integer arrays. Returns an int32 array.
+
+    Column-wise: the keys of similar length are copied as the rows of one matrix, wide
+    enough for the longest one's blocks and tail, and read as little-endian uint32 words;
+    block j of every key is then column j, mixed in with a few uint32 array operations
+    (NumPy's uint32 arithmetic wraps as Java's int does), the shorter keys keeping their
+    hash once they have no block j. Keys are bucketed by block count (up to 4, 16, 64, …
+    blocks) so that a row is never more than about four times its key."""
+    import numpy as np
+
+    data = buf if isinstance(buf, np.ndarray) else np.frombuffer(buf, np.uint8)
+    starts = np.asarray(starts, np.int64)
+    lengths = np.asarray(lengths, np.int64)
+    count = len(starts)
+    if not count:
+        return np.empty(0, np.int32)
+    nblocks = lengths >> 2
+    most = int(nblocks.max())
+    # Rows are read through a sliding window over the buffer: pad it when the widest row
+    # of the last key would run past its end.
+    if int(starts.max()) + 4 * (most + 1) > len(data):
+        padded = np.zeros(len(data) + 4 * (most + 1), np.uint8)
+        padded[:len(data)] = data
+        data = padded
+    if most <= 4:
+        return _mix(data, starts, lengths, nblocks, most).view(np.int32)
+    out = np.empty(count, np.uint32)
+    low = -1
+    high = 4
+    while low < most:
+        chosen = np.flatnonzero((nblocks > low) & (nblocks <= high))
+        if len(chosen):
+            out[chosen] = _mix(data, starts[chosen], lengths[chosen], nblocks[chosen],
+                               int(nblocks[chosen].max()))
+        low, high = high, high * 4
+    return out.view(np.int32)
+
+
+def _mix(data, starts, lengths, nblocks, most: int):
+    """murmur2 (as uint32) of keys of at most `most` blocks; data is long enough to read
+    4 * (most + 1) bytes from every start."""
+    import numpy as np
+
+    width = 4 * (most + 1)
+    # Each key's bytes (and what follows, up to the width) as one item: a row of words.
+    items = np.ndarray((len(data) - width + 1,), np.dtype((np.void, width)), buffer=data, strides=(1,))
+    words = items[starts].view("<u4").reshape(len(starts), most + 1)  # the blocks, then the tail's word
+    m = np.uint32(_M)
+    h = np.uint32(_SEED) ^ lengths.astype(np.uint32)
+    fewest = int(nblocks.min())
+    for j in range(most):
+        k = words[:, j] * m
+        k ^= k >> np.uint32(24)
+        k *= m
+        mixed = h * m
+        mixed ^= k
+        h = mixed if j < fewest else np.where(nblocks > j, mixed, h)
+    tail = (lengths & 3).astype(np.uint32)
+    if tail.any():
+        value = np.take_along_axis(words, nblocks[:, None], axis=1)[:, 0]
+        value &= (np.uint32(1) << (np.uint32(8) * tail)) - np.uint32(1)  # only the tail's bytes
+        h = np.where(tail > 0, (h ^ value) * m, h)
+    h ^= h >> np.uint32(13)
+    h *= m
+    h ^= h >> np.uint32(15)
+    return h
+
+
+def partitions_for_keys(buf, starts, lengths, num_partitions: int):
+    """partition_for_key() of many keys at once (given as for murmur2_many): int64 array."""
+    import numpy as np
+
+    hashes = murmur2_many(buf, starts, lengths).view(np.uint32)
+    return ((hashes & np.uint32(0x7FFFFFFF)) % np.uint32(num_partitions)).astype(np.int64)
+
+
 def to_positive(number: int) -> int:
     """Utils.toPositive: clears the sign bit (not abs: -1 gives 2147483647)."""
     return number & 0x7FFFFFFF

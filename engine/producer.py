@@ -37,7 +37,7 @@ from .errors import (
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
-from .partitioner import KeyPartitioner, StickyPartitioner
+from .partitioner import KeyPartitioner, StickyPartitioner, partitions_for_keys
 
 HEADER_SIZE = records.HEADER_SIZE
 MAX_RECORD_OVERHEAD = 21  # DefaultRecord.MAX_RECORD_OVERHEAD
@@ -349,6 +349,95 @@ class EngineProducer:
                 self._fill(p, columns, timestamp)
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
+
+    def send_spans(self, spans, timestamp: int | None = None) -> None:
+        """send(key, value) for each record of a records.spans.Spans (keys and values as
+        spans of one buffer), all with the same timestamp: the same batches as send() in a
+        loop, the keys hashed and the records encoded column-wise (NumPy)."""
+        if not spans.n:
+            return
+        if self._closed:
+            raise ProducerClosedError("Cannot perform operation after producer has been closed")
+        if not self._num_partitions:
+            self._load_topic()
+        if timestamp is None:
+            timestamp = int(self._clock() * 1000)
+        biggest = spans.max_core
+        if (self.ignore_keys
+                or HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
+                or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
+            # The sticky partitioner, or a record too large: the list path says which.
+            return self.send_values(spans.values(), spans.keys(), timestamp)
+        n = self._num_partitions
+        if n == 1:
+            self._fill_spans(0, spans, timestamp)
+        else:
+            import numpy as np
+
+            targets = partitions_for_keys(spans.data, spans.key_starts, spans.key_lengths, n)
+            if n <= 16:  # a pass over the partitions per partition is cheaper than a sort
+                for p in range(n):
+                    chosen = np.flatnonzero(targets == p)
+                    if len(chosen):
+                        self._fill_spans(p, spans.subset(chosen), timestamp)
+            else:
+                counts = np.bincount(targets, minlength=n)
+                order = np.argsort(targets, kind="stable")  # each partition's records, in order
+                first = 0
+                for p, count in enumerate(counts.tolist()):
+                    if count:
+                        self._fill_spans(p, spans.subset(order[first:first + count]), timestamp)
+                        first += count
+        if self._ready and self._ready_bytes >= self._request_bytes:
+            self._drain()
+
+    def _fill_spans(self, partition: int, spans, ts: int) -> None:
+        """_fill for Spans: the batches are planned first (each takes records while they fit
+        its limit, as send() would), then their records are encoded at once. With
+        compression a batch's limit depends on the ratio the batches before it achieved,
+        so each is encoded and completed before the next is planned."""
+        n = spans.n
+        i = 0
+        plans = []  # (batch, start, stop, first offset delta, timestamp delta, full, bytes)
+        batch = self._open[partition]
+        while i < n:
+            if batch is None:
+                batch = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
+            # A batch gets one plan: it is full afterwards, or the records ran out.
+            m = batch.count
+            k = cap = size = 0
+            delta = ts - batch.base_ts
+            if m < _BULK_MAX_COUNT:
+                fixed = 2 + _varint_size(delta)  # attributes, timestamp delta, header count
+                cap = min(n - i, _BULK_MAX_COUNT - m)
+                k, size = spans.fit(i, m, batch.limit - batch.size, cap, fixed)
+                if k == 0 and m == 0:  # a batch always takes its first record
+                    k, size = 1, spans.size(i, 0, fixed)
+                i += k
+            full = k < cap or batch.size + size >= batch.limit or m + k >= _BULK_MAX_COUNT
+            plans.append((batch, i - k, i, m, delta, full, size))
+            if full:
+                batch = None
+                if self.codec:
+                    self._apply_plans(partition, spans, plans, ts)
+                    plans = []
+        self._apply_plans(partition, spans, plans, ts)
+
+    def _apply_plans(self, partition: int, spans, plans: list, ts: int) -> None:
+        """Encode the planned records into their batches; complete those that are full."""
+        payloads = spans.encode_batches([(a, b, m, d) for _, a, b, m, d, _, _ in plans if b > a]) \
+            if any(plan[2] > plan[1] for plan in plans) else []
+        payloads.reverse()
+        for batch, a, b, m, _, full, size in plans:
+            if b > a:
+                batch.parts.append(payloads.pop())
+                batch.count = m + b - a
+                batch.size += size
+                if ts > batch.max_ts:
+                    batch.max_ts = ts
+            self._open[partition] = batch
+            if full:
+                self._complete(partition)
 
     def _by_partition(self, keys: list, values: list):
         """(partition, key fields, values) of each partition the keys go to, in partition

@@ -944,3 +944,64 @@ def test_engine_producer_explicit_partition_and_closed(tmp_path):
     assert [(r.key, r.value) for r in one] == [(b"k", b"to one")]
     assert [(r.value, r.headers, r.timestamp) for r in zero] == [(b"to zero", (("h", b"x"),), stamp)]
     engine.close()
+
+
+@pytest.mark.parametrize("separator", ["\t", "::", "aa", "→", " "])
+def test_spans_parse_lines_as_parse_many(separator):
+    """LineReader.parse_spans (column-wise, for the engine's send_spans) finds the keys and
+    values parse_many finds, or declines (None) where that path must decide."""
+    rng = random.Random(separator)
+    reader = cmd.LineReader({"parse.key": "true", "key.separator": separator})
+    sep = separator.encode()
+    alphabet = ["a", "b", "é", "€", "😀", " ", ":", "→", "\t"]
+    for _ in range(200):
+        lines = []
+        for _ in range(rng.randrange(1, 60)):
+            # Keys found within each line's first bytes, or further on (longer keys).
+            key = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, rng.choice([6, 6, 40])))).encode()
+            value = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))).encode()
+            lines.append(key + sep + value)
+        block = b"\n".join(lines) + b"\n"
+        spans = reader.parse_spans(block)
+        keys, values = reader.parse_many(lines, 1)
+        assert spans is not None
+        assert (spans.keys(), spans.values()) == (keys, values)
+    # A line without the separator, or the null marker anywhere: the line-by-line path decides.
+    assert reader.parse_spans(b"k" + sep + b"v\nnoseparator\n") is None
+    marked = cmd.LineReader({"parse.key": "true", "key.separator": separator, "null.marker": "NULL"})
+    assert marked.parse_spans(b"NULL" + sep + b"v\n") is None
+    assert marked.parse_spans(b"k" + sep + b"NULLISH\n") is None
+    spans = marked.parse_spans(b"k" + sep + b"v\n")
+    assert (spans.keys(), spans.values()) == ([b"k"], [b"v"])
+
+
+@pytest.mark.parametrize("text", [b"a\tb\nc\td\n", b"a\tb\r\nc\td\re\tf", b"k\t\xc3\xa9\n\nx\ty", b"", b"\n\n",
+                                  b"no newline at the end", b"long line " * 20 + b"\n" + b"x\ty\n" * 30])
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 1 << 16])
+def test_input_blocks_hold_the_lines_chunks_hands_out(tmp_path, text, chunk_bytes):
+    """Input.blocks() (the column-wise path's reads) gives the lines Input.chunks() gives,
+    "\\n"-terminated, and counts them, whether or not the caller reports their count."""
+    path = tmp_path / "input"
+    path.write_bytes(text)
+    seen = {}
+    for mode in ("chunks", "blocks", "blocks reported"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            source = cmd.Input(fd, None, chunk_bytes=chunk_bytes)
+            lines = []
+            if mode == "chunks":
+                for chunk in source.chunks():
+                    lines += chunk
+            else:
+                for block in source.blocks():
+                    assert block.endswith(b"\n")
+                    got = block.split(b"\n")[:-1]
+                    if mode == "blocks reported":
+                        source.block_lines(len(got))
+                    lines += got
+                    assert source.lines_read == len(lines)
+            seen[mode] = (lines, source.lines_read)
+        finally:
+            os.close(fd)
+    assert seen["chunks"] == seen["blocks"] == seen["blocks reported"]
+    assert seen["chunks"][1] == len(seen["chunks"][0])

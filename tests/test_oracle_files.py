@@ -248,6 +248,30 @@ def test_pk_segments_dumped_by_both(kafka_tools, tmp_path):
     assert "| offset: 303 " in k.out
 
 
+def test_pk_keyed_segments_dumped_by_both(kafka_tools, tmp_path):
+    # Keyed lines without headers take the console producer's column-wise path
+    # (engine/records/spans.py): its batches must be as valid for Kafka's reader.
+    data = tmp_path / "pk-data"
+    pk = Runner(str(data))
+    dirs = []
+    for codec in ("none", "zstd"):
+        t = "pkkeys-" + codec
+        assert pk("pk-topics", "--create", "--topic", t, "--partitions", "3").returncode == 0
+        lines = "".join(f"key-{i % 97}\t{'v%05d ' % i * (1 + i % 3 * 20)}\n" for i in range(3000))
+        lines += "".join(f"same-{i}\t{'w' * 90}\n" for i in range(1000))  # rows of one layout
+        r = pk("pk-console-producer", "--topic", t, "--compression-codec", codec,
+               "--reader-property", "parse.key=true", input=lines)
+        assert r.returncode == 0, r.err
+        dirs += [f"{t}-{p}" for p in range(3)]
+    every = ",".join(files_of(data, *dirs))
+    for flags in (["--deep-iteration", "--print-data-log"], ["--index-sanity-check"]):
+        k = same(kafka_tools, pk, "--files", every, *flags)
+        assert (k.returncode, k.err) == (0, "")
+        assert "isvalid: false" not in k.out and "invalid bytes" not in k.out
+    k = kafka_tools("kafka-dump-log", "--files", every, "--deep-iteration", "--print-data-log")
+    assert k.out.count("key: same-") == 2 * 1000 and k.out.count("key: key-") == 2 * 3000
+
+
 def test_pk_transaction_files_dumped_by_both(kafka_tools, tmp_path):
     """pk-server-start's transactions on disk (a commit and an abort marker, the abort's
     .txnindex entry, the coordinator's __transaction_state records) read by Kafka's tool."""

@@ -15,7 +15,9 @@ from pk.engine.partitioner import (
     KeyPartitioner,
     StickyPartitioner,
     murmur2,
+    murmur2_many,
     partition_for_key,
+    partitions_for_keys,
     to_positive,
 )
 from pk.engine.producer import EngineProducer
@@ -164,3 +166,45 @@ def test_null_keys_fill_one_batch_per_partition_then_move_on(tmp_path):
     used = Counter(p for _, p, _ in batches)
     assert set(used) == set(range(4))  # spread over every partition
     assert all(len(vs) > 5 for _, _, vs in batches[:-1])  # sticky: full batches, not one record each
+
+
+# ---------------------------------------------------------------- many keys at once
+def _as_buffer(keys):
+    """keys laid end to end in one buffer, with their starts and lengths."""
+    import numpy as np
+
+    lengths = np.array([len(k) for k in keys], np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return b"".join(keys), starts, lengths
+
+
+def test_murmur2_many_matches_java_vectors():
+    vectors = {**KAFKA_VECTORS, **{k: signed(v) for k, v in LIBRDKAFKA_VECTORS.items()}}
+    keys = sorted(vectors)
+    buf, starts, lengths = _as_buffer(keys)
+    assert murmur2_many(buf, starts, lengths).tolist() == [vectors[k] for k in keys]
+
+
+def test_murmur2_many_matches_scalar_for_every_length_and_byte():
+    rng = random.Random(5)
+    keys = [b"", b"a", b"ab", b"abc", b"abcd", b"abcde", b"abcdef", b"abcdefg", "é€😀ü".encode(),
+            bytes(range(256)), b"\xff" * 7, b"\x80\x00\x7f"]
+    # 1-7 byte keys, every block count bucket (up to 4, 16, 64 and more blocks), random bytes.
+    keys += [bytes(rng.randrange(256) for _ in range(n)) for n in range(0, 300) for _ in range(3)]
+    rng.shuffle(keys)
+    buf, starts, lengths = _as_buffer(keys)
+    assert murmur2_many(buf, starts, lengths).tolist() == [murmur2(k) for k in keys]
+    assert partitions_for_keys(buf, starts, lengths, 7).tolist() == [partition_for_key(k, 7) for k in keys]
+
+
+def test_murmur2_many_keys_in_place_and_at_the_buffer_end():
+    # Keys inside lines (as the console producer finds them), the last one ending the buffer.
+    import numpy as np
+
+    lines = [b"user-%d\tvalue %d" % (i, i) for i in range(1000)] + [b"x\tlast-key-ends-here"]
+    buf = b"\n".join(lines)
+    starts = np.array([buf.index(line) for line in lines[:-1]] + [len(buf) - 3], np.int64)
+    keys = [line.split(b"\t")[0] for line in lines[:-1]] + [b"ere"]
+    lengths = np.array([len(k) for k in keys], np.int64)
+    assert murmur2_many(buf, starts, lengths).tolist() == [murmur2(k) for k in keys]
+    assert murmur2_many(b"", np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
