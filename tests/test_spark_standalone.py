@@ -140,30 +140,29 @@ def run_on(pk, standalone, *args):
     return proc
 
 
-def test_offsets_on_the_cluster_match_local(standalone, source, pk):
+# What a run on the cluster writes is checked against the records as a consumer reads them
+# (`source`), not against a second, local run: each run is a JVM of its own (the suite's time).
+def test_offsets_on_the_cluster(standalone, source, pk):
     bootstrap, regex, records, marks = source
     args = ("offsets", "--bootstrap-server", bootstrap, "--include", regex, "--format", "json")
     remote = json.loads(run_on(pk, standalone, *args).out)
-    local = json.loads(run_spark(pk, *args).out)
-    assert remote == local
-    assert [(r["topic"], r["partition"], r["latest_offset"], r["records"]) for r in remote] == [
-        (t, p, marks[(t, p)][1], len(records[(t, p)])) for t, p in sorted(marks)]
+    assert [(r["topic"], r["partition"], r["earliest_offset"], r["latest_offset"], r["records"])
+            for r in remote] == [(t, p, marks[(t, p)][0], marks[(t, p)][1], len(records[(t, p)]))
+                                 for t, p in sorted(marks)]
 
 
-def test_dump_on_the_cluster_matches_local(standalone, source, pk, tmp_path):
-    bootstrap, regex, records, _ = source
-    outputs = {}
-    for where in ("cluster", "local"):
-        out = str(tmp_path / f"{where}.jsonl")
-        args = ("dump", "--bootstrap-server", bootstrap, "--include", regex, "--output", out)
-        run_on(pk, standalone, *args) if where == "cluster" else run_spark(pk, *args)
-        rows = read_jsonl(out)
-        outputs[where] = sorted((r["topic"], r["partition"], r["offset"], r["key"], r["value"],
-                                 json.dumps(r["headers"])) for r in rows)
-        with open(os.path.join(out, "_pk_manifest.json")) as f:
-            manifest = json.load(f)
-        outputs[where + " manifest"] = manifest["partitions"]
-    assert outputs["cluster"] == outputs["local"]
-    assert outputs["cluster manifest"] == outputs["local manifest"]
-    assert [row[:5] for row in outputs["cluster"]] == sorted(
+def test_dump_on_the_cluster(standalone, source, pk, tmp_path):
+    bootstrap, regex, records, marks = source
+    out = str(tmp_path / "cluster.jsonl")
+    run_on(pk, standalone, "dump", "--bootstrap-server", bootstrap, "--include", regex, "--output", out)
+    rows = sorted((r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["headers"])
+                  for r in read_jsonl(out))
+    assert [row[:5] for row in rows] == sorted(
         (t, p, o, k.decode(), v.decode()) for (t, p), recs in records.items() for o, k, v in recs)
+    plain = [row for row in rows if row[0].endswith("plain")]
+    assert len(plain) == 300 and all(row[5] for row in plain)  # every plain record kept its header
+    with open(os.path.join(out, "_pk_manifest.json")) as f:
+        manifest = json.load(f)
+    assert [(p["topic"], p["partition"], p["start_offset"], p["end_offset"], p["records"])
+            for p in manifest["partitions"]] == [
+        (t, p, marks[(t, p)][0], marks[(t, p)][1], len(records[(t, p)])) for t, p in sorted(marks)]
