@@ -214,7 +214,7 @@ def pytest_configure(config):
 # Session fixtures that start a costly cluster of their own and serve only a few modules: the
 # tests that use one are sent to a single xdist worker (scripts/test runs --dist loadgroup), so
 # the cluster starts once per run instead of once on each worker that draws one of its tests.
-ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned")
+ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned", "spark")  # spark: the local[2] session
 
 
 # Modules whose module-scoped fixture is itself a long run (the kill rounds, a Spark session
