@@ -310,6 +310,21 @@ class EngineProducer:
         elif self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
+    def _open_for(self, timestamp: int | None) -> int:
+        """The checks before a bulk send; the timestamp its records get (default: now)."""
+        if self._closed:
+            raise ProducerClosedError("Cannot perform operation after producer has been closed")
+        if not self._num_partitions:
+            self._load_topic()
+        return int(self._clock() * 1000) if timestamp is None else timestamp
+
+    def _too_large(self, biggest: int) -> bool:
+        """Whether a record whose key and value parts take `biggest` bytes may be refused
+        (Java's size estimate: 61 + 21 + key and value parts + 1, no headers): the bulk
+        paths then leave the records to send(), which raises at the right one."""
+        return (HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
+                or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes))
+
     def send_values(self, values: list, keys: list | None = None, timestamp: int | None = None) -> None:
         """send(key, value) for each pair, all with the same timestamp (default: now).
 
@@ -321,12 +336,7 @@ class EngineProducer:
         n = len(values)
         if not n:
             return
-        if self._closed:
-            raise ProducerClosedError("Cannot perform operation after producer has been closed")
-        if not self._num_partitions:
-            self._load_topic()
-        if timestamp is None:
-            timestamp = int(self._clock() * 1000)
+        timestamp = self._open_for(timestamp)
         by_key = keys is not None and not self.ignore_keys and self._num_partitions > 1
         try:
             if by_key:
@@ -336,10 +346,7 @@ class EngineProducer:
                 groups = [(None, build.Columns(values, keys))]
         except (TypeError, ValueError):  # a null key or value (or keys and values that do not pair up)
             return self._send_each(values, keys, timestamp)
-        biggest = max(columns.max_core for _, columns in groups)
-        # Java's size estimate: 61 + 21 + key and value parts + 1 (no headers).
-        if (HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
-                or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
+        if self._too_large(max(columns.max_core for _, columns in groups)):
             return self._send_each(values, keys, timestamp)
         for p, columns in groups:
             if p is None:
@@ -356,16 +363,8 @@ class EngineProducer:
         loop, the keys hashed and the records encoded column-wise (NumPy)."""
         if not spans.n:
             return
-        if self._closed:
-            raise ProducerClosedError("Cannot perform operation after producer has been closed")
-        if not self._num_partitions:
-            self._load_topic()
-        if timestamp is None:
-            timestamp = int(self._clock() * 1000)
-        biggest = spans.max_core
-        if (self.ignore_keys
-                or HEADER_SIZE + MAX_RECORD_OVERHEAD + 1 + biggest > min(self.max_request_size, self.buffer_memory)
-                or (not self.codec and HEADER_SIZE + 7 + biggest > self.max_message_bytes)):
+        timestamp = self._open_for(timestamp)
+        if self.ignore_keys or self._too_large(spans.max_core):
             # The sticky partitioner, or a record too large: the list path says which.
             return self.send_values(spans.values(), spans.keys(), timestamp)
         n = self._num_partitions
