@@ -119,12 +119,15 @@ class _Connection:
         return answer
 
     def _read(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
+        """Exactly n bytes, received into one buffer (answers of a fetch run to megabytes)."""
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = self.sock.recv_into(view[got:])
+            if not k:
                 raise ConnectionError("the broker closed the connection")
-            buf += chunk
+            got += k
         return bytes(buf)
 
     def close(self) -> None:

@@ -94,19 +94,8 @@ class _Leader:
 
     def read_answer(self) -> bytes:
         """The whole answer frame (the socket is readable): a few MB arrive at once."""
-        size = struct.unpack(">i", self._exactly(4))[0]
-        return self._exactly(size)
-
-    def _exactly(self, n: int) -> bytes:
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self.sock.recv_into(view[got:])
-            if not k:
-                raise ConnectionError("the broker closed the connection")
-            got += k
-        return bytes(buf)
+        size = struct.unpack(">i", self.conn._read(4))[0]
+        return self.conn._read(size)
 
     def close(self) -> None:
         self.conn.close()
