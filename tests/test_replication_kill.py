@@ -435,6 +435,20 @@ def rewinds(events) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def before_rewind(events, partition: int, offset: int, keep: int = 12) -> list:
+    """The partition's last events (records and commits) before it went back to `offset`:
+    what a failure report needs to tell a stale committed offset from events out of order."""
+    mine = [e for e in events if e[1] == partition]
+    at, last = len(mine) - 1, -1
+    for i, e in enumerate(mine):
+        if e[0] == "record":
+            if e[2] == offset and last >= offset:
+                at = i
+                break
+            last = e[2]
+    return [e[:3] + (e[3] if e[0] == "commit" else "",) for e in mine[max(0, at - keep):at + 1]]
+
+
 def print_summary(result) -> None:
     kills = result["kills"]
     print(f"\n{len(kills)} SIGKILLs of a leader's (or coordinator's) broker, each restarted; "
@@ -484,7 +498,7 @@ def test_groups_resume_from_committed_offsets(run):
         assert not missing, (family, len(missing), sorted(missing)[:5])
         # a re-delivery starts at the last successful commit or later, never before it
         bad = [r for r in rewinds(events) if r[1] < r[3]]
-        assert not bad, (family, bad[:5])
+        assert not bad, (family, bad[:5], before_rewind(events, *bad[0][:2]) if bad else None)
         # and only kills cause them: at most one per partition per kill
         assert len(rewinds(events)) <= KILLS * PARTITIONS, family
         # the group's committed offsets, as Kafka's kafka-consumer-groups shows them after the
