@@ -75,7 +75,8 @@ class FetchSettings:
 class _Leader:
     """A connection to one broker and the Fetch in flight on it."""
 
-    def __init__(self, conn: _Connection):
+    def __init__(self, node: int, conn: _Connection):
+        self.node = node
         self.conn = conn
         self.sock = conn.sock
         self.version = min(FETCH_VERSION, conn.versions.get(int(kp.ApiKey.FETCH), (0, FETCH_VERSION))[1])
@@ -267,7 +268,7 @@ class WireFetcher:
                 self._send(leader)
 
     def _send(self, leader: _Leader) -> None:
-        node = next(n for n, c in self._conns.items() if c is leader)
+        node = leader.node
         mine: dict[str, list] = {}
         offsets = {}
         for tp, offset in self.positions.items():
@@ -290,7 +291,7 @@ class WireFetcher:
         leader = self._conns.get(node)
         if leader is None:
             host, port = self._brokers[node]
-            leader = self._conns[node] = _Leader(_Connection(host, port, self.settings.timeout_s, self.security))
+            leader = self._conns[node] = _Leader(node, _Connection(host, port, self.settings.timeout_s, self.security))
         return leader
 
     def _metadata_conn(self) -> _Connection:
