@@ -508,11 +508,26 @@ def idempotent_by_default(settings) -> bool:
             and settings["retries"] > 0 and settings["max.in.flight.requests.per.connection"] <= 5)
 
 
+def idempotent_for(settings) -> bool:
+    """Whether Kafka's producer is idempotent with these settings: enable.idempotence as
+    given, else ProducerConfig's default rule (idempotent_by_default)."""
+    if "enable.idempotence" in settings.properties:
+        return bool(settings["enable.idempotence"])
+    return idempotent_by_default(settings)
+
+
 def producer_opener(bootstrap: str, extra: dict[str, str]):
-    """open_producer(topic, settings) for commands/producer.run: a RemoteProducer reporting
-    failed deliveries only (the console producer prints nothing for the others)."""
+    """open_producer(topic, settings) for commands/producer.run: a WireProducer (batches
+    through pk's own Produce requests, wire_produce.py) whenever the configuration is one it
+    serves (wire_produce.usable), else a RemoteProducer reporting failed deliveries only (the
+    console producer prints nothing for the others)."""
 
     def open_producer(topic: str, settings):
+        from .wire_produce import WireProducer, usable
+
+        security = usable(settings, extra)
+        if security is not False:
+            return WireProducer(bootstrap, topic, settings, security, idempotent_for(settings))
         return RemoteProducer.from_settings(producer_config(bootstrap, settings, extra), topic, settings,
                                             only_errors=True)
 

@@ -1,0 +1,276 @@
+"""pk-console-producer's own Produce path on a cluster (commands/backends/wire_produce.py):
+what librdkafka used to do for it, checked on Kafka 4.4 and on pk-server-start, read back by
+kcat and Kafka's own tools.
+
+- keyed lines land on Java's partitions (murmur2), unkeyed ones all arrive, each partition in
+  input order; acks 0, 1 and all; idempotent by default (producer ids in Kafka's log);
+- every compression codec, readable by kcat;
+- Kafka's texts for a record above max.request.size, a record the broker refuses as too large
+  (the records before it stored), an unknown topic after max.block.ms;
+- what the wire path does not serve falls back to confluent-kafka;
+- a broker that goes away and comes back while records are sent: every record once, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import time
+
+import pytest
+
+from pk.commands import producer as cmd
+from pk.commands.backends.kafka_clients import RemoteProducer, producer_opener
+from pk.commands.backends.wire_produce import WireProducer, usable
+from pk.engine.partitioner import partition_for_key
+
+from conftest import BrokerProcess, Runner, tool_path
+from waits import wait_for
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+PRODUCER = "pk-console-producer"
+KEYED = ("--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
+
+
+@pytest.fixture(scope="module", params=["kafka", "pk"])
+def cluster(request, tmp_path_factory):
+    """(bootstrap, name) of Kafka 4.4 (the session's broker) or of a pk-server-start."""
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka").bootstrap, "kafka"
+        return
+    server = BrokerProcess(str(tmp_path_factory.mktemp("wireprod") / "data")).start()
+    try:
+        yield server.bootstrap, "pk"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def tools(tmp_path):
+    return Runner(str(tmp_path / "unused"))
+
+
+_names = iter(range(10 ** 6))
+
+
+def _topic(bootstrap: str, stem: str, partitions: int = 1, **configs) -> str:
+    name = f"wprod-{stem}-{os.getpid()}-{next(_names)}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    new = NewTopic(name, partitions, 1, config={k.replace("_", "."): v for k, v in configs.items()})
+    admin.create_topics([new])[name].result(30)
+
+    def led() -> bool:  # KRaft makes the leaders known a moment after the topic exists
+        meta = admin.list_topics(name, timeout=10).topics.get(name)
+        return meta is not None and meta.error is None and len(meta.partitions) == partitions \
+            and all(p.leader >= 0 for p in meta.partitions.values())
+    wait_for(led, what=f"{name}'s leaders")
+    return name
+
+
+def _ok(proc) -> None:
+    assert proc.returncode == 0 and proc.err == "" and proc.out == "", (proc.returncode, proc.out, proc.err)
+
+
+def _kcat(bootstrap: str, topic: str, partition: int, fmt: str = "%k:%s\n") -> list[str]:
+    """Every record of one partition, read by kcat (a client that is not pk's)."""
+    proc = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-p", str(partition), "-o", "beginning",
+                           "-e", "-q", "-f", fmt], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode().splitlines()
+
+
+def _settings(**options):
+    opts = cmd.ProducerOptions(**options)
+    cmd.check_args(opts)
+    return cmd.producer_settings(cmd.producer_properties(opts))
+
+
+# --------------------------------------------------------------------------- which producer
+@pytest.mark.parametrize("extra, props, wire", [
+    ({}, [], True),
+    ({}, ["security.protocol=PLAINTEXT", "linger.ms=5"], True),
+    ({"queue.buffering.max.ms": "5"}, [], False),  # -X: librdkafka's own properties
+    ({}, ["transactional.id=tx"], False),
+    ({}, ["interceptor.classes=com.example.Counter"], False),
+    ({}, ["partitioner.class=com.example.Mine"], False),
+    ({}, ["security.protocol=SASL_PLAINTEXT", "sasl.mechanism=OAUTHBEARER"], False),
+])
+def test_the_wire_producer_serves_what_it_implements(extra, props, wire):
+    """wire_produce.usable decides from the configuration alone, before the first record."""
+    settings = _settings(topic="t", command_property=props)
+    assert (usable(settings, extra) is not False) == wire
+
+
+def test_the_console_producer_opens_a_wire_producer_by_default(cluster):
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, "which")
+    producer = producer_opener(bootstrap, {})(topic, _settings(topic=topic))
+    try:
+        assert isinstance(producer, WireProducer)
+        producer.send_values([b"one", b"two"])
+    finally:
+        producer.close()
+    assert _kcat(bootstrap, topic, 0, "%s\n") == ["one", "two"]
+    fallback = producer_opener(bootstrap, {"queue.buffering.max.ms": "5"})(topic, _settings(topic=topic))
+    try:
+        assert isinstance(fallback, RemoteProducer)
+    finally:
+        fallback.close()
+
+
+# --------------------------------------------------------------------------- records land where Java puts them
+@pytest.mark.parametrize("acks", ["0", "1", "all"])
+def test_keyed_lines_land_on_javas_partitions_in_order(cluster, tools, acks):
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, f"keys-{acks}", 4)
+    lines = [f"user-{i % 53}:event {i}" for i in range(20000)]
+    _ok(tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, *KEYED, "--request-required-acks", acks,
+              input="\n".join(lines) + "\n", timeout=120))
+    expected = [[] for _ in range(4)]
+    for line in lines:
+        expected[partition_for_key(line.split(":", 1)[0].encode(), 4)].append(line)
+    for p in range(4):
+        assert _kcat(bootstrap, topic, p) == expected[p]
+
+
+def test_unkeyed_lines_all_arrive_each_partition_in_order(cluster, tools):
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, "plain", 3)
+    lines = [f"line {i:06d} " + "x" * 80 for i in range(30000)]
+    _ok(tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, input="\n".join(lines) + "\n",
+              timeout=120))
+    got = [_kcat(bootstrap, topic, p, "%s\n") for p in range(3)]
+    for values in got:
+        assert values == sorted(values)  # the input's order within each partition
+    assert sorted(v for values in got for v in values) == lines
+    # The sticky partitioner moves on batch by batch: more than one partition is used.
+    assert sum(1 for values in got if values) > 1
+
+
+def test_keyed_lines_on_kafka_read_by_kafkas_console_consumer(kafka, kafka_tools, tools):
+    topic = _topic(kafka.bootstrap, "java", 3)
+    lines = [f"k{i % 11}:v{i}" for i in range(3000)]
+    _ok(tools(PRODUCER, "--bootstrap-server", kafka.bootstrap, "--topic", topic, *KEYED,
+              input="\n".join(lines) + "\n", timeout=120))
+    for p in range(3):
+        expected = [line for line in lines if partition_for_key(line.split(":", 1)[0].encode(), 3) == p]
+        result = kafka_tools("kafka-console-consumer", "--bootstrap-server", kafka.bootstrap, "--topic", topic,
+                             "--partition", str(p), "--offset", "earliest", "--max-messages", str(len(expected)),
+                             "--formatter-property", "print.key=true", "--formatter-property", "key.separator=:",
+                             "--timeout-ms", "60000")
+        assert result.out.splitlines() == expected, result.err
+
+
+@pytest.mark.parametrize("args, idempotent", [
+    ((), True),  # Kafka's default
+    (("--request-required-acks", "1"), False),  # a conflicting setting turns it off silently
+    (("--command-property", "enable.idempotence=false"), False),
+])
+def test_idempotent_by_default_as_kafkas_producer(kafka, kafka_tools, tools, args, idempotent):
+    """The batches' producer ids and sequences as Kafka's DumpLogSegments reads them."""
+    topic = _topic(kafka.bootstrap, "idem")
+    _ok(tools(PRODUCER, "--bootstrap-server", kafka.bootstrap, "--topic", topic, *args,
+              input="".join(f"line {i}\n" for i in range(2000)), timeout=120))
+    segment = f"{kafka.log_dir}/{topic}-0/00000000000000000000.log"
+    dump = kafka_tools("kafka-dump-log", "--files", segment)
+    ids = re.findall(r"producerId: (-?\d+)", dump.out)
+    assert len(ids) > 1 and all((int(i) >= 0) == idempotent for i in ids), dump.out
+    if idempotent:  # each batch's base sequence follows the records before it
+        firsts = [int(s) for s in re.findall(r"baseSequence: (-?\d+)", dump.out)]
+        counts = [int(c) for c in re.findall(r"count: (\d+)", dump.out)]
+        assert firsts == [sum(counts[:i]) for i in range(len(counts))], dump.out
+
+
+# --------------------------------------------------------------------------- codecs
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_every_codec_readable_by_kcat(cluster, tools, codec):
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, f"codec-{codec}")
+    lines = [f"k{i % 7}:{codec} value {i} " + "abc" * (i % 30) for i in range(5000)]
+    _ok(tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, *KEYED, "--compression-codec", codec,
+              input="\n".join(lines) + "\n", timeout=120))
+    assert _kcat(bootstrap, topic, 0) == lines
+
+
+# --------------------------------------------------------------------------- errors, with Kafka's texts
+def test_a_record_above_max_request_size(cluster, tools):
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, "request-size")
+    proc = tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, "--command-property",
+                 "max.request.size=1000", input="ok\n" + "z" * 1000 + "\n")
+    assert (proc.returncode, proc.err) == (1, "The message is 1086 bytes when serialized which is larger than 1000, "
+                                              "which is the value of the max.request.size configuration.\n")
+    assert _kcat(bootstrap, topic, 0, "%s\n") == ["ok"]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_a_record_the_broker_refuses_as_too_large_keeps_the_others(cluster, tools, codec):
+    """MESSAGE_TOO_LARGE splits the batch (as Java's producer does) until the big record is
+    alone: it fails with Kafka's text, every other record is stored, in order."""
+    bootstrap, _ = cluster
+    topic = _topic(bootstrap, "too-large", max_message_bytes="400")
+    rng = random.Random(5)
+    big = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(800))  # compresses badly
+    proc = tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, "--compression-codec", codec,
+                 input=f"one\ntwo\n{big}\nfour\n")
+    assert (proc.returncode, proc.err) == (
+        1, "The request included a message larger than the max message size the server will accept.\n")
+    assert _kcat(bootstrap, topic, 0, "%s\n") == ["one", "two", "four"]
+
+
+def test_an_unknown_topic_on_a_cluster_that_creates_none(tmp_path, tools):
+    server = BrokerProcess(str(tmp_path / "data"), {"auto.create.topics.enable": "false"}).start()
+    try:
+        proc = tools(PRODUCER, "--bootstrap-server", server.bootstrap, "--topic", "missing", "--max-block-ms", "3000",
+                     input="x\n")
+        assert (proc.returncode, proc.err) == (1, "Topic missing not present in metadata after 3000 ms.\n")
+    finally:
+        server.stop()
+
+
+def test_a_missing_topic_is_created_as_kafkas_producer_asks(cluster, tools):
+    bootstrap, _ = cluster
+    topic = f"wprod-auto-{os.getpid()}-{next(_names)}"
+    _ok(tools(PRODUCER, "--bootstrap-server", bootstrap, "--topic", topic, *KEYED, input="a:1\nb:2\n"))
+    assert sorted(_kcat(bootstrap, topic, 0)) == ["a:1", "b:2"]
+
+
+# --------------------------------------------------------------------------- retries
+def test_a_broker_going_away_and_back_loses_and_repeats_nothing(tmp_path):
+    """Records keep coming while the broker restarts: the batches it did not acknowledge are
+    sent again, in order, with their sequences: each record is stored once."""
+    server = BrokerProcess(str(tmp_path / "data")).start()
+    try:
+        topic = _topic(server.bootstrap, "restart")
+        read_fd, write_fd = os.pipe()
+        producer = subprocess.Popen([tool_path(PRODUCER), "--bootstrap-server", server.bootstrap, "--topic", topic,
+                                     "--timeout", "0", "--message-send-max-retries", "1000",
+                                     "--request-timeout-ms", "5000"],
+                                    stdin=read_fd, stderr=subprocess.PIPE)
+        os.close(read_fd)
+        writer = os.fdopen(write_fd, "w")
+        try:
+            for i in range(2000):
+                writer.write(f"a{i}\n")
+            writer.flush()
+            wait_for(lambda: len(_kcat(server.bootstrap, topic, 0)) == 2000, timeout=60, what="the first records")
+            server.stop()
+            for i in range(2000):
+                writer.write(f"b{i}\n")
+            writer.flush()
+            time.sleep(1)  # the producer meets a closed port for a while (not a wait for a state)
+            assert producer.poll() is None
+            server = BrokerProcess(server.data_dir, port=server.port).start()
+            writer.close()
+            assert producer.wait(120) == 0, producer.stderr.read()
+        finally:
+            if producer.poll() is None:
+                producer.kill()
+        assert _kcat(server.bootstrap, topic, 0, "%s\n") == [f"a{i}" for i in range(2000)] + \
+            [f"b{i}" for i in range(2000)]
+    finally:
+        server.stop()
