@@ -26,7 +26,7 @@ from pk.commands.backends.kafka_clients import RemoteProducer, producer_opener
 from pk.commands.backends.wire_produce import WireProducer, usable
 from pk.engine.partitioner import partition_for_key
 
-from conftest import BrokerProcess, Runner, tool_path
+from conftest import BrokerProcess, Runner, free_port, tool_path
 from waits import wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -274,3 +274,119 @@ def test_a_broker_going_away_and_back_loses_and_repeats_nothing(tmp_path):
             [f"b{i}" for i in range(2000)]
     finally:
         server.stop()
+
+
+def test_a_leader_killed_on_a_replicated_cluster_loses_and_repeats_nothing(zookeeper, tmp_path):
+    """Three pk brokers, a partition on all three: the leader is killed (SIGKILL) while lines
+    keep coming; the producer finds the new leader and sends again the batches the old one did
+    not acknowledge, with their sequences: every line once, in order (the new leader knows
+    the producer's sequences from the replicated batches, so a batch stored but not
+    acknowledged is not stored twice)."""
+    from replication_cluster import ReplicationCluster
+
+    with ReplicationCluster(zookeeper, tmp_path, 3) as cluster:
+        cluster.start_all()
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.create_topics([NewTopic("kill", 1, 3, config={"min.insync.replicas": "2"})])["kill"].result(30)
+        state = cluster.wait_state("kill", 0, lambda s: len(s["isr"]) == 3)
+        cluster.wait_applied("kill", 1)
+        read_fd, write_fd = os.pipe()
+        producer = subprocess.Popen([tool_path(PRODUCER), "--bootstrap-server", cluster.bootstrap, "--topic", "kill",
+                                     "--timeout", "0", "--message-send-max-retries", "1000",
+                                     "--request-timeout-ms", "5000"],
+                                    stdin=read_fd, stderr=subprocess.PIPE)
+        os.close(read_fd)
+        writer = os.fdopen(write_fd, "w")
+        survivor = next(i for i in cluster.brokers if i != state["leader"])
+        bootstrap = cluster.brokers[survivor].bootstrap
+        try:
+            for i in range(3000):
+                writer.write(f"a{i}\n")
+            writer.flush()
+            wait_for(lambda: len(_kcat(bootstrap, "kill", 0)) >= 1000, timeout=60, what="the first records")
+            cluster.kill(state["leader"])
+            for i in range(3000):
+                writer.write(f"b{i}\n")
+            writer.close()
+            assert producer.wait(180) == 0, producer.stderr.read()
+        finally:
+            if producer.poll() is None:
+                producer.kill()
+        moved = cluster.wait_state("kill", 0, lambda s: s["leader"] not in (-1, state["leader"]))
+        wait_for(lambda: len(_kcat(cluster.brokers[moved["leader"]].bootstrap, "kill", 0)) >= 6000, timeout=60,
+                 what="every record at the new leader")
+        assert _kcat(cluster.brokers[moved["leader"]].bootstrap, "kill", 0, "%s\n") == \
+            [f"a{i}" for i in range(3000)] + [f"b{i}" for i in range(3000)]
+
+
+# --------------------------------------------------------------------------- security
+SCRAM_USER, SCRAM_PASSWORD = "carol", "carol-secret"
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory, tls_certs):
+    """pk-server-start with SASL_SSL (SCRAM and PLAIN), SSL (client certificates) and
+    SASL_PLAINTEXT listeners beside its PLAINTEXT one (kcat reads there)."""
+    import security_setup as S
+
+    data_dir = str(tmp_path_factory.mktemp("wprod-sec") / "data")
+    os.makedirs(data_dir)
+    ports = {name: free_port() for name in ("SASL_SSL", "SSL", "SASL_PLAINTEXT")}
+    broker = BrokerProcess(data_dir)
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://{broker.bootstrap}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        **S.secure_listener_settings(tls_certs),
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.sasl.jaas.config": S.jaas_plain(S.PLAIN_USERS),
+    })
+    broker.start()
+    try:
+        broker.ports = ports
+        r = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", broker.bootstrap, "--alter",
+                            "--add-config", f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]", "--entity-type", "users",
+                            "--entity-name", SCRAM_USER], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.mark.parametrize("name", ["scram", "plain", "mtls", "sasl_plaintext"])
+def test_secured_listeners(secure, tls_certs, tools, tmp_path, name):
+    import security_setup as S
+
+    listener, config = {
+        "scram": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "SCRAM-SHA-512", SCRAM_USER, SCRAM_PASSWORD)),
+        "plain": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "PLAIN", "alice", "alice-secret")),
+        "mtls": ("SSL", S.client_config(tls_certs, "SSL", client_cert=True)),
+        "sasl_plaintext": ("SASL_PLAINTEXT", S.client_config(tls_certs, "SASL_PLAINTEXT", "PLAIN", "admin",
+                                                             "admin-secret")),
+    }[name]
+    path = S.write_properties(str(tmp_path / "client.properties"), config)
+    settings = _settings(topic="t", command_config=path)
+    assert usable(settings, {}) is not False  # the wire path serves it
+    topic = _topic(secure.bootstrap, f"sec-{name}", 2)
+    lines = [f"k{i % 5}:{name} {i}" for i in range(3000)]
+    _ok(tools(PRODUCER, "--bootstrap-server", f"127.0.0.1:{secure.ports[listener]}", "--command-config", path,
+              "--topic", topic, *KEYED, input="\n".join(lines) + "\n", timeout=120))
+    for p in range(2):
+        assert _kcat(secure.bootstrap, topic, p) == [
+            line for line in lines if partition_for_key(line.split(":", 1)[0].encode(), 2) == p]
+
+
+def test_a_wrong_password_and_an_untrusted_broker(secure, tls_certs, tools, tmp_path):
+    import security_setup as S
+
+    wrong = S.write_properties(str(tmp_path / "wrong.properties"),
+                               S.client_config(tls_certs, "SASL_SSL", "SCRAM-SHA-512", SCRAM_USER, "nope"))
+    proc = tools(PRODUCER, "--bootstrap-server", f"127.0.0.1:{secure.ports['SASL_SSL']}", "--command-config", wrong,
+                 "--topic", "t", input="x\n")
+    assert (proc.returncode, proc.err) == (1, "Authentication failed during authentication due to invalid "
+                                              "credentials with SASL mechanism SCRAM-SHA-512\n")
+    config = S.client_config(tls_certs, "SSL", client_cert=True)
+    config["ssl.truststore.location"] = tls_certs.client_keystore  # not the CA that signed the broker
+    untrusted = S.write_properties(str(tmp_path / "untrusted.properties"), config)
+    proc = tools(PRODUCER, "--bootstrap-server", f"127.0.0.1:{secure.ports['SSL']}", "--command-config", untrusted,
+                 "--topic", "t", input="x\n")
+    assert (proc.returncode, proc.err) == (1, "SSL handshake failed\n")

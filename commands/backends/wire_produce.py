@@ -119,7 +119,7 @@ class _Partition:
     """A partition's batches: `queue` not sent yet (in order), `out` sent and unanswered or
     answered with an error and waiting to be sent again (in sequence order)."""
 
-    __slots__ = ("index", "queue", "out", "in_flight", "next_seq", "acked_seq", "retrying")
+    __slots__ = ("index", "queue", "out", "in_flight", "next_seq", "acked_seq", "retrying", "node")
 
     def __init__(self, index: int):
         self.index = index
@@ -129,6 +129,7 @@ class _Partition:
         self.next_seq = 0
         self.acked_seq = 0  # the sequence the broker expects after the batches it acknowledged
         self.retrying = False  # a batch failed: the others come back before any is resent
+        self.node = -1  # the leader its batches in flight went to
 
 
 class _Node:
@@ -239,8 +240,8 @@ class _Sender:
         """The leaders of the topic's partitions; whether every partition has one."""
         self.leaders = {p["partition_index"]: p["leader_id"] for p in topic["partitions"]
                         if p["error_code"] in (0, 9) and p["leader_id"] in self.brokers}  # 9: a replica is down
-        for node in [n for n in self.nodes if n not in self.brokers]:
-            self._lost(self.nodes[node])
+        for node_id in [n for n in self.nodes if n not in self.brokers]:
+            self._lost(self.nodes[node_id])
         return len(self.leaders) == len(topic["partitions"])
 
     def start(self, partitions: int) -> None:
@@ -348,6 +349,8 @@ class _Sender:
             batch = p.queue[0]
             if batch.retry_at > now:
                 continue
+            if p.in_flight and p.node != node_id:
+                continue  # a new leader: the old one's answers come first (the order stays)
             if self.s.idempotent and p.in_flight >= 5:
                 continue
             if self.s.max_in_flight == 1 and p.in_flight:
@@ -355,6 +358,7 @@ class _Sender:
             if taken and size + len(batch.data) > limit:
                 break
             p.queue.popleft()
+            p.node = node_id
             if batch.seq < 0 and self.s.idempotent:
                 batch.seq = p.next_seq
                 p.next_seq += batch.count
