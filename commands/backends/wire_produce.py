@@ -32,9 +32,11 @@ confluent-kafka (kafka_clients.RemoteProducer).
 
 from __future__ import annotations
 
+import os
 import select
 import ssl
 import struct
+import threading
 import time
 from collections import deque
 
@@ -65,6 +67,7 @@ _COORDINATOR_RETRIABLE = {14, 15, 16, 51}  # load in progress, not available, no
 _CRC_AT, _ATTRIBUTES_AT, _PRODUCER_AT = 17, 21, 43
 _PRODUCER = struct.Struct(">qhi")  # producer id, epoch, base sequence
 _CRC = struct.Struct(">I")
+_RECORDS_COUNT = struct.Struct(">i")  # at offset 57
 
 # The Java client properties this path serves; any other one (interceptors, a partitioner
 # class, transactions, librdkafka's -X ...) keeps the producer on confluent-kafka.
@@ -193,6 +196,7 @@ class _Sender:
         self.buffered = 0  # bytes of batches not acknowledged yet
         self.failures: list[KafkaError] = []
         self.unsent = 0  # batches queued or out
+        self.wake = -1  # the read end of the pipe the producer wakes the sender thread with
         self._drain_from = 0
 
     # ------------------------------------------------------------------ connections
@@ -390,17 +394,22 @@ class _Sender:
                 self._done(b)
 
     def _receive(self, wait: float) -> None:
+        """Read the answers that are in, waiting at most `wait` seconds for one, or for the
+        producer's wake-up (`wake`: new batches, or close)."""
         waiting = [node for node in self.nodes.values() if node.in_flight]
-        if not waiting:
-            if wait > 0:
-                time.sleep(min(wait, max(self.refresh_at - time.monotonic(), 0.001)) if self.stale else 0)
-            return
+        if self.stale:
+            wait = min(wait, max(self.refresh_at - time.monotonic(), 0.001))
         ready = [node for node in waiting if node.pending()]
         if not ready:
             try:
-                readable, _, _ = select.select([node.sock for node in waiting], [], [], max(wait, 0))
+                readable, _, _ = select.select([node.sock for node in waiting] + [self.wake], [], [], max(wait, 0))
             except (OSError, ValueError):
                 readable = []
+            if self.wake in readable:
+                try:
+                    os.read(self.wake, 4096)
+                except BlockingIOError:
+                    pass
             ready = [node for node in waiting if node.sock in readable]
         for node in ready:
             self._answer(node)
@@ -544,27 +553,112 @@ class _Sender:
                     f"Expiring {b.count} record(s) for {self.topic}-{b.partition}:{self.s.delivery_timeout_ms} ms "
                     "has passed since batch creation"))
 
-    # ------------------------------------------------------------------ waiting
-    def wait_for_room(self) -> None:
-        """Block while more than buffer.memory is not acknowledged (at most max.block.ms)."""
-        if self.buffered <= self.s.buffer_memory:
-            return
-        deadline = time.monotonic() + self.s.max_block_ms / 1000.0
-        while self.buffered > self.s.buffer_memory:
-            if time.monotonic() >= deadline:
-                raise ProducerTimeoutError(f"Failed to allocate memory within the configured max blocking time "
-                                           f"{self.s.max_block_ms} ms.")
-            self.pump(0.05)
-
-    def flush(self) -> None:
-        while self.unsent:
-            self.pump(0.05)
-
     def close(self) -> None:
         for node in list(self.nodes.values()):
             node.close()
         self.nodes.clear()
         self._drop_meta()
+
+
+class _SenderThread:
+    """Runs a _Sender in a thread of its own, so that the broker gets the next request the
+    moment it answers one while the caller encodes the next records (a broker serves a
+    connection's requests one at a time: with the sender in the caller's thread, it idled
+    whenever the caller was encoding). The caller hands batches over through `inbox` and
+    waits on `changed`; only the thread touches the sender's state once it runs."""
+
+    IDLE_WAIT = 0.05  # the thread looks at timeouts and expiries at least this often
+
+    def __init__(self, sender: _Sender):
+        self.sender = sender
+        self.inbox: deque[tuple[int, bytes, int]] = deque()
+        self.inbox_bytes = 0
+        self.changed = threading.Condition()
+        self.fatal: BaseException | None = None
+        self.stopping = False
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        sender.wake = self.wake_r
+        self.thread = threading.Thread(target=self._run, name="pk-wire-producer", daemon=True)
+        self.thread.start()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self.wake_w, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full of wake-ups already
+
+    def _run(self) -> None:
+        sender = self.sender
+        try:
+            while True:
+                with self.changed:
+                    while self.inbox:
+                        partition, data, count = self.inbox.popleft()
+                        self.inbox_bytes -= len(data)
+                        sender.add(partition, data, count)
+                    if self.stopping:
+                        return
+                    self.changed.notify_all()
+                sender.pump(self.IDLE_WAIT)
+        except BaseException as exc:  # the caller raises it at its next step
+            with self.changed:
+                self.fatal = exc
+        finally:
+            with self.changed:
+                self.changed.notify_all()
+
+    # ------------------------------------------------------------------ the caller's side
+    def add(self, batches: list[tuple[int, bytes, int]]) -> None:
+        with self.changed:
+            self.inbox.extend(batches)
+            self.inbox_bytes += sum(len(data) for _, data, _ in batches)
+        self._wake()
+
+    def take_failure(self) -> BaseException | None:
+        with self.changed:
+            if self.fatal is not None:
+                return self.fatal
+            if self.sender.failures:
+                error = self.sender.failures[0]
+                self.sender.failures.clear()
+                return error
+        return None
+
+    def unsent(self) -> bool:
+        with self.changed:
+            return bool(self.inbox) or self.sender.unsent > 0
+
+    def buffered(self) -> int:
+        return self.inbox_bytes + self.sender.buffered
+
+    def wait_for_room(self, limit: int, max_block_ms: int) -> None:
+        """Block while more than buffer.memory is not acknowledged, at most max.block.ms
+        (KafkaProducer.send blocks the same way on a full buffer)."""
+        deadline = time.monotonic() + max_block_ms / 1000.0
+        with self.changed:
+            while self.inbox_bytes + self.sender.buffered > limit and self.fatal is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ProducerTimeoutError(f"Failed to allocate memory within the configured max blocking "
+                                               f"time {max_block_ms} ms.")
+                self.changed.wait(min(left, self.IDLE_WAIT))
+
+    def flush(self) -> None:
+        """Until every batch handed over is acknowledged or failed (or the thread died)."""
+        with self.changed:
+            while (self.inbox or self.sender.unsent) and self.fatal is None and self.thread.is_alive():
+                self.changed.wait(self.IDLE_WAIT)
+
+    def close(self) -> None:
+        with self.changed:
+            self.stopping = True
+        self._wake()
+        self.thread.join()
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+        self.sender.close()
 
 
 def _with_sequence(data: bytes, producer_id: int, epoch: int, seq: int) -> bytearray:
@@ -614,6 +708,7 @@ class WireProducer(EngineProducer):
                          ignore_keys=c["partitioner.ignore.keys"])
         self.view = ProducerSettingsView(settings, idempotent)
         self.sender = _Sender(bootstrap, topic, self.view, security)
+        self.thread: _SenderThread | None = None  # started once the topic is known
         self.delivered = 0
 
     # ------------------------------------------------------------------ metadata
@@ -663,6 +758,7 @@ class WireProducer(EngineProducer):
             sender.start(n)
         except ssl.SSLError as exc:
             raise _tls_failure(exc) from None
+        self.thread = _SenderThread(sender)
         self._num_partitions = n
 
     # ------------------------------------------------------------------ batches out
@@ -671,24 +767,18 @@ class WireProducer(EngineProducer):
         ready = self._ready
         self._ready = []
         self._ready_bytes = 0
-        sender = self.sender
-        for partition, data in ready:
-            sender.add(partition, data, struct.unpack_from(">i", data, 57)[0])
-        self._pump(0)
+        self.thread.add([(partition, data, _RECORDS_COUNT.unpack_from(data, 57)[0]) for partition, data in ready])
         self.raise_failure()
 
-    def _pump(self, wait: float) -> None:
-        try:
-            self.sender.pump(wait)
-        except ssl.SSLError as exc:
-            raise _tls_failure(exc) from None
-
     def raise_failure(self) -> None:
-        failures = self.sender.failures
-        if failures:
-            error = failures[0]
-            failures.clear()
-            raise error
+        if self.thread is None:
+            return
+        error = self.thread.take_failure()
+        if error is None:
+            return
+        if isinstance(error, ssl.SSLError):
+            raise _tls_failure(error)
+        raise error
 
     def send(self, key, value, headers=(), timestamp=None, partition=None) -> None:
         super().send(key, value, headers, timestamp, partition)
@@ -706,25 +796,18 @@ class WireProducer(EngineProducer):
         # Answers are read when batches go out, in poll() and in flush(): not per record.
         if self._ready:
             self._drain()
-        if self.sender.buffered > self.buffer_memory:
-            self.sender.wait_for_room()  # KafkaProducer.send blocks on a full buffer.memory
+        if self.thread is not None and self.thread.buffered() > self.buffer_memory:
+            self.thread.wait_for_room(self.buffer_memory, self.max_block_ms)
             self.raise_failure()
-
-    def next_deadline(self) -> float | None:
-        deadline = super().next_deadline()
-        if self.sender.unsent:
-            soon = time.monotonic() + 0.05
-            deadline = soon if deadline is None else min(deadline, soon)
-        return deadline
 
     def poll(self) -> None:
         super().poll()
-        self._pump(0)
         self.raise_failure()
 
     def flush(self) -> None:
         super().flush()
-        self.sender.flush()
+        if self.thread is not None:
+            self.thread.flush()
         self.raise_failure()
 
     def close(self) -> None:
@@ -733,7 +816,10 @@ class WireProducer(EngineProducer):
         try:
             super().close()
         finally:
-            self.sender.close()
+            if self.thread is not None:
+                self.thread.close()
+            else:
+                self.sender.close()
 
 
 def _tls_failure(exc: ssl.SSLError) -> KafkaError:
