@@ -24,10 +24,11 @@ looked up with a Metadata request (`_load_topic`), and completed batches are han
   the offending record stands alone and fails with Kafka's text;
 - acks=0 expects no answer; acks=1 and acks=all wait for one.
 
-Nothing runs in the background: the sender moves when the producer is called (each send,
-poll() and flush()), and blocks only when max.in.flight requests are out on a connection or
-buffer.memory is used up. `usable()` says when this path applies; everything else stays on
-confluent-kafka (kafka_clients.RemoteProducer).
+The sender runs in a thread of its own (`_SenderThread`), as Kafka's does: a broker serves a
+connection's requests one at a time, so a sender in the caller's thread left it idle whenever
+the caller was encoding records. The caller blocks only on a full buffer.memory (at most
+max.block.ms) and in flush(). `usable()` says when this path applies; everything else stays
+on confluent-kafka (kafka_clients.RemoteProducer).
 """
 
 from __future__ import annotations
