@@ -670,6 +670,17 @@ def _with_sequence(data: bytes, producer_id: int, epoch: int, seq: int) -> bytea
     return out
 
 
+# Kafka's Errors.java messages for the errors only an idempotent producer meets.
+_PRODUCER_MESSAGES = {
+    45: "The broker received an out of order sequence number.",
+    47: "Producer attempted to produce with an old epoch.",
+    59: "This exception is raised by the broker if it could not locate the producer metadata associated with the "
+        "producerId in question. This could happen if, for instance, the producer's records were deleted because "
+        "their retention time had elapsed. Once the last records of the producerId are removed, the producer's "
+        "metadata is removed from the broker, and future appends by the producer will return this exception.",
+}
+
+
 def _broker_error(code: int, topic: str, partition: int | None = None) -> KafkaError:
     """A broker's error code as the Java client reports it (kafka_clients' texts)."""
     from .kafka_clients import KAFKA_MESSAGES, TopicAuthorizationError
@@ -685,7 +696,7 @@ def _broker_error(code: int, topic: str, partition: int | None = None) -> KafkaE
         from pk.engine.errors import UnknownTopicOrPartitionError
 
         return UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {where}")
-    error = KafkaError(KAFKA_MESSAGES.get(code) or f"{kp.errors.error_name(code)}")
+    error = KafkaError(KAFKA_MESSAGES.get(code) or _PRODUCER_MESSAGES.get(code) or kp.errors.error_name(code))
     error.code = code
     return error
 
