@@ -177,7 +177,8 @@ class ProducerSettingsView:
 
 
 class _Sender:
-    """Kafka's Sender for one topic, driven by the caller (see the module's docstring)."""
+    """Kafka's Sender for one topic: the metadata and InitProducerId calls in the caller's thread
+    before the first record, then everything else in _SenderThread's (see the module's docstring)."""
 
     def __init__(self, bootstrap: str, topic: str, s: ProducerSettingsView, security: Security | None):
         from ..client_config import bootstrap_hosts
