@@ -390,3 +390,21 @@ def test_a_wrong_password_and_an_untrusted_broker(secure, tls_certs, tools, tmp_
     proc = tools(PRODUCER, "--bootstrap-server", f"127.0.0.1:{secure.ports['SSL']}", "--command-config", untrusted,
                  "--topic", "t", input="x\n")
     assert (proc.returncode, proc.err) == (1, "SSL handshake failed\n")
+
+
+# --------------------------------------------------------------------------- the request's bytes
+@pytest.mark.parametrize("version", [9, 10, 11, 12])
+def test_produce_request_pieces_are_the_codecs_bytes(version):
+    """The sender writes its Produce requests as pieces (the batches uncopied): joined, they
+    are exactly what pk's codec encodes for the same request."""
+    from pk.engine import protocol as kp
+    from pk.commands.backends.wire_produce import produce_request_pieces
+
+    batches = [(0, bytes(range(256)) * 64), (7, b"x" * 5), (2, b""), (300, bytes(200))]
+    for client_id in ("console-producer", ""):
+        for acks in (-1, 0, 1):
+            body = {"transactional_id": None, "acks": acks, "timeout_ms": 1500, "topic_data": [
+                {"name": "tøpic-1", "partition_data": [{"index": p, "records": d} for p, d in batches]}]}
+            expected = kp.encode_request(kp.ApiKey.PRODUCE, version, 77, body, client_id=client_id)
+            pieces = produce_request_pieces(version, 77, client_id, acks, 1500, "tøpic-1", batches)
+            assert b"".join(pieces) == expected

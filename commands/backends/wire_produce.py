@@ -381,7 +381,12 @@ class _Sender:
                     {"index": b.partition, "records": b.data} for b in batches]}]}
         node.conn.corr += 1
         corr = node.conn.corr
-        frame = kp.encode_request(kp.ApiKey.PRODUCE, node.version, corr, body, client_id=self.s.client_id)
+        if FLEXIBLE_PRODUCE[0] <= node.version <= FLEXIBLE_PRODUCE[1]:
+            pieces = produce_request_pieces(node.version, corr, self.s.client_id, self.s.acks,
+                                            self.s.request_timeout_ms, self.topic,
+                                            [(b.partition, b.data) for b in batches])
+        else:  # an older broker: the codec writes its layout
+            pieces = [kp.encode_request(kp.ApiKey.PRODUCE, node.version, corr, body, client_id=self.s.client_id)]
         for b in batches:
             b.attempts += 1
             part = self.parts[b.partition]
@@ -390,7 +395,7 @@ class _Sender:
                 part.in_flight += 1
         if self.s.acks != 0:
             node.in_flight.append((corr, batches, time.monotonic()))
-        node.sock.sendall(frame)
+        _send_pieces(node.sock, pieces)
         if self.s.acks == 0:  # no answer comes: sent is done
             for b in batches:
                 self._done(b)
@@ -661,6 +666,51 @@ class _SenderThread:
         os.close(self.wake_r)
         os.close(self.wake_w)
         self.sender.close()
+
+
+FLEXIBLE_PRODUCE = (9, 12)  # the Produce request versions laid out as produce_request_pieces writes them
+_REQUEST_HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
+_ACKS_TIMEOUT = struct.Struct(">hi")
+_INDEX = struct.Struct(">i")
+
+
+def produce_request_pieces(version: int, corr: int, client_id: str, acks: int, timeout_ms: int, topic: str,
+                           batches: list[tuple[int, bytes]]) -> list:
+    """A Produce request (v9 to v12, one topic) as the pieces of its frame, the batches' bytes
+    among them uncopied: the same bytes as protocol.encode_request writes
+    (tests/test_wire_producer.py compares them), without joining megabytes per request."""
+    from pk.engine.records.varint import encode_unsigned as uvarint
+
+    client = client_id.encode()
+    name = topic.encode()
+    pieces: list = [b"", _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
+                    + uvarint(len(batches) + 1)]
+    for partition, data in batches:
+        pieces.append(_INDEX.pack(partition) + uvarint(len(data) + 1))
+        pieces.append(data)
+        pieces.append(b"\x00")  # the partition's tagged fields
+    pieces.append(b"\x00\x00")  # the topic's and the request's tagged fields
+    body = sum(map(len, pieces))
+    # header v2: api key, version, correlation id, client id (int16 length), no tagged fields;
+    # then the body's null transactional id
+    head = 2 + 2 + 4 + 2 + len(client) + 1 + 1
+    pieces[0] = _REQUEST_HEAD.pack(head + body, 0, version, corr, len(client)) + client + b"\x00\x00"
+    return pieces
+
+
+def _send_pieces(sock, pieces: list) -> None:
+    """sendall of the pieces joined, with sendmsg where the socket has it (TLS sockets do not)."""
+    if isinstance(sock, ssl.SSLSocket) or len(pieces) == 1:
+        sock.sendall(pieces[0] if len(pieces) == 1 else b"".join(pieces))
+        return
+    views = [memoryview(p) for p in pieces]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
 
 
 def _with_sequence(data: bytes, producer_id: int, epoch: int, seq: int) -> bytearray:
