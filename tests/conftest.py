@@ -10,6 +10,15 @@ import pytest
 
 BIN_DIR = os.path.dirname(sys.executable)
 
+# Tools the tests stop with SIGINT (Ctrl-C) must receive it: a suite started as a background
+# job of a non-interactive shell inherits SIGINT ignored, every tool it starts would inherit
+# that too and never stop (Python, like the JVM, keeps an inherited SIG_IGN). Restore Python's
+# default here, in the controller and in each xdist worker, before any subprocess starts.
+import signal as _signal  # noqa: E402
+
+if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
 
 def tool_path(name: str) -> str:
     """The installed console script next to this interpreter (the venv's bin/)."""
@@ -247,6 +256,35 @@ def pytest_collection_modifyitems(config, items):
             group = group if group in used else None  # other modules: only the tests that use it
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+# PK_TEST_PROFILE=FILE: each test's wall and CPU time (its worker's own and its reaped
+# subprocesses': pk tools, pk-server-start brokers a fixture stopped) appended to FILE as JSON
+# lines, with the worker and start time, to find where the suite's CPU goes and when workers
+# idle (docs/README.md). JVMs and brokers that live for the whole session are not in it.
+_PROFILE = os.environ.get("PK_TEST_PROFILE")
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _PROFILE:
+        yield
+        return
+    import json
+
+    start, cpu = time.time(), _cpu_now()
+    yield
+    line = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "start": round(start, 3), "wall": round(time.time() - start, 3), "cpu": round(_cpu_now() - cpu, 3)}
+    with open(_PROFILE, "a") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def pytest_generate_tests(metafunc):
