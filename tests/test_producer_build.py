@@ -227,6 +227,33 @@ def test_spans_encode_batches_like_encode_batch(uniform):
             assert sum(spans.size(j, first + j - start, fixed) for j in range(start, stop)) == len(payload)
 
 
+def test_spans_encode_framed_leaves_room_for_each_header():
+    """encode_framed: encode_batches' payloads in one buffer, each after the room asked for;
+    records.frame_into there makes the batch build.producer_batch makes of the payload."""
+    rng = random.Random(13)
+    for _ in range(80):
+        n = rng.randrange(1, 400)
+        spans, _, _ = _spans_of_lines(rng, n, rng.choice([b"\t", b"::", b""]), rng.random() < 0.7)
+        plans = []
+        start = 0
+        while start < n:
+            stop = min(n, start + rng.randrange(1, 300))
+            plans.append((start, stop, rng.choice([0, 0, 60, 8000]), rng.choice([0, 0, 7])))
+            start = stop
+        heads = [rng.choice([0, records.HEADER_SIZE]) for _ in plans]
+        buf, offsets = spans.encode_framed(plans, heads)
+        assert offsets[0] == 0 and offsets[-1] == len(buf) and len(offsets) == len(plans) + 1
+        for i, payload in enumerate(spans.encode_batches(plans)):
+            region = memoryview(buf)[offsets[i]:offsets[i + 1]]
+            assert bytes(region[heads[i]:]) == payload
+            if heads[i]:
+                count = plans[i][1] - plans[i][0]
+                records.frame_into(region, 0, -1, 0, count - 1, 1_700_000_000_000, 1_700_000_000_005,
+                                   -1, -1, -1, count)
+                assert bytes(region) == build.producer_batch(payload, count, 1_700_000_000_000,
+                                                             1_700_000_000_005)
+
+
 def test_spans_fit_is_the_longest_prefix_that_fits():
     rng = random.Random(12)
     for _ in range(200):
