@@ -30,6 +30,7 @@ from . import build, varint
 
 _PAD = 64  # more than a record's bytes before its key (head and key length) or after its value
 _SHORT_RUNS = 8  # fewer records than this a run on average: build.Columns is faster
+_FEW_ROWS = 128  # records of one layout below which lists encode them faster than a block
 _FIXED = 3  # attributes, timestamp delta 0, header count: the bytes of a record in a new batch
 
 
@@ -265,23 +266,38 @@ class Spans:
                      zip(code[run_starts].tolist(), gap[run_starts].tolist(), tsds[run_plans].tolist())]
         bounds = run_starts.tolist()
         bounds.append(n)
+        lengths = np.diff(bounds)
+        rows_of = [0] * len(classes)
+        for c, count in zip(run_class, lengths.tolist()):
+            rows_of[c] += count
         if len(classes) == 1:
             members = [slice(0, n)]
         else:
-            of_record = np.repeat(np.array(run_class), np.diff(bounds))
-            members = [np.flatnonzero(of_record == c) for c in range(len(classes))]
+            of_record = np.repeat(np.array(run_class), lengths)
+            members = [np.flatnonzero(of_record == c) if rows_of[c] >= _FEW_ROWS else None
+                       for c in range(len(classes))]
+        # A block's fixed cost is some fifty array operations: a layout with few records
+        # (a batch left open by the last block, continued with a timestamp delta) is
+        # encoded through lists, run by run, instead.
         blocks = []
         for (code_, gap_, tsd), rows in zip(classes, members):
+            if rows is None:
+                blocks.append((None, tsd))
+                continue
             sel = slice(first, last) if isinstance(rows, slice) else rows + first
             blocks.append(self._block(sel, deltas[rows], code_, gap_, tsd))
         parts: list[list] = [[] for _ in plans]
         filled = [0] * len(blocks)
         for r, c in enumerate(run_class):
-            count = bounds[r + 1] - bounds[r]
-            row = filled[c]
-            filled[c] = row + count
+            a, b = bounds[r], bounds[r + 1]
             data, width = blocks[c]
-            parts[run_plans[r]].append(data[row * width:(row + count) * width])
+            if data is None:  # width: the timestamp delta
+                columns = build.Columns(self.values(first + a, first + b), self.keys(first + a, first + b))
+                parts[run_plans[r]].append(columns.encode(0, b - a, int(deltas[a]), width))
+                continue
+            row = filled[c]
+            filled[c] = row + b - a
+            parts[run_plans[r]].append(data[row * width:(row + b - a) * width])
         sizes = np.add.reduceat(bodies + len_widths, batch_starts).tolist()
         return parts, sizes
 
