@@ -152,7 +152,9 @@ class Spans:
         if sums is None:
             bodies = self.cores + (fixed + delta_width)
             sizes = bodies + varint_sizes(bodies)
-            sums = self._prefix[key] = [0] + sizes.cumsum().tolist()
+            running = np.zeros(len(sizes) + 1, np.int64)
+            np.cumsum(sizes, out=running[1:])
+            sums = self._prefix[key] = running.tolist()
         return sums
 
     def fit(self, start: int, first_delta: int, room: int, cap: int, fixed: int) -> tuple[int, int]:
@@ -161,6 +163,24 @@ class Spans:
         if fixed != _FIXED:
             return self._fit_window(start, first_delta, room, cap, fixed)
         end = start + cap
+        if first_delta == 0:  # a new batch (most calls): one-byte deltas, then two-byte ones
+            one = self._prefix.get((fixed, 1)) or self._sums(fixed, 1)
+            stop = min(end, start + 64)
+            base = one[start]
+            if one[stop] - base > room:
+                last = bisect_right(one, base + room, start, stop) - 1
+                return last - start, one[last] - base
+            used = one[stop] - base
+            if stop == end:
+                return cap, used
+            two = self._prefix.get((fixed, 2)) or self._sums(fixed, 2)
+            wide = min(end, start + 8192)
+            bound = two[stop] + room - used
+            if two[wide] > bound:
+                last = bisect_right(two, bound, stop, wide) - 1
+                return last - start, used + two[last] - two[stop]
+            if wide == end:
+                return cap, used + two[wide] - two[stop]
         j = start
         used = 0
         # Offset deltas below 64 take one byte, below 8192 two, below 2**20 three.
