@@ -360,7 +360,12 @@ class EngineProducer:
     def send_spans(self, spans, timestamp: int | None = None) -> None:
         """send(key, value) for each record of a records.spans.Spans (keys and values as
         spans of one buffer), all with the same timestamp: the same batches as send() in a
-        loop, the keys hashed and the records encoded column-wise (NumPy)."""
+        loop, the keys hashed and the records encoded column-wise (NumPy).
+
+        The records are put in partition order (each partition's in their own order) so
+        that every partition's batches are planned over one range of them and, without
+        compression, all their records encoded by one call: the per-call costs of the
+        column-wise encoding are paid once a block, not once a partition."""
         if not spans.n:
             return
         timestamp = self._open_for(timestamp)
@@ -369,74 +374,130 @@ class EngineProducer:
             return self.send_values(spans.values(), spans.keys(), timestamp)
         n = self._num_partitions
         if n == 1:
-            self._fill_spans(0, spans, timestamp)
+            ranges = [(0, 0, spans.n)]
         else:
             import numpy as np
 
             targets = partitions_for_keys(spans.data, spans.key_starts, spans.key_lengths, n)
             if n <= 16:  # a pass over the partitions per partition is cheaper than a sort
-                for p in range(n):
-                    chosen = np.flatnonzero(targets == p)
-                    if len(chosen):
-                        self._fill_spans(p, spans.subset(chosen), timestamp)
+                chosen = [np.flatnonzero(targets == p) for p in range(n)]
+                counts = [len(c) for c in chosen]
+                order = np.concatenate(chosen)
             else:
-                counts = np.bincount(targets, minlength=n)
+                counts = np.bincount(targets, minlength=n).tolist()
                 order = np.argsort(targets, kind="stable")  # each partition's records, in order
-                first = 0
-                for p, count in enumerate(counts.tolist()):
-                    if count:
-                        self._fill_spans(p, spans.subset(order[first:first + count]), timestamp)
-                        first += count
+            spans = spans.subset(order)
+            ranges = []
+            first = 0
+            for p, count in enumerate(counts):
+                if count:
+                    ranges.append((p, first, first + count))
+                    first += count
+        if self.codec:
+            for p, lo, hi in ranges:
+                self._fill_spans(p, spans, lo, hi, timestamp)
+        else:
+            plans = []
+            for p, lo, hi in ranges:
+                self._plan_spans(p, spans, lo, hi, timestamp, plans)
+            self._apply_framed(spans, plans, timestamp)
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
-    def _fill_spans(self, partition: int, spans, ts: int) -> None:
-        """_fill for Spans: the batches are planned first (each takes records while they fit
-        its limit, as send() would), then their records are encoded at once. With
-        compression a batch's limit depends on the ratio the batches before it achieved,
-        so each is encoded and completed before the next is planned."""
-        n = spans.n
-        i = 0
-        plans = []  # (batch, start, stop, first offset delta, timestamp delta, full, bytes)
+    def _plan_spans(self, partition: int, spans, lo: int, hi: int, ts: int, plans: list,
+                    one: bool = False) -> int:
+        """Plan the batches of records lo..hi of `spans` in `partition`, as send() would
+        fill them: each batch takes records while they fit its limit, and is full when
+        one does not. A batch gets one plan, appended to `plans` as (partition, batch,
+        start, stop, first offset delta, timestamp delta, full, bytes); the last may stay
+        open. With `one`, planning stops after the first full batch. Returns where it stopped."""
+        i = lo
         batch = self._open[partition]
-        while i < n:
+        while i < hi:
             if batch is None:
                 batch = _Batch(ts, self._monotonic() + self.linger, self._record_limit())
-            # A batch gets one plan: it is full afterwards, or the records ran out.
             m = batch.count
             k = cap = size = 0
             delta = ts - batch.base_ts
             if m < _BULK_MAX_COUNT:
                 fixed = 2 + _varint_size(delta)  # attributes, timestamp delta, header count
-                cap = min(n - i, _BULK_MAX_COUNT - m)
+                cap = min(hi - i, _BULK_MAX_COUNT - m)
                 k, size = spans.fit(i, m, batch.limit - batch.size, cap, fixed)
                 if k == 0 and m == 0:  # a batch always takes its first record
                     k, size = 1, spans.size(i, 0, fixed)
                 i += k
             full = k < cap or batch.size + size >= batch.limit or m + k >= _BULK_MAX_COUNT
-            plans.append((batch, i - k, i, m, delta, full, size))
+            plans.append((partition, batch, i - k, i, m, delta, full, size))
             if full:
                 batch = None
-                if self.codec:
-                    self._apply_plans(partition, spans, plans, ts)
-                    plans = []
-        self._apply_plans(partition, spans, plans, ts)
+                if one:
+                    break
+        return i
 
-    def _apply_plans(self, partition: int, spans, plans: list, ts: int) -> None:
+    def _fill_spans(self, partition: int, spans, lo: int, hi: int, ts: int) -> None:
+        """Records lo..hi of `spans` into `partition` with compression: a batch's limit
+        depends on the ratio the batches before it achieved, so each is encoded and
+        completed before the next is planned."""
+        i = lo
+        while i < hi:
+            plans = []
+            i = self._plan_spans(partition, spans, i, hi, ts, plans, one=True)
+            self._apply_plans(spans, plans, ts)
+
+    def _apply_plans(self, spans, plans: list, ts: int) -> None:
         """Encode the planned records into their batches; complete those that are full."""
-        payloads = spans.encode_batches([(a, b, m, d) for _, a, b, m, d, _, _ in plans if b > a]) \
-            if any(plan[2] > plan[1] for plan in plans) else []
+        live = [(a, b, m, d) for _, _, a, b, m, d, _, _ in plans if b > a]
+        payloads = spans.encode_batches(live) if live else []
         payloads.reverse()
-        for batch, a, b, m, _, full, size in plans:
+        for partition, batch, a, b, m, _, full, size in plans:
             if b > a:
-                batch.parts.append(payloads.pop())
-                batch.count = m + b - a
-                batch.size += size
-                if ts > batch.max_ts:
-                    batch.max_ts = ts
+                self._add_records(batch, payloads.pop(), b - a, size, ts)
             self._open[partition] = batch
             if full:
                 self._complete(partition)
+
+    def _apply_framed(self, spans, plans: list, ts: int) -> None:
+        """_apply_plans without compression: the records of all plans encoded into one
+        buffer, where a batch planned whole (opened and filled by these records) gets
+        room for its header and is framed in place, ready to append; the others' records
+        go to their open batch as for _apply_plans."""
+        live = [(a, b, m, d) for _, _, a, b, m, d, _, _ in plans if b > a]
+        if not live:
+            for partition, batch, _, _, _, _, full, _ in plans:
+                self._open[partition] = batch
+                if full:
+                    self._complete(partition)
+            return
+        heads = [HEADER_SIZE if full and m == 0 else 0 for _, _, a, b, m, _, full, _ in plans if b > a]
+        buf, offsets = spans.encode_framed(live, heads)
+        view = memoryview(buf)
+        ready = self._ready
+        j = 0
+        for partition, batch, a, b, m, _, full, size in plans:
+            if b > a:
+                region = view[offsets[j]:offsets[j + 1]]
+                if heads[j]:  # a whole batch: frame it where it lies
+                    count = b - a
+                    records.frame_into(region, 0, NO_PARTITION_LEADER_EPOCH, 0, count - 1, batch.base_ts,
+                                       max(batch.max_ts, ts), -1, -1, -1, count)
+                    ready.append((partition, region))
+                    self._ready_bytes += len(region)
+                    self._open[partition] = None
+                    j += 1
+                    continue
+                self._add_records(batch, region, b - a, size, ts)
+                j += 1
+            self._open[partition] = batch
+            if full:
+                self._complete(partition)
+
+    @staticmethod
+    def _add_records(batch: _Batch, payload, count: int, size: int, ts: int) -> None:
+        batch.parts.append(payload)
+        batch.count += count
+        batch.size += size
+        if ts > batch.max_ts:
+            batch.max_ts = ts
 
     def _by_partition(self, keys: list, values: list):
         """(partition, key fields, values) of each partition the keys go to, in partition
@@ -592,6 +653,7 @@ class EngineProducer:
             raise first_error
 
     def _append_split(self, log, data: bytes) -> None:
+        data = bytes(data)  # a batch framed in a shared buffer is a memoryview: records are decoded from it
         try:
             log.append_batches([data])
             self.records_sent += records.read_header(data).records_count

@@ -10,6 +10,22 @@ import pytest
 
 BIN_DIR = os.path.dirname(sys.executable)
 
+# Tools the tests stop with SIGINT (Ctrl-C) must receive it: a suite started as a background
+# job of a non-interactive shell inherits SIGINT ignored, every tool it starts would inherit
+# that too and never stop (Python, like the JVM, keeps an inherited SIG_IGN). Restore Python's
+# default here, in the controller and in each xdist worker, before any subprocess starts.
+import signal as _signal  # noqa: E402
+
+if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
+
+# The suite's JVMs (Kafka's brokers and tools, ZooKeeper) compile with C1 only: the C2
+# compiler's work never pays back in a test's short life, and it was the larger part of the
+# JVMs' CPU, itself a third of the suite's (JVM start-up, a broker's work and Kafka's tools:
+# 40 % less CPU measured). Nothing Kafka prints depends on it.
+TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+
 
 def tool_path(name: str) -> str:
     """The installed console script next to this interpreter (the venv's bin/)."""
@@ -249,6 +265,35 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+# PK_TEST_PROFILE=FILE: each test's wall and CPU time (its worker's own and its reaped
+# subprocesses': pk tools, pk-server-start brokers a fixture stopped) appended to FILE as JSON
+# lines, with the worker and start time, to find where the suite's CPU goes and when workers
+# idle (docs/README.md). JVMs and brokers that live for the whole session are not in it.
+_PROFILE = os.environ.get("PK_TEST_PROFILE")
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _PROFILE:
+        yield
+        return
+    import json
+
+    start, cpu = time.time(), _cpu_now()
+    yield
+    line = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "start": round(start, 3), "wall": round(time.time() - start, 3), "cpu": round(_cpu_now() - cpu, 3)}
+    with open(_PROFILE, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames:
         names = ["engine", "server"]
@@ -448,7 +493,7 @@ def zookeeper_server(root, tick_ms: int = 2000):
     last 2 to 20 ticks: the kill test takes a short tick for sessions that end fast."""
     if (why := zookeeper_process.missing()) is not None:
         pytest.skip(why)
-    server = zookeeper_process.ZooKeeperProcess(str(root), tick_ms)
+    server = zookeeper_process.ZooKeeperProcess(str(root), tick_ms, TEST_JVM_OPTIONS)
     try:
         server.start()
     except RuntimeError as e:
@@ -483,8 +528,10 @@ def _kafka_unavailable(what: str):
 
 
 def _dist(line: str) -> "kafka_oracle.KafkaDist":
+    import dataclasses
+
     try:
-        return kafka_oracle.find_dist(line)
+        return dataclasses.replace(kafka_oracle.find_dist(line), options=TEST_JVM_OPTIONS)
     except kafka_oracle.KafkaMissing as e:
         _kafka_unavailable(str(e))
 

@@ -86,6 +86,9 @@ class KafkaMissing(Exception):
 class KafkaDist:
     version: str
     libs: str
+    # JVM options added after the heap (the test suite's: conftest.TEST_JVM_OPTIONS); the
+    # benchmarks keep none, so that Kafka's tools run there as bin/*.sh runs them.
+    options: tuple[str, ...] = ()
 
     @property
     def major(self) -> int:
@@ -107,7 +110,7 @@ class KafkaDist:
 
     def java(self, role: str, heap: str) -> list[str]:
         """The start of a `java` command line as kafka-run-class.sh builds it."""
-        return ["java", f"-Xmx{heap}", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+        return ["java", f"-Xmx{heap}", *self.options, "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                 *self.log4j_options(role), "-cp", self.classpath]
 
 

@@ -275,7 +275,7 @@ class Follower:
     def stop(self, sig=signal.SIGINT) -> tuple[int, str]:
         self.proc.send_signal(sig)
         try:
-            _, err = self.proc.communicate(timeout=10)
+            _, err = self.proc.communicate(timeout=60)  # only a failure waits that long (a loaded machine)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

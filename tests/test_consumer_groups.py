@@ -188,7 +188,7 @@ class Member:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # a clean close: commit, then leave the group
         try:
-            self.proc.communicate(timeout=10)
+            self.proc.communicate(timeout=60)  # only a failure waits that long (a loaded machine)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 
+import numpy as np
 import pytest
 
 from pk.engine import records
@@ -216,15 +217,79 @@ def test_spans_encode_batches_like_encode_batch(uniform):
             stop = min(n, start + rng.randrange(1, 300))
             plans.append((start, stop, rng.choice([0, 0, 5, 60, 8000, 9000]), rng.choice([0, 0, 7, 100_000])))
             start = stop
-        timestamp = 1_700_000_000_000
-        for (start, stop, first, tsd), payload in zip(plans, spans.encode_batches(plans)):
-            whole = records.encode_batch([(keys[j], values[j], (), timestamp) for j in range(start, stop)],
-                                         base_timestamp=timestamp - tsd,
-                                         offset_deltas=range(first, first + stop - start),
-                                         last_offset_delta=first + stop - start - 1)
-            assert payload == whole[records.HEADER_SIZE:]
-            fixed = 2 + len(records.encode_varint(tsd))
-            assert sum(spans.size(j, first + j - start, fixed) for j in range(start, stop)) == len(payload)
+        _check_encoded(spans, keys, values, plans)
+
+
+def _check_encoded(spans, keys, values, plans):
+    """Each plan's payload from spans.encode_batches is what records.encode_batch makes of
+    its records, and as long as Spans.size says."""
+    timestamp = 1_700_000_000_000
+    for (start, stop, first, tsd), payload in zip(plans, spans.encode_batches(plans)):
+        whole = records.encode_batch([(keys[j], values[j], (), timestamp) for j in range(start, stop)],
+                                     base_timestamp=timestamp - tsd,
+                                     offset_deltas=range(first, first + stop - start),
+                                     last_offset_delta=first + stop - start - 1)
+        assert payload == whole[records.HEADER_SIZE:]
+        fixed = 2 + len(records.encode_varint(tsd))
+        assert sum(spans.size(j, first + j - start, fixed) for j in range(start, stop)) == len(payload)
+
+
+@pytest.mark.parametrize("case", ["tiny buffer", "long head", "long keys", "short values"])
+def test_spans_blocks_at_their_edges(case):
+    """The 2-D block path where it takes other turns: a buffer too small to gather rows
+    from (its padded copy), a head longer than one 8-byte word (a big timestamp delta and
+    offset deltas, records over 16 KB), keys of many 8-byte words and of every length
+    under them, a last key whose second word runs past the buffer; the first line's row
+    starts before the buffer."""
+    from pk.engine.records.spans import Spans
+
+    rng = random.Random(case)
+    if case == "tiny buffer":
+        parts = [(rng.randbytes(k), rng.randbytes(3 - k)) for k in (rng.randrange(3) for _ in range(12))]
+        sep, plans = b"\t", [(0, 12, 0, 0)]
+    elif case == "long head":
+        parts = [(rng.randbytes(5), rng.randbytes(17000)) for _ in range(300)]
+        sep, plans = b"::", [(0, 200, 9000, 100_000), (200, 300, 0, 3)]
+    elif case == "long keys":
+        parts = [(rng.randbytes(k), rng.randbytes(200 - k)) for k in (rng.randrange(17, 40) for _ in range(300))]
+        sep, plans = b"\t", [(0, 150, 0, 0), (150, 300, 0, 0)]
+    else:
+        parts = [(rng.randbytes(k), rng.randbytes(13 - k)) for k in (rng.randrange(9, 13) for _ in range(300))]
+        sep, plans = b"", [(0, 200, 0, 0), (200, 300, 0, 0)]
+    buf = b"".join(k + sep + v + b"\n" for k, v in parts)
+    key_starts = np.cumsum([0] + [len(k) + len(sep) + len(v) + 1 for k, v in parts[:-1]]).astype(np.int64)
+    key_lengths = np.array([len(k) for k, _ in parts], np.int64)
+    value_lengths = np.array([len(v) for _, v in parts], np.int64)
+    spans = Spans(buf, key_starts, key_lengths, key_starts + key_lengths + len(sep), value_lengths)
+    assert spans._encode_parts(plans) is not None  # the block path, not the lists one
+    _check_encoded(spans, [k for k, _ in parts], [v for _, v in parts], plans)
+
+
+def test_spans_encode_framed_leaves_room_for_each_header():
+    """encode_framed: encode_batches' payloads in one buffer, each after the room asked for;
+    records.frame_into there makes the batch build.producer_batch makes of the payload."""
+    rng = random.Random(13)
+    for _ in range(80):
+        n = rng.randrange(1, 400)
+        spans, _, _ = _spans_of_lines(rng, n, rng.choice([b"\t", b"::", b""]), rng.random() < 0.7)
+        plans = []
+        start = 0
+        while start < n:
+            stop = min(n, start + rng.randrange(1, 300))
+            plans.append((start, stop, rng.choice([0, 0, 60, 8000]), rng.choice([0, 0, 7])))
+            start = stop
+        heads = [rng.choice([0, records.HEADER_SIZE]) for _ in plans]
+        buf, offsets = spans.encode_framed(plans, heads)
+        assert offsets[0] == 0 and offsets[-1] == len(buf) and len(offsets) == len(plans) + 1
+        for i, payload in enumerate(spans.encode_batches(plans)):
+            region = memoryview(buf)[offsets[i]:offsets[i + 1]]
+            assert bytes(region[heads[i]:]) == payload
+            if heads[i]:
+                count = plans[i][1] - plans[i][0]
+                records.frame_into(region, 0, -1, 0, count - 1, 1_700_000_000_000, 1_700_000_000_005,
+                                   -1, -1, -1, count)
+                assert bytes(region) == build.producer_batch(payload, count, 1_700_000_000_000,
+                                                             1_700_000_000_005)
 
 
 def test_spans_fit_is_the_longest_prefix_that_fits():

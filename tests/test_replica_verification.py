@@ -46,7 +46,7 @@ def run_until_reports(args, reports: int, timeout: float = 60) -> tuple[list[str
             lines.append(line.rstrip("\n"))
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=60)
     return lines, err
 
 

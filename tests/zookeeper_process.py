@@ -54,8 +54,9 @@ def four_letter(port: int, word: bytes) -> bytes:
 
 
 class ZooKeeperProcess:
-    def __init__(self, root: str, tick_ms: int = 2000):
+    def __init__(self, root: str, tick_ms: int = 2000, jvm_options: tuple[str, ...] = ()):
         self.root = root
+        self.jvm_options = jvm_options
         self.tick_ms = tick_ms  # sessions may last 2 to 20 ticks
         self.port = _free_port()
         self.connect = f"127.0.0.1:{self.port}"
@@ -73,7 +74,7 @@ class ZooKeeperProcess:
         if os.path.exists("/usr/share/java/slf4j-simple.jar"):
             classpath += ":/usr/share/java/slf4j-simple.jar"
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(["java", "-Xmx256m", "-cp", classpath,
+            self.proc = subprocess.Popen(["java", "-Xmx256m", *self.jvm_options, "-cp", classpath,
                                           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                                           "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg],
                                          stdout=log, stderr=subprocess.STDOUT)

@@ -277,6 +277,18 @@ def frame(base_offset: int, partition_leader_epoch: int, attributes: int, last_o
     return b"".join((header[:CRC_OFFSET], _CRC.pack(crc), header[ATTRIBUTES_OFFSET:], payload))
 
 
+def frame_into(buf, base_offset: int, partition_leader_epoch: int, attributes: int, last_offset_delta: int,
+               base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
+               base_sequence: int, count: int) -> None:
+    """frame() in place: buf (writable, e.g. a memoryview of a bytearray) holds the 61
+    header bytes to fill, then the records payload; the CRC is computed over it where it
+    lies, so a producer that left room for the header copies no record again."""
+    _HEADER.pack_into(buf, 0, base_offset, len(buf) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0,
+                      attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
+                      producer_epoch, base_sequence, count)
+    _CRC.pack_into(buf, CRC_OFFSET, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
+
+
 def pack_batch(like: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int, count: int,
                payload: bytes) -> bytes:
     """A batch of `payload` (records, already compressed as `attributes` says) with the offsets,
