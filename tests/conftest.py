@@ -230,7 +230,12 @@ def pytest_configure(config):
 # Session fixtures that start a costly cluster of their own and serve only a few modules: the
 # tests that use one are sent to a single xdist worker (scripts/test runs --dist loadgroup), so
 # the cluster starts once per run instead of once on each worker that draws one of its tests.
-ONE_WORKER_FIXTURES = ("kafka28_cluster", "kafka_secure", "kafka_tuned", "spark")  # spark: the local[2] session
+# Fixture -> its group; fixtures of one group share a worker: Kafka 2.8's single broker, its
+# tools' JVM and its three-broker cluster serve nine modules, and one worker starting all of
+# them costs less than each worker starting the broker and the tools.
+ONE_WORKER_FIXTURES = {"kafka28_cluster": "kafka28", "kafka28": "kafka28", "kafka28_tools": "kafka28",
+                       "kafka_secure": "kafka_secure", "kafka_tuned": "kafka_tuned",
+                       "spark": "spark"}  # spark: the local[2] session
 
 
 # Modules whose module-scoped fixture is itself a long run (the kill rounds, a Spark session
@@ -244,23 +249,24 @@ ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_ora
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
-    """A module in ONE_WORKER_MODULES goes whole to one worker: to the group of a one-worker
-    fixture that any of its tests uses (else its module fixture would start on two workers),
-    or to a group of its own."""
-    fixture_group: dict[str, str] = {}
-    for item in items:
+    """A test that uses a one-worker fixture goes to that fixture's group. A module in
+    ONE_WORKER_MODULES goes whole to one worker: to the group of a one-worker fixture that
+    any of its tests uses (else its module fixture would start on two workers), or to a
+    group of its own."""
+    def fixture_group(item) -> str | None:
         used = getattr(item, "fixturenames", ())
-        group = next((name for name in ONE_WORKER_FIXTURES if name in used), None)
-        if group is not None:
-            fixture_group.setdefault(item.path.name, group)
+        return next((group for fixture, group in ONE_WORKER_FIXTURES.items() if fixture in used), None)
+
+    module_group: dict[str, str] = {}
+    for item in items:
+        if item.path.name in ONE_WORKER_MODULES and (group := fixture_group(item)) is not None:
+            module_group.setdefault(item.path.name, group)
     for item in items:
         name = item.path.name
-        group = fixture_group.get(name)
-        if group is None and name in ONE_WORKER_MODULES:
-            group = item.path.stem
-        elif group is not None and name not in ONE_WORKER_MODULES:
-            used = getattr(item, "fixturenames", ())
-            group = group if group in used else None  # other modules: only the tests that use it
+        if name in ONE_WORKER_MODULES:
+            group = module_group.get(name, item.path.stem)
+        else:
+            group = fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
