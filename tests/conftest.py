@@ -68,10 +68,7 @@ import struct  # noqa: E402
 import time  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ports import free_port  # noqa: E402,F401  (below the ephemeral range: ports.py)
 
 
 class ProtocolClient:

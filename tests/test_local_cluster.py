@@ -43,13 +43,7 @@ def local_cluster(*args: str, env: dict | None = None, timeout: float = 120) -> 
     return proc
 
 
-def free_ports(n: int) -> int:
-    """The first of n consecutive free loopback ports."""
-    for _ in range(100):
-        base = free_port()
-        if base + n < 65536 and all(_free(base + i) for i in range(n)):
-            return base
-    pytest.fail(f"no {n} consecutive free ports")
+from ports import free_ports  # noqa: E402
 
 
 def _free(port: int) -> bool:

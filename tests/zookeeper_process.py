@@ -37,10 +37,7 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ports import free_port as _free_port  # noqa: E402  (below the ephemeral range: ports.py)
 
 
 def four_letter(port: int, word: bytes) -> bytes:
