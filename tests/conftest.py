@@ -618,6 +618,38 @@ def tls_certs(tmp_path_factory) -> "security_setup.Certs":
     return security_setup.make_certs(str(tmp_path_factory.mktemp("certs")))
 
 
+SECURE_PK_SCRAM = ("carol", "carol-secret")  # secure_pk's SCRAM-SHA-512 user and password
+
+
+@pytest.fixture(scope="module")
+def secure_pk(tmp_path_factory, tls_certs):
+    """pk-server-start with SASL_SSL (SCRAM-SHA-512 for SECURE_PK_SCRAM, PLAIN), SSL (client
+    certificates) and SASL_PLAINTEXT (PLAIN) listeners beside its PLAINTEXT one, the wire
+    clients' secured paths; `.ports` maps those listener names to their ports."""
+    data_dir = str(tmp_path_factory.mktemp("secure-pk") / "data")
+    os.makedirs(data_dir)
+    ports = {name: free_port() for name in ("SASL_SSL", "SSL", "SASL_PLAINTEXT")}
+    broker = BrokerProcess(data_dir)
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://{broker.bootstrap}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        **security_setup.secure_listener_settings(tls_certs),
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.sasl.jaas.config": security_setup.jaas_plain(security_setup.PLAIN_USERS),
+    })
+    broker.start()
+    try:
+        broker.ports = ports
+        user, password = SECURE_PK_SCRAM
+        r = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", broker.bootstrap, "--alter",
+                            "--add-config", f"SCRAM-SHA-512=[password={password}]", "--entity-type", "users",
+                            "--entity-name", user], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        yield broker
+    finally:
+        broker.stop()
+
+
 @pytest.fixture(scope="session")
 def kafka_secure(tmp_path_factory, tls_certs):
     """A real Kafka 4.x broker with an authorizer and secured listeners: PLAINTEXT (`.bootstrap`,

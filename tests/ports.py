@@ -24,7 +24,7 @@ def _ephemeral_start() -> int:
         return 32768  # Linux's default
 
 
-def _free(port: int) -> bool:
+def is_free(port: int) -> bool:
     with socket.socket() as s:
         try:
             s.bind(("127.0.0.1", port))
@@ -43,7 +43,7 @@ def free_ports(n: int = 1) -> int:
                 base = s.getsockname()[1]
         else:
             base = _draw.randrange(_LOW, high)
-        if base + n < 65536 and all(_free(base + i) for i in range(n)):
+        if base + n < 65536 and all(is_free(base + i) for i in range(n)):
             return base
     raise RuntimeError(f"no {n} consecutive free loopback ports")
 

@@ -43,16 +43,9 @@ def local_cluster(*args: str, env: dict | None = None, timeout: float = 120) -> 
     return proc
 
 
-from ports import free_ports  # noqa: E402
+from ports import free_ports, is_free as _free  # noqa: E402
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
 
 
 def _alive(pid: int) -> bool:

@@ -19,10 +19,9 @@ import time
 import pytest
 
 from conftest import BrokerProcess, Runner, tool_path
-from waits import wait_for
+from waits import create_topic_with_leaders, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 CONSUMER = "pk-console-consumer"
 
@@ -50,18 +49,8 @@ _names = iter(range(10 ** 6))
 
 
 def _topic(bootstrap: str, stem: str, partitions: int = 1, **configs) -> str:
-    name = f"wire-{stem}-{os.getpid()}-{next(_names)}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(name, partitions, 1, config={k.replace("_", "."): v
-                                                                      for k, v in configs.items()})
-    admin.create_topics([new])[name].result(30)
-
-    def led() -> bool:  # KRaft makes the leaders known a moment after the topic exists
-        meta = admin.list_topics(name, timeout=10).topics.get(name)
-        return meta is not None and meta.error is None and len(meta.partitions) == partitions \
-            and all(p.leader >= 0 for p in meta.partitions.values())
-    wait_for(led, what=f"{name}'s leaders")
-    return name
+    return create_topic_with_leaders(bootstrap, f"wire-{stem}-{os.getpid()}-{next(_names)}", partitions,
+                                     {k.replace("_", "."): v for k, v in configs.items()})
 
 
 def _produce(bootstrap: str, topic: str, values, *, partition: int | None = None, **conf) -> None:

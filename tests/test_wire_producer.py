@@ -26,8 +26,8 @@ from pk.commands.backends.kafka_clients import RemoteProducer, producer_opener
 from pk.commands.backends.wire_produce import WireProducer, usable
 from pk.engine.partitioner import partition_for_key
 
-from conftest import BrokerProcess, Runner, free_port, tool_path
-from waits import wait_for
+from conftest import SECURE_PK_SCRAM, BrokerProcess, Runner, tool_path
+from waits import create_topic_with_leaders, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
@@ -58,17 +58,8 @@ _names = iter(range(10 ** 6))
 
 
 def _topic(bootstrap: str, stem: str, partitions: int = 1, **configs) -> str:
-    name = f"wprod-{stem}-{os.getpid()}-{next(_names)}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(name, partitions, 1, config={k.replace("_", "."): v for k, v in configs.items()})
-    admin.create_topics([new])[name].result(30)
-
-    def led() -> bool:  # KRaft makes the leaders known a moment after the topic exists
-        meta = admin.list_topics(name, timeout=10).topics.get(name)
-        return meta is not None and meta.error is None and len(meta.partitions) == partitions \
-            and all(p.leader >= 0 for p in meta.partitions.values())
-    wait_for(led, what=f"{name}'s leaders")
-    return name
+    return create_topic_with_leaders(bootstrap, f"wprod-{stem}-{os.getpid()}-{next(_names)}", partitions,
+                                     {k.replace("_", "."): v for k, v in configs.items()})
 
 
 def _ok(proc) -> None:
@@ -320,36 +311,12 @@ def test_a_leader_killed_on_a_replicated_cluster_loses_and_repeats_nothing(zooke
 
 
 # --------------------------------------------------------------------------- security
-SCRAM_USER, SCRAM_PASSWORD = "carol", "carol-secret"
+SCRAM_USER, SCRAM_PASSWORD = SECURE_PK_SCRAM
 
 
 @pytest.fixture(scope="module")
-def secure(tmp_path_factory, tls_certs):
-    """pk-server-start with SASL_SSL (SCRAM and PLAIN), SSL (client certificates) and
-    SASL_PLAINTEXT listeners beside its PLAINTEXT one (kcat reads there)."""
-    import security_setup as S
-
-    data_dir = str(tmp_path_factory.mktemp("wprod-sec") / "data")
-    os.makedirs(data_dir)
-    ports = {name: free_port() for name in ("SASL_SSL", "SSL", "SASL_PLAINTEXT")}
-    broker = BrokerProcess(data_dir)
-    broker.overrides.update({
-        "listeners": f"PLAINTEXT://{broker.bootstrap}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        **S.secure_listener_settings(tls_certs),
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.sasl.jaas.config": S.jaas_plain(S.PLAIN_USERS),
-    })
-    broker.start()
-    try:
-        broker.ports = ports
-        r = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", broker.bootstrap, "--alter",
-                            "--add-config", f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]", "--entity-type", "users",
-                            "--entity-name", SCRAM_USER], capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr
-        yield broker
-    finally:
-        broker.stop()
+def secure(secure_pk):
+    return secure_pk
 
 
 @pytest.mark.parametrize("name", ["scram", "plain", "mtls", "sasl_plaintext"])

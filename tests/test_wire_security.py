@@ -5,40 +5,19 @@ PLAIN, SSL with a client certificate, SASL_PLAINTEXT; the Java client settings c
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
 import security_setup as S
-from conftest import BrokerProcess, free_port, tool_path
+from conftest import SECURE_PK_SCRAM, tool_path
 
-SCRAM_USER, SCRAM_PASSWORD = "carol", "carol-secret"
+SCRAM_USER, SCRAM_PASSWORD = SECURE_PK_SCRAM
 
 
 @pytest.fixture(scope="module")
-def secure(tmp_path_factory, tls_certs):
-    data_dir = str(tmp_path_factory.mktemp("wire-sec") / "data")
-    os.makedirs(data_dir)
-    ports = {name: free_port() for name in ("SASL_SSL", "SSL", "SASL_PLAINTEXT")}
-    broker = BrokerProcess(data_dir)
-    broker.overrides.update({
-        "listeners": f"PLAINTEXT://{broker.bootstrap}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        **S.secure_listener_settings(tls_certs),
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.sasl.jaas.config": S.jaas_plain(S.PLAIN_USERS),
-    })
-    broker.start()
-    try:
-        broker.ports = ports
-        r = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", broker.bootstrap, "--alter",
-                            "--add-config", f"SCRAM-SHA-512=[password={SCRAM_PASSWORD}]", "--entity-type", "users",
-                            "--entity-name", SCRAM_USER], capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr
-        yield broker
-    finally:
-        broker.stop()
+def secure(secure_pk):
+    return secure_pk
 
 
 def _run(tool, *args):
