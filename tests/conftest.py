@@ -618,6 +618,21 @@ def tls_certs(tmp_path_factory) -> "security_setup.Certs":
     return security_setup.make_certs(str(tmp_path_factory.mktemp("certs")))
 
 
+@pytest.fixture(scope="module", params=["kafka", "pk"])
+def kafka_or_pk(request, tmp_path_factory):
+    """(bootstrap, name) of Kafka 4.4 (the session's broker) or of a pk-server-start of the
+    module's own: the wire clients' tests run on both."""
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka").bootstrap, "kafka"
+        return
+    server = BrokerProcess(str(tmp_path_factory.mktemp("kafka-or-pk") / "data"),
+                           {"group.initial.rebalance.delay.ms": "0"}).start()
+    try:
+        yield server.bootstrap, "pk"
+    finally:
+        server.stop()
+
+
 SECURE_PK_SCRAM = ("carol", "carol-secret")  # secure_pk's SCRAM-SHA-512 user and password
 
 

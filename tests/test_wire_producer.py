@@ -36,17 +36,9 @@ PRODUCER = "pk-console-producer"
 KEYED = ("--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
 
 
-@pytest.fixture(scope="module", params=["kafka", "pk"])
-def cluster(request, tmp_path_factory):
-    """(bootstrap, name) of Kafka 4.4 (the session's broker) or of a pk-server-start."""
-    if request.param == "kafka":
-        yield request.getfixturevalue("kafka").bootstrap, "kafka"
-        return
-    server = BrokerProcess(str(tmp_path_factory.mktemp("wireprod") / "data")).start()
-    try:
-        yield server.bootstrap, "pk"
-    finally:
-        server.stop()
+@pytest.fixture(scope="module")
+def cluster(kafka_or_pk):
+    return kafka_or_pk
 
 
 @pytest.fixture
