@@ -636,6 +636,19 @@ def kafka_or_pk(request, tmp_path_factory):
 SECURE_PK_SCRAM = ("carol", "carol-secret")  # secure_pk's SCRAM-SHA-512 user and password
 
 
+def secure_pk_client(certs, name: str) -> tuple[str, dict[str, str]]:
+    """(listener name, client properties) for one of secure_pk's ways in: "scram", "plain",
+    "mtls" or "sasl_plaintext"."""
+    user, password = SECURE_PK_SCRAM
+    return {
+        "scram": ("SASL_SSL", security_setup.client_config(certs, "SASL_SSL", "SCRAM-SHA-512", user, password)),
+        "plain": ("SASL_SSL", security_setup.client_config(certs, "SASL_SSL", "PLAIN", "alice", "alice-secret")),
+        "mtls": ("SSL", security_setup.client_config(certs, "SSL", client_cert=True)),
+        "sasl_plaintext": ("SASL_PLAINTEXT", security_setup.client_config(certs, "SASL_PLAINTEXT", "PLAIN", "admin",
+                                                                          "admin-secret")),
+    }[name]
+
+
 @pytest.fixture(scope="module")
 def secure_pk(tmp_path_factory, tls_certs):
     """pk-server-start with SASL_SSL (SCRAM-SHA-512 for SECURE_PK_SCRAM, PLAIN), SSL (client

@@ -26,7 +26,7 @@ from pk.commands.backends.kafka_clients import RemoteProducer, producer_opener
 from pk.commands.backends.wire_produce import WireProducer, usable
 from pk.engine.partitioner import partition_for_key
 
-from conftest import SECURE_PK_SCRAM, BrokerProcess, Runner, tool_path
+from conftest import SECURE_PK_SCRAM, secure_pk_client, BrokerProcess, Runner, tool_path
 from waits import create_topic_with_leaders, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -315,13 +315,7 @@ def secure(secure_pk):
 def test_secured_listeners(secure, tls_certs, tools, tmp_path, name):
     import security_setup as S
 
-    listener, config = {
-        "scram": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "SCRAM-SHA-512", SCRAM_USER, SCRAM_PASSWORD)),
-        "plain": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "PLAIN", "alice", "alice-secret")),
-        "mtls": ("SSL", S.client_config(tls_certs, "SSL", client_cert=True)),
-        "sasl_plaintext": ("SASL_PLAINTEXT", S.client_config(tls_certs, "SASL_PLAINTEXT", "PLAIN", "admin",
-                                                             "admin-secret")),
-    }[name]
+    listener, config = secure_pk_client(tls_certs, name)
     path = S.write_properties(str(tmp_path / "client.properties"), config)
     settings = _settings(topic="t", command_config=path)
     assert usable(settings, {}) is not False  # the wire path serves it

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import security_setup as S
-from conftest import SECURE_PK_SCRAM, tool_path
+from conftest import SECURE_PK_SCRAM, secure_pk_client, tool_path
 
 SCRAM_USER, SCRAM_PASSWORD = SECURE_PK_SCRAM
 
@@ -28,13 +28,7 @@ def _run(tool, *args):
 
 @pytest.mark.parametrize("name", ["scram", "plain", "mtls", "sasl_plaintext"])
 def test_wire_tools_over_secured_listeners(secure, tls_certs, tmp_path, name):
-    listener, config = {
-        "scram": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "SCRAM-SHA-512", SCRAM_USER, SCRAM_PASSWORD)),
-        "plain": ("SASL_SSL", S.client_config(tls_certs, "SASL_SSL", "PLAIN", "alice", "alice-secret")),
-        "mtls": ("SSL", S.client_config(tls_certs, "SSL", client_cert=True)),
-        "sasl_plaintext": ("SASL_PLAINTEXT", S.client_config(tls_certs, "SASL_PLAINTEXT", "PLAIN", "admin",
-                                                             "admin-secret")),
-    }[name]
+    listener, config = secure_pk_client(tls_certs, name)
     path = S.write_properties(str(tmp_path / "client.properties"), config)
     b = ["--bootstrap-server", f"127.0.0.1:{secure.ports[listener]}", "--command-config", path]
     rc, out, err = _run("pk-broker-api-versions", *b)
