@@ -131,7 +131,11 @@ class _Connection:
         return bytes(buf)
 
     def close(self) -> None:
-        self.sock.close()
+        """Close the socket; a connection already broken has nothing left to report."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
 
 
 def _authentication_failed(mechanism: str) -> AdminError:

@@ -385,16 +385,10 @@ class WireFetcher:
         """A connection failed: drop every connection and its fetch, look the leaders up
         again after the backoff (Kafka's consumer reconnects the same way, for ever)."""
         for leader in self._conns.values():
-            try:
-                leader.close()
-            except OSError:
-                pass
+            leader.close()
         self._conns.clear()
         if self._meta is not None:
-            try:
-                self._meta.close()
-            except OSError:
-                pass
+            self._meta.close()
             self._meta = None
         self._stale = True
         self._retry_at = time.monotonic() + self.settings.backoff_s

@@ -152,10 +152,7 @@ class _Node:
         return isinstance(self.sock, ssl.SSLSocket) and self.sock.pending() > 0
 
     def close(self) -> None:
-        try:
-            self.conn.close()
-        except OSError:
-            pass
+        self.conn.close()
 
 
 class ProducerSettingsView:
@@ -236,10 +233,7 @@ class _Sender:
 
     def _drop_meta(self) -> None:
         if self.meta is not None:
-            try:
-                self.meta.close()
-            except OSError:
-                pass
+            self.meta.close()
             self.meta = None
 
     def set_leaders(self, topic: dict) -> bool:
