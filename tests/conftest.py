@@ -557,9 +557,10 @@ def kafka(tmp_path_factory):
 
 
 # Kafka settings kafka_tuned runs with (and the pk-server-start its tests compare with): internal
-# topics' partition counts distinct from num.partitions (1), log start offsets checkpointed often.
+# topics' partition counts distinct from num.partitions (1), log start offsets checkpointed often
+# and from the start (Kafka's log manager otherwise waits 30 s before its first checkpoint).
 KAFKA_TUNED = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "4",
-               "log.flush.start.offset.checkpoint.interval.ms": "300"}
+               "log.flush.start.offset.checkpoint.interval.ms": "300", "log.initial.task.delay.ms": "0"}
 
 
 @pytest.fixture(scope="session")
