@@ -162,6 +162,9 @@ def _gap_cluster(request, tmp_path_factory, kind: str):
     if kind == "kafka":
         kafka = request.getfixturevalue("kafka")
         bootstrap, log_dir = kafka.bootstrap, kafka.log_dir
+        # Kafka's cleaner looks for work every 15 s: every 200 ms while this module runs, as
+        # pk-server-start's below (a dynamic broker config, taken off again at the end)
+        _cleaner_backoff(bootstrap, "200")
     else:
         log_dir = str(tmp_path_factory.mktemp("spark-gaps") / "data")
         server = BrokerProcess(log_dir, overrides={"log.cleaner.backoff.ms": "200"}).start()
@@ -173,6 +176,20 @@ def _gap_cluster(request, tmp_path_factory, kind: str):
     finally:
         if server is not None:
             server.stop()
+        else:
+            _cleaner_backoff(bootstrap, None)
+
+
+def _cleaner_backoff(bootstrap: str, ms: str | None) -> None:
+    """Set (or, with None, delete) the broker's dynamic log.cleaner.backoff.ms."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    op = AlterConfigOpType.SET if ms is not None else AlterConfigOpType.DELETE
+    resource = ConfigResource("BROKER", "0", incremental_configs=[
+        ConfigEntry("log.cleaner.backoff.ms", ms or "", incremental_operation=op)])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(60)
 
 
 LOCAL = ("--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2")

@@ -22,7 +22,7 @@ pytest.importorskip("confluent_kafka")
 from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from conftest import free_port  # noqa: E402
+from conftest import TEST_JVM_OPTIONS, free_port  # noqa: E402
 from test_spark_datasource import java_available  # noqa: E402
 from test_spark_gaps import fill_transactional, read_all, read_jsonl, run_spark  # noqa: E402
 from waits import wait_for  # noqa: E402
@@ -44,6 +44,7 @@ class StandaloneCluster:
         os.makedirs(conf_dir, exist_ok=True)
         self.env = {**os.environ, "SPARK_HOME": self.home, "SPARK_CONF_DIR": conf_dir,
                     "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_MEMORY": "256m",
+                    "SPARK_DAEMON_JAVA_OPTS": " ".join(TEST_JVM_OPTIONS),  # as the suite's other JVMs
                     # no REST submission server: its fixed port 6066 would clash between runs
                     "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
 
