@@ -153,6 +153,9 @@ class ReplicaManager:
             self.broker.on_internal_leadership(key[0], key[1], False)
         for key in sorted(led_now - led_before):
             self.broker.on_internal_leadership(key[0], key[1], True)
+        # A replica whose broker is gone no longer holds the low watermark back, and a moved
+        # leadership ends the wait: DeleteRecords waiting on either answer now, not at their timeout.
+        self._log_starts_changed()
 
     def _internal_led(self) -> set[tuple[str, int]]:
         """The partitions of internal topics this broker leads (the coordinators' partitions)."""
@@ -289,8 +292,12 @@ class ReplicaManager:
         progress = lead.followers.get(replica_id) if lead is not None else None
         if progress is not None and progress.log_start != log_start:
             progress.log_start = log_start
-            self._log_start_event.set()
-            self._log_start_event = asyncio.Event()
+            self._log_starts_changed()
+
+    def _log_starts_changed(self) -> None:
+        """Wake the DeleteRecords waiting in wait_for_log_start to look at the low watermark again."""
+        self._log_start_event.set()
+        self._log_start_event = asyncio.Event()
 
     def low_watermark(self, key, own_log_start: int) -> int:
         """Kafka's Partition.lowWatermarkIfLeader: the smallest log start offset over this
