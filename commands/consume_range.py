@@ -46,6 +46,9 @@ class Ranges:
         self.consumer = consumer
         self.ends: dict[tuple[str, int], int | None] = {}  # None: open (--to-time checks each record)
         self._paused: set[tuple[str, int]] = set()
+        hook = getattr(consumer, "start_at_assignment", None)
+        if hook is not None:  # librdkafka: the group's assignments start at the range's start
+            hook(self._start_offsets)
 
     def admit(self) -> set[tuple[str, int]]:
         """Give the partitions the consumer owns for the first time their range; returns those
@@ -53,16 +56,21 @@ class Ranges:
         new = [tp for tp in self.consumer.assignment() if tp not in self.ends]
         if not new:
             return set()
+        starts = self._start_offsets(new)
+        for tp, offset in starts.items():
+            self.consumer.seek(tp[0], tp[1], offset)
+        return set(starts)
+
+    def _start_offsets(self, new: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Give `new` partitions their ends; their --from-time starts ({} without it)."""
         spec, consumer = self.spec, self.consumer
-        moved = set()
-        if spec.from_time is not None:
-            starts = consumer.offsets_for_time(new, spec.from_time)
-            for tp in new:
-                if starts.get(tp) is None:
-                    consumer.seek_to_end(*tp)
-                else:
-                    consumer.seek(tp[0], tp[1], starts[tp])
-                moved.add(tp)
+        new = [tp for tp in new if tp not in self.ends]
+        starts = {}
+        if spec.from_time is not None and new:
+            found = consumer.offsets_for_time(new, spec.from_time)
+            missing = [tp for tp in new if found.get(tp) is None]
+            ends = consumer.end_offsets(missing) if missing else {}
+            starts = {tp: found[tp] if found.get(tp) is not None else ends[tp] for tp in new}
         bounds: dict[tuple[str, int], list[int]] = {tp: [] for tp in new}
         if spec.until_end:
             for tp, end in consumer.end_offsets(new).items():
@@ -76,7 +84,7 @@ class Ranges:
                     bounds[tp].append(end)
         for tp in new:
             self.ends[tp] = min(bounds[tp]) if bounds[tp] else None
-        return moved
+        return starts
 
     def clip(self, pieces: list) -> tuple[list, dict[tuple[str, int], int]]:
         """The records of `pieces` inside their partitions' ranges, and for each partition

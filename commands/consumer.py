@@ -68,6 +68,7 @@ class Plan:
     start_offset: int  # EARLIEST, LATEST or an offset (with --partition)
     group_passed: bool
     ranges: RangeSpec = field(default_factory=RangeSpec)
+    tracker: Ranges | None = None  # the ranges' state, once position() has a consumer
 
 
 KIP_848_NOTE = ("The consumer rebalance protocol (KIP-848) is production-ready! Set group.protocol=consumer to "
@@ -239,7 +240,11 @@ def pattern_failure(o: ConsumerOptions) -> str | None:
 
 
 def position(consumer, o: ConsumerOptions, p: Plan) -> None:
-    """Assign-and-seek for --partition, else subscribe (ConsumerWrapper.consumerInit)."""
+    """Assign-and-seek for --partition, else subscribe (ConsumerWrapper.consumerInit). The
+    pk-only ranges are set up first: a librdkafka group member takes their starts with its
+    assignments."""
+    if p.ranges.active():
+        p.tracker = Ranges(p.ranges, consumer)
     if o.partition is not None:
         consumer.assign([(o.topic, o.partition)])
         if p.start_offset == EARLIEST:
@@ -275,7 +280,7 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
     timeout = o.timeout_ms if o.timeout_ms is not None and o.timeout_ms >= 0 else None
     poll_sets = getattr(consumer, "poll_sets", None)
     format_set = getattr(p.formatter, "format_set", None)
-    ranges = Ranges(p.ranges, consumer) if p.ranges.active() else None
+    ranges = p.tracker or (Ranges(p.ranges, consumer) if p.ranges.active() else None)
     last = time.monotonic()
     while limit is None or tally.count < limit:
         wait = 100 if timeout is None else max(0, min(100, timeout))

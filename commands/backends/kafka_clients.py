@@ -592,6 +592,7 @@ class RemoteConsumer:
         self._assigned: list[tuple[str, int]] = []  # manual assignment
         self._positions: dict[tuple[str, int], int] = {}
         self._paused: set[tuple[str, int]] = set()
+        self._starts: Callable | None = None  # start_at_assignment's
         self._dirty = False  # manual positions not handed to librdkafka yet
         self._subscribed = False
         self._pattern: re.Pattern | None = None
@@ -707,6 +708,13 @@ class RemoteConsumer:
         (with track_ends) the end librdkafka reached over a gap."""
         return self._positions.get((topic, partition))
 
+    def start_at_assignment(self, starts: Callable) -> None:
+        """Have the group's assignments start where `starts(tps)` -> {tp: offset} says. A
+        seek right after an assignment races librdkafka's own offset reset (its ListOffsets
+        answer can arrive after the seek and undo it, and a stale partition EOF follows), so
+        the offsets go into the assignment itself."""
+        self._starts = starts
+
     def pause(self, tps: list[tuple[str, int]]) -> None:
         import confluent_kafka
 
@@ -737,7 +745,9 @@ class RemoteConsumer:
                 self._subscribed = False
             return
         kwargs = {}
-        if self._on_assign is not None:
+        if self._starts is not None:
+            kwargs["on_assign"] = self._assigned_at_starts
+        elif self._on_assign is not None:
             kwargs["on_assign"] = lambda _c, parts: self._on_assign([(p.topic, p.partition) for p in parts])
         if self._on_revoke is not None:
             kwargs["on_revoke"] = lambda _c, parts: self._on_revoke([(p.topic, p.partition) for p in parts])
@@ -746,6 +756,23 @@ class RemoteConsumer:
         except confluent_kafka.KafkaException as exc:
             raise kafka_error(exc.args[0]) from None
         self._subscribed = True
+
+    def _assigned_at_starts(self, consumer, parts) -> None:
+        import confluent_kafka
+
+        tps = [(p.topic, p.partition) for p in parts]
+        if self._on_assign is not None:
+            self._on_assign(tps)
+        starts = self._starts(tps)
+        for part in parts:
+            offset = starts.get((part.topic, part.partition))
+            if offset is not None:
+                part.offset = offset
+                self._positions[(part.topic, part.partition)] = offset
+        try:
+            consumer.incremental_assign(parts)  # cooperative protocols
+        except confluent_kafka.KafkaException:
+            consumer.assign(parts)  # the eager protocol replaces the assignment
 
     def _refresh_pattern(self) -> None:
         from pk.engine import topic_names

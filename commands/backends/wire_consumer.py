@@ -116,6 +116,9 @@ class WireConsumer(RemoteConsumer):
             return self._positions.get(tp) if tp in self._assigned else None
         return self.fetcher.positions[tp]
 
+    def start_at_assignment(self, starts) -> None:
+        """Nothing to do: the fetcher's seeks take effect at once, without librdkafka's race."""
+
     def pause(self, tps: list[tuple[str, int]]) -> None:
         self._paused.update(tps)
         self.fetcher.remove(list(tps))
