@@ -261,3 +261,30 @@ def test_bad_ranges_are_one_line(tools, tmp_path, args, line):
     assert proc.returncode == 1
     assert proc.err.splitlines() == [line]
     assert proc.out == ""
+
+
+def test_shell_completion_knows_the_range_options(tools):
+    """Click's completion protocol, as the generated bash script asks it at <TAB>."""
+    env = {"COMP_WORDS": "pk-console-consumer --", "COMP_CWORD": "1",
+           "_PK_CONSOLE_CONSUMER_COMPLETE": "bash_complete"}
+    proc = tools(CONSUMER, env=env)
+    offered = {line.split(",", 1)[1] for line in proc.out.splitlines()}
+    assert {"--from-time", "--to-time", "--to-offset", "--until-end"} <= offered
+    assert "--offset" in offered  # Kafka's own still there
+
+
+def test_time_forms():
+    from pk.commands.time_spec import parse_time
+
+    now = 1_800_000_000_000
+    assert parse_time("1764412800000", now) == 1_764_412_800_000
+    assert parse_time("now", now) == now
+    assert parse_time("-15m", now) == now - 15 * 60_000
+    assert parse_time("-1h30m", now) == now - 90 * 60_000
+    assert parse_time("+2d", now) == now + 2 * 86_400_000
+    assert parse_time("-500ms", now) == now - 500
+    assert parse_time("2026-11-29T10:00:00.123Z", now) == 1_795_946_400_123
+    assert parse_time("2026-11-29T11:00:00+01:00", now) == 1_795_946_400_000
+    for bad in ("", "-", "-15", "15m", "-15x", "yesterday", "2026-02-30"):
+        with pytest.raises(ValueError):
+            parse_time(bad, now)
