@@ -118,7 +118,6 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
             raise UsageError("Options from-beginning and offset cannot be specified together.")
     elif o.offset is not None:
         raise UsageError("The partition is required when offset is specified.")
-    ranges = range_spec(o)
     if o.consumer_properties and o.command_properties:
         raise UsageError("Options --consumer-property and --command-property cannot be specified together.")
     if o.consumer_config is not None and o.command_config is not None:
@@ -199,7 +198,8 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
             log(log4j_line("ERROR", message, "org.apache.kafka.tools.consumer.DefaultMessageFormatter")), log(exc)))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return Plan(config, formatter, start, group_passed, ranges)
+    # pk's own options last: whatever Kafka's checks say about a command line comes first.
+    return Plan(config, formatter, start, group_passed, range_spec(o))
 
 
 def range_spec(o: ConsumerOptions) -> RangeSpec:
