@@ -288,3 +288,34 @@ def test_time_forms():
     for bad in ("", "-", "-15", "15m", "-15x", "yesterday", "2026-02-30"):
         with pytest.raises(ValueError):
             parse_time(bad, now)
+
+
+def test_a_compacted_log_ends_its_range_in_a_gap(tools, tmp_path):
+    """The bundled engine after a cleaner pass: --to-offset inside offsets compaction removed
+    ends at the first record past it, and --until-end reads up to the log end."""
+    from pk.engine import records
+    from pk.engine.engine import Engine
+
+    data_dir = str(tmp_path / "data")
+    with Engine(data_dir) as engine:
+        engine.create_topic("c", 1, configs={"cleanup.policy": "compact", "segment.bytes": "2000"})
+        log = engine.partition("c", 0)
+        for i in range(200):  # every third key unique (kept), the others overwritten over and over
+            key = f"u{i}" if i % 3 == 0 else f"k{i % 10}"
+            log.append_batches([records.encode_batch([(key.encode(), f"p0-{i}".encode(), (), T0 + i)])])
+        assert log.clean(force=True) > 0
+        kept = []
+        offset = log.log_start_offset
+        while data := log.read(offset, 1 << 20):
+            for pos, header in records.iter_batches(data):
+                kept += [r.offset for r in records.decode_records(data, pos, header)]
+                offset = header.next_offset
+    gap = next(o for o in range(kept[0], kept[-1]) if o not in kept)  # an offset the cleaner removed
+    assert kept[0] < gap
+    target = Target("engine", "", ["--data-dir", data_dir])
+    got, _ = consume(tools, target, "c", "--partition", "0", "--offset", "earliest", "--to-offset", str(gap))
+    assert got == values(p0=[o for o in kept if o < gap])
+    got, _ = consume(tools, target, "c", "--from-beginning", "--until-end")
+    assert got == values(p0=kept)
+    got, _ = consume(tools, target, "c", "--from-time", str(T0 + gap), "--until-end")
+    assert got == values(p0=[o for o in kept if o >= gap])
