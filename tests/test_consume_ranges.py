@@ -196,6 +196,8 @@ def test_until_end_in_a_group_commits_what_it_printed(tools, target):
     assert got == values(p0=[4, 5], p1=[4, 5])
     got, summary = consume(tools, target, topic, "--group", group, "--until-end")
     assert got == [] and summary == "Processed a total of 0 messages"
+    got, _ = consume(tools, target, topic, "--group", group, "--from-time", str(T0 + 3000), "--until-end")
+    assert got == values(p0=[3, 4, 5], p1=[1, 2, 3, 4, 5])  # --from-time wins over the committed offsets
 
 
 # --------------------------------------------------------------------------- offset gaps
