@@ -15,7 +15,8 @@ when the group assigns it otherwise), looked up once with the consumer's own Lis
   the log with a smaller timestamp is past the end all the same. When no record has a
   timestamp > T yet, the end is open: the first record that arrives with one ends it.
 A partition is done when the consumer's position (which steps over the offset gaps of
-compaction, aborted transactions and markers) reaches its end; it is paused then. The run ends
+compaction, aborted transactions and markers) reaches its end; it is paused then, and stays done for the run (a rebalance that hands it
+back does not reopen it). The run ends
 when every partition the consumer owns is done, so a range over offset gaps ends without
 waiting for a record that will never come. A record at or past its partition's end is never
 printed, and the position moves back to the end, so a group commits only what was printed.

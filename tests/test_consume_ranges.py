@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from conftest import BrokerProcess, Runner, tool_path
-from waits import create_topic_with_leaders, wait_for
+from waits import create_topic_with_leaders
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
