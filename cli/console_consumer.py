@@ -75,6 +75,17 @@ class UncaughtLong(_Uncaught, type(JAVA_LONG)):
 @click.option("--isolation-level", metavar="LEVEL",
               help="read_committed or read_uncommitted.  [default: read_uncommitted]")
 @click.option("--enable-systest-events", is_flag=True, help="Print lifecycle events (shutdown_complete).")
+@click.option("--from-time", metavar="TIME",
+              help="pk only: start each partition at its first record with a timestamp at or after TIME "
+                   "(ISO-8601, naive = local time; epoch ms; or relative: -15m, -2h, -1d).")
+@click.option("--to-time", metavar="TIME",
+              help="pk only: stop each partition before its first record with a timestamp after TIME "
+                   "(looked up once; same forms as --from-time).")
+@click.option("--to-offset", metavar="OFFSET",
+              help="pk only: stop each partition before OFFSET (exclusive).")
+@click.option("--until-end", is_flag=True,
+              help="pk only: stop each partition at its end offset as it was at start (the last stable offset "
+                   "under read_committed), and exit when all are done.")
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
                    "consumer configuration.")
@@ -110,7 +121,7 @@ def cli(data_dir, bootstrap_server, x, **opts):
             auth_error = (kafka_clients.AuthenticationError,)
         # A consumer that cannot even start (unreachable cluster, refused configuration) is
         # one line, exit 1.
-        consumer = backend.consumer(plan.config)
+        consumer = backend.consumer(plan.config, track_ends=plan.ranges.active())
         if not plan.group_passed and hasattr(consumer, "private_group_if_unwritable"):
             consumer.private_group_if_unwritable = True  # its generated group: memory will do
         note = cmd.protocol_note(options, plan)

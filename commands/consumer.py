@@ -12,6 +12,7 @@ from typing import BinaryIO, Callable
 
 from pk.engine.javacompat import pattern_syntax_error
 
+from .consume_range import RangeSpec, Ranges
 from .errors import ConsumerFailure, FormatterError, PropertiesError, UsageError
 from .formatter import make_formatter
 
@@ -51,6 +52,11 @@ class ConsumerOptions:
     command_config: str | None = None
     isolation_level: str | None = None
     enable_systest_events: bool = False
+    # pk-only ranges (consume_range.py)
+    from_time: str | None = None
+    to_time: str | None = None
+    to_offset: str | None = None
+    until_end: bool = False
 
 
 @dataclass
@@ -61,6 +67,8 @@ class Plan:
     formatter: object
     start_offset: int  # EARLIEST, LATEST or an offset (with --partition)
     group_passed: bool
+    ranges: RangeSpec = field(default_factory=RangeSpec)
+    tracker: Ranges | None = None  # the ranges' state, once position() has a consumer
 
 
 KIP_848_NOTE = ("The consumer rebalance protocol (KIP-848) is production-ready! Set group.protocol=consumer to "
@@ -190,7 +198,33 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
             log(log4j_line("ERROR", message, "org.apache.kafka.tools.consumer.DefaultMessageFormatter")), log(exc)))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return Plan(config, formatter, start, group_passed)
+    # pk's own options last: whatever Kafka's checks say about a command line comes first.
+    return Plan(config, formatter, start, group_passed, range_spec(o))
+
+
+def range_spec(o: ConsumerOptions) -> RangeSpec:
+    """The pk-only range options, checked (one line each, in the style of Kafka's own
+    option errors)."""
+    from .time_spec import parse_time
+
+    for name, other in (("from-beginning", o.from_beginning), ("offset", o.offset is not None)):
+        if o.from_time is not None and other:
+            raise UsageError(f"Options from-time and {name} cannot be specified together.")
+    times = {}
+    for name, text in (("from-time", o.from_time), ("to-time", o.to_time)):
+        if text is not None:
+            try:
+                times[name] = parse_time(text)
+            except ValueError as exc:
+                raise UsageError(f"Invalid value for --{name}: {exc}.") from None
+    to_offset = None
+    if o.to_offset is not None:
+        text = o.to_offset.strip()
+        if not text.lstrip("+").isdigit() or int(text) >= 2**63:
+            raise UsageError(f"The provided to-offset value '{o.to_offset}' is incorrect. Valid values are "
+                             "non-negative longs.")
+        to_offset = int(text)
+    return RangeSpec(times.get("from-time"), times.get("to-time"), to_offset, o.until_end)
 
 
 def pattern_failure(o: ConsumerOptions) -> str | None:
@@ -206,7 +240,11 @@ def pattern_failure(o: ConsumerOptions) -> str | None:
 
 
 def position(consumer, o: ConsumerOptions, p: Plan) -> None:
-    """Assign-and-seek for --partition, else subscribe (ConsumerWrapper.consumerInit)."""
+    """Assign-and-seek for --partition, else subscribe (ConsumerWrapper.consumerInit). The
+    pk-only ranges are set up first: a librdkafka group member takes their starts with its
+    assignments."""
+    if p.ranges.active():
+        p.tracker = Ranges(p.ranges, consumer)
     if o.partition is not None:
         consumer.assign([(o.topic, o.partition)])
         if p.start_offset == EARLIEST:
@@ -242,15 +280,22 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
     timeout = o.timeout_ms if o.timeout_ms is not None and o.timeout_ms >= 0 else None
     poll_sets = getattr(consumer, "poll_sets", None)
     format_set = getattr(p.formatter, "format_set", None)
+    ranges = p.tracker or (Ranges(p.ranges, consumer) if p.ranges.active() else None)
     last = time.monotonic()
     while limit is None or tally.count < limit:
         wait = 100 if timeout is None else max(0, min(100, timeout))
         try:
+            if ranges is not None:
+                ranges.admit()  # manual assignment: positioned before the first fetch
+                if ranges.complete():
+                    break
             if poll_sets is not None:
                 pieces = poll_sets(wait)
             else:
                 polled = consumer.poll(wait)
                 pieces = [RecordList(None, None, polled)] if polled else []
+            if ranges is not None:
+                pieces = _in_range(consumer, ranges, pieces)
         except CorruptBatchError as exc:
             # Kafka's consumer raises at the corrupt batch, after handing over the records
             # before it; the console consumer logs it and ends (exit 0).
@@ -284,6 +329,27 @@ def consume(consumer, o: ConsumerOptions, p: Plan, out: BinaryIO,
             if last_piece:
                 break
         out.flush()
+
+
+def _in_range(consumer, ranges: Ranges, pieces: list) -> list:
+    """The polled records inside their partitions' ranges. A partition the group has just
+    assigned is given its range here: with --from-time its records polled from the committed
+    position are dropped (it was sought to its start)."""
+    moved = ranges.admit()
+    if moved:
+        pieces = [_without(piece, moved) if piece.topic is None else piece for piece in pieces]
+        pieces = [piece for piece in pieces if len(piece) and (piece.topic, piece.partition) not in moved]
+    pieces, back = ranges.clip(pieces)
+    for (topic, partition), offset in back.items():
+        consumer.seek(topic, partition, offset)  # never commit past what was printed
+    return pieces
+
+
+def _without(piece, tps: set):
+    """A mixed RecordList (librdkafka's poll) without the records of `tps`."""
+    from pk.engine.consumer import RecordList
+
+    return RecordList(None, None, [r for r in piece.records() if (r.topic, r.partition) not in tps])
 
 
 def _format_each(batch: list, fmt, o: ConsumerOptions, out: BinaryIO, log_error: Callable[[str], None],

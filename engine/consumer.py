@@ -198,6 +198,7 @@ class EngineConsumer:
         self._positions: dict[tuple[str, int], int] = {}
         self._consumed: dict[tuple[str, int], int] = {}  # next offset after what poll() returned
         self._owned: list[tuple[str, int]] = []
+        self._paused: set[tuple[str, int]] = set()
         self._buffer: list = []  # RecordList / RecordColumnsSet, one partition's fetch each
         self._next_partition = 0
         # group state
@@ -250,6 +251,39 @@ class EngineConsumer:
 
     def _stable_offset(self, tp: tuple[str, int], log) -> int:
         return self._open_txns.setdefault(tp, txn_index.OpenTransactions()).last_stable_offset(log)
+
+    # ------------------------------------------------------------------ lookups (console ranges)
+    def end_offsets(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Where each partition ends for this consumer: the log end, or the last stable
+        offset under read_committed."""
+        out = {}
+        for tp in tps:
+            log = self.engine.partition(*tp)
+            out[tp] = self._stable_offset(tp, log) if self.read_committed else log.log_end_offset
+        return out
+
+    def offsets_for_time(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int | None]:
+        """offsetsForTimes: the first offset whose timestamp is >= `timestamp` (the time
+        index), None when there is none below what this consumer may read."""
+        ends = self.end_offsets(tps)
+        out = {}
+        for tp in tps:
+            found = self.engine.partition(*tp).list_offset(timestamp)
+            out[tp] = found[0] if found is not None and found[0] < ends[tp] else None
+        return out
+
+    def position(self, topic: str, partition: int) -> int | None:
+        """The offset of the next record poll() would hand out (past any gap already
+        fetched over), None before the partition has a position."""
+        for piece in self._buffer:
+            if (piece.topic, piece.partition) == (topic, partition):
+                return piece.first_offset
+        return self._positions.get((topic, partition))
+
+    def pause(self, tps: list[tuple[str, int]]) -> None:
+        """Fetch no more from `tps` (a finished range); they stay assigned."""
+        self._paused.update(tps)
+        self._buffer = [b for b in self._buffer if (b.topic, b.partition) not in self._paused]
 
     def subscribe(self, topics: list[str] | None = None, pattern: str | None = None) -> None:
         if self.group_id is None:
@@ -405,6 +439,8 @@ class EngineConsumer:
         n = len(owned)
         for i in range(n):
             tp = owned[(self._next_partition + i) % n]
+            if tp in self._paused:
+                continue
             if tp not in self._positions:
                 self._init_position(tp)
             got = self._fetch_partition(tp)

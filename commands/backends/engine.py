@@ -58,7 +58,9 @@ class EngineBackend:
     def alter_topic_configs(self, name, set_configs, delete_configs) -> None:
         self.engine.alter_topic_configs(name, set_configs, delete_configs)
 
-    def consumer(self, config: dict[str, str]):
+    def consumer(self, config: dict[str, str], track_ends: bool = False):
+        """track_ends (the console consumer's ranges) asks nothing more here: the engine's
+        positions step over offset gaps already."""
         from pk.engine.consumer import EngineConsumer
 
         return EngineConsumer(self.engine, config)

@@ -559,7 +559,7 @@ class RemoteConsumer:
     """
 
     def __init__(self, bootstrap: str, java: dict[str, str], extra: dict[str, str] | None = None,
-                 on_assign: Callable | None = None, on_revoke: Callable | None = None):
+                 on_assign: Callable | None = None, on_revoke: Callable | None = None, track_ends: bool = False):
         from ..client_config import api_timeout_ms
         from ..errors import ClientConfigError as _Refused
 
@@ -577,7 +577,12 @@ class RemoteConsumer:
         self.max_poll_records = max(_java_int(java, "max.poll.records", 500), 1)
         self.exclude_internal = java.get("exclude.internal.topics", "true").strip().lower() == "true"
         # Offsets are stored by poll() for what it returns, never by librdkafka on its own.
-        conf = librdkafka_config(java, {"enable.auto.offset.store": "false"}, extra or {}, role="consumer")
+        own = {"enable.auto.offset.store": "false"}
+        if track_ends:
+            # The console consumer's ranges need the position past offset gaps (aborted
+            # transactions, markers, compaction): librdkafka tells it with partition EOF.
+            own["enable.partition.eof"] = "true"
+        conf = librdkafka_config(java, own, extra or {}, role="consumer")
         self.conf = conf
         self._errors = _Errors()
         conf["error_cb"] = self._errors
@@ -586,6 +591,8 @@ class RemoteConsumer:
         self._on_revoke = on_revoke
         self._assigned: list[tuple[str, int]] = []  # manual assignment
         self._positions: dict[tuple[str, int], int] = {}
+        self._paused: set[tuple[str, int]] = set()
+        self._starts: Callable | None = None  # start_at_assignment's
         self._dirty = False  # manual positions not handed to librdkafka yet
         self._subscribed = False
         self._pattern: re.Pattern | None = None
@@ -673,6 +680,50 @@ class RemoteConsumer:
     def seek_to_end(self, topic: str, partition: int) -> None:
         self.seek(topic, partition, self._watermarks(topic, partition)[1])
 
+    # ------------------------------------------------------------------ lookups (console ranges)
+    def end_offsets(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The high watermarks (librdkafka's ListOffsets carries the isolation level: the
+        last stable offsets under read_committed)."""
+        return {tp: self._watermarks(*tp)[1] for tp in tps}
+
+    def offsets_for_time(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int | None]:
+        """offsetsForTimes: the first offset whose timestamp is >= `timestamp`, None if none."""
+        import confluent_kafka
+
+        asked = [confluent_kafka.TopicPartition(t, p, timestamp) for t, p in tps]
+        try:
+            found = self.consumer.offsets_for_times(asked, timeout=self.timeout_ms / 1000.0)
+        except confluent_kafka.KafkaException as exc:
+            self._errors.check()
+            raise kafka_error(exc.args[0]) from None
+        out = {}
+        for tp in found:
+            if tp.error is not None:
+                raise kafka_error(tp.error, tp.topic, tp.partition)
+            out[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+        return out
+
+    def position(self, topic: str, partition: int) -> int | None:
+        """The next offset poll() hands out: after the last record returned, a seek, or
+        (with track_ends) the end librdkafka reached over a gap."""
+        return self._positions.get((topic, partition))
+
+    def start_at_assignment(self, starts: Callable) -> None:
+        """Have the group's assignments start where `starts(tps)` -> {tp: offset} says. A
+        seek right after an assignment races librdkafka's own offset reset (its ListOffsets
+        answer can arrive after the seek and undo it, and a stale partition EOF follows), so
+        the offsets go into the assignment itself."""
+        self._starts = starts
+
+    def pause(self, tps: list[tuple[str, int]]) -> None:
+        import confluent_kafka
+
+        self._paused.update(tps)
+        try:
+            self.consumer.pause([confluent_kafka.TopicPartition(t, p) for t, p in tps])
+        except confluent_kafka.KafkaException:
+            pass  # not assigned to librdkafka yet (manual: applied at the next poll)
+
     def subscribe(self, topics: list[str] | None = None, pattern: str | None = None) -> None:
         if self.group_id is None:
             raise KafkaError(GROUP_ID_REQUIRED)
@@ -694,7 +745,9 @@ class RemoteConsumer:
                 self._subscribed = False
             return
         kwargs = {}
-        if self._on_assign is not None:
+        if self._starts is not None:
+            kwargs["on_assign"] = self._assigned_at_starts
+        elif self._on_assign is not None:
             kwargs["on_assign"] = lambda _c, parts: self._on_assign([(p.topic, p.partition) for p in parts])
         if self._on_revoke is not None:
             kwargs["on_revoke"] = lambda _c, parts: self._on_revoke([(p.topic, p.partition) for p in parts])
@@ -703,6 +756,23 @@ class RemoteConsumer:
         except confluent_kafka.KafkaException as exc:
             raise kafka_error(exc.args[0]) from None
         self._subscribed = True
+
+    def _assigned_at_starts(self, consumer, parts) -> None:
+        import confluent_kafka
+
+        tps = [(p.topic, p.partition) for p in parts]
+        if self._on_assign is not None:
+            self._on_assign(tps)
+        starts = self._starts(tps)
+        for part in parts:
+            offset = starts.get((part.topic, part.partition))
+            if offset is not None:
+                part.offset = offset
+                self._positions[(part.topic, part.partition)] = offset
+        try:
+            consumer.incremental_assign(parts)  # cooperative protocols
+        except confluent_kafka.KafkaException:
+            consumer.assign(parts)  # the eager protocol replaces the assignment
 
     def _refresh_pattern(self) -> None:
         from pk.engine import topic_names
@@ -724,6 +794,8 @@ class RemoteConsumer:
             self._dirty = False
             self.consumer.assign([confluent_kafka.TopicPartition(t, p, self._positions.get((t, p), -1))
                                   for t, p in self._assigned])
+            if self._paused:
+                self.consumer.pause([confluent_kafka.TopicPartition(t, p) for t, p in self._paused])
         if self._pattern is not None and time.monotonic() >= self._next_refresh:
             self._refresh_pattern()
         if not self._subscribed and not self._assigned:
@@ -759,7 +831,12 @@ class RemoteConsumer:
 
     def _message_error(self, err, msg) -> None:
         code = err.code()
-        if code == _PARTITION_EOF or (not err.fatal() and err.retriable()):
+        if code == _PARTITION_EOF:
+            tp = (msg.topic(), msg.partition())
+            if msg.offset() > self._positions.get(tp, -1):
+                self._positions[tp] = msg.offset()  # the fetch reached the end past any gap
+            return
+        if not err.fatal() and err.retriable():
             return
         if code in (_UNKNOWN_TOPIC_OR_PART, _UNKNOWN_TOPIC) and not self._assigned:
             return  # a subscribed topic missing (not created yet, or deleted): Kafka's consumer waits
@@ -800,14 +877,15 @@ class RemoteConsumer:
 
 
 def remote_consumer(bootstrap: str, java: dict[str, str], extra: dict[str, str], on_assign=None,
-                    on_revoke=None) -> RemoteConsumer:
+                    on_revoke=None, track_ends: bool = False) -> RemoteConsumer:
     """A WireConsumer (records through pk's own Fetch path, wire_consumer.py) whenever the
     configuration is one pk's wire client serves, else a RemoteConsumer on librdkafka alone."""
     from .wire_fetch import usable
 
     security = usable(java, extra)
     if security is False:
-        return RemoteConsumer(bootstrap, java, extra, on_assign=on_assign, on_revoke=on_revoke)
+        return RemoteConsumer(bootstrap, java, extra, on_assign=on_assign, on_revoke=on_revoke,
+                              track_ends=track_ends)
     from .wire_consumer import WireConsumer
 
     return WireConsumer(bootstrap, java, extra, security, on_assign=on_assign, on_revoke=on_revoke)
@@ -820,8 +898,9 @@ class ConsumerBackend:
         self.bootstrap = bootstrap
         self.extra = extra
 
-    def consumer(self, config: dict[str, str]) -> RemoteConsumer:
-        consumer = remote_consumer(self.bootstrap, config, self.extra)
+    def consumer(self, config: dict[str, str], track_ends: bool = False) -> RemoteConsumer:
+        """track_ends: the console consumer's ranges need the position past offset gaps."""
+        consumer = remote_consumer(self.bootstrap, config, self.extra, track_ends=track_ends)
         try:
             consumer.connect()
         except BaseException:

@@ -67,6 +67,9 @@ class WireConsumer(RemoteConsumer):
         arrived = [tp for tp in arrived if tp in owned]
         if not arrived:
             return
+        arrived = [tp for tp in arrived if tp not in self._paused]  # finished ranges stay put
+        if not arrived:
+            return
         parts = [confluent_kafka.TopicPartition(t, p) for t, p in arrived]
         committed = self.consumer.committed(parts, timeout=self.timeout_ms / 1000.0)
         for tp in committed:
@@ -97,6 +100,29 @@ class WireConsumer(RemoteConsumer):
             except confluent_kafka.KafkaException:
                 pass  # revoked meanwhile
 
+    # ------------------------------------------------------------------ lookups (console ranges)
+    def end_offsets(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """ListOffsets LATEST at the leaders: the last stable offsets under read_committed."""
+        return self.fetcher.list_offsets(list(tps), LATEST)
+
+    def offsets_for_time(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int | None]:
+        found = self.fetcher.list_offsets(list(tps), timestamp)
+        return {tp: (offset if offset >= 0 else None) for tp, offset in found.items()}
+
+    def position(self, topic: str, partition: int) -> int | None:
+        """The fetcher's position: past every batch of the answers handed out, gaps included."""
+        tp = (topic, partition)
+        if self._dirty or tp not in self.fetcher.positions:
+            return self._positions.get(tp) if tp in self._assigned else None
+        return self.fetcher.positions[tp]
+
+    def start_at_assignment(self, starts) -> None:
+        """Nothing to do: the fetcher's seeks take effect at once, without librdkafka's race."""
+
+    def pause(self, tps: list[tuple[str, int]]) -> None:
+        self._paused.update(tps)
+        self.fetcher.remove(list(tps))
+
     # ------------------------------------------------------------------ poll
     def poll_sets(self, timeout_ms: int = 0) -> list:
         """Whole fetch answers, as record pieces the formatter writes column-wise."""
@@ -106,7 +132,8 @@ class WireConsumer(RemoteConsumer):
             self._dirty = False
             self.fetcher.remove(list(self.fetcher.positions))
             for tp in self._assigned:
-                self.fetcher.add(tp, self._positions.get(tp, LATEST))
+                if tp not in self._paused:
+                    self.fetcher.add(tp, self._positions.get(tp, LATEST))
         if self._pattern is not None and time.monotonic() >= self._next_refresh:
             self._refresh_pattern()
         if self._subscribed:
