@@ -71,8 +71,10 @@ def _setup(target: Target) -> Target:
     t("pk-console-producer", "--topic", t.t2, "--property", "parse.key=true", "--property", "key.separator=:",
       input="".join(f"k{i}:v{i}\n" for i in range(8)))
     t("pk-console-producer", "--topic", t.t1, input="a\nb\nc\n")
-    # committed offsets of inactive groups, made by a reset (no consumer needed)
-    t("pk-consumer-groups", "--reset-offsets", "--group", t.g1, "--topic", t.t2, "--to-offset", "1", "--execute")
+    # committed offsets of inactive groups, made by a reset (no consumer needed); a fresh Kafka
+    # broker has no group coordinator until its __consumer_offsets is made: "not yet"
+    wait_for(lambda: t("pk-consumer-groups", "--reset-offsets", "--group", t.g1, "--topic", t.t2, "--to-offset", "1",
+                       "--execute", ok=False).returncode == 0, 60, "a group coordinator")
     t("pk-consumer-groups", "--reset-offsets", "--group", t.g2, "--topic", t.t1, "--to-latest", "--execute")
     return t
 
