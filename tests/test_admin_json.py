@@ -322,3 +322,16 @@ def test_delete_offsets_and_groups(target):
     assert doc["failed"][0]["error"].startswith("org.apache.kafka.common.errors.GroupIdNotFoundException")
     listed = json.loads(target("pk-consumer-groups", "--list", "--output", "json").out)
     assert group not in [r["group"] for r in listed]
+
+
+@pytest.mark.parametrize("tool", ["pk-topics", "pk-consumer-groups", "pk-groups", "pk-get-offsets"])
+def test_shell_completion_knows_output(tool, tmp_path):
+    """Click's completion protocol, as the generated completions/ scripts call it at <TAB>."""
+    def complete(line: str) -> list[str]:
+        var = "_" + tool.replace("-", "_").upper() + "_COMPLETE"
+        env = {**Runner(str(tmp_path / "data")).env, "COMP_WORDS": line, "COMP_CWORD": str(len(line.split(" ")) - 1),
+               var: "bash_complete"}
+        out = subprocess.run([tool_path(tool)], env=env, capture_output=True, text=True, timeout=60).stdout
+        return [item.split(",", 1)[1] for item in out.split()]
+    assert complete(f"{tool} --outp") == ["--output"]
+    assert complete(f"{tool} --output ") == ["text", "json"]
