@@ -26,6 +26,10 @@ OFFSETS_KEYS = ["group", "topic", "partition", "currentOffset", "logEndOffset", 
                 "clientId"]
 MEMBERS_KEYS = ["group", "consumerId", "groupInstanceId", "host", "clientId", "numPartitions"]
 MEMBERS_VERBOSE_KEYS = MEMBERS_KEYS + ["currentEpoch", "currentAssignment", "targetEpoch", "targetAssignment"]
+# a bound for the first steps on a Kafka broker that may have just started on a loaded machine
+# (its __consumer_offsets made on the first group request): generous, not a speed check
+SLOW = 180
+
 STATE_KEYS = ["group", "coordinator", "assignmentStrategy", "state", "numMembers"]
 
 
@@ -67,14 +71,23 @@ def _setup(target: Target) -> Target:
             return False
         doc = json.loads(proc.out)
         return len(doc) == 2 and all(p["leader"] is not None for d in doc for p in d["partitions"])
-    wait_for(led, 60, "the topics' leaders")
+    wait_for(led, SLOW, "the topics' leaders")
     t("pk-console-producer", "--topic", t.t2, "--property", "parse.key=true", "--property", "key.separator=:",
-      input="".join(f"k{i}:v{i}\n" for i in range(8)))
-    t("pk-console-producer", "--topic", t.t1, input="a\nb\nc\n")
+      input="".join(f"k{i}:v{i}\n" for i in range(8)), timeout=SLOW)
+    t("pk-console-producer", "--topic", t.t1, input="a\nb\nc\n", timeout=SLOW)
     # committed offsets of inactive groups, made by a reset (no consumer needed); a fresh Kafka
     # broker has no group coordinator until its __consumer_offsets is made: "not yet"
-    wait_for(lambda: t("pk-consumer-groups", "--reset-offsets", "--group", t.g1, "--topic", t.t2, "--to-offset", "1",
-                       "--execute", ok=False).returncode == 0, 60, "a group coordinator")
+    last = []
+
+    def committed():
+        proc = t("pk-consumer-groups", "--reset-offsets", "--group", t.g1, "--topic", t.t2, "--to-offset", "1",
+                 "--execute", ok=False, timeout=SLOW)
+        last[:] = [proc.err]
+        return proc.returncode == 0
+    try:
+        wait_for(committed, SLOW, "a group coordinator", interval=0.5)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; its last answer: {last}") from None
     t("pk-consumer-groups", "--reset-offsets", "--group", t.g2, "--topic", t.t1, "--to-latest", "--execute")
     return t
 
