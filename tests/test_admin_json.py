@@ -296,6 +296,14 @@ def test_reset_plan(target):
         assert sorted((r["group"], r["topic"], r["partition"], r["newOffset"]) for r in doc) == \
             [(target.g1, target.t2, 0, 0), (target.g1, target.t2, 1, 0), (target.g2, target.t1, 0, 0)]
         assert all(list(r) == ["group", "topic", "partition", "newOffset"] for r in doc)
+    # a note Kafka prints on stdout beside the table goes to stderr: stdout is the document alone
+    args = ("--reset-offsets", "--group", target.g2, "--topic", target.t1, "--to-datetime", "2999-01-01T00:00:00.000",
+            "--dry-run")
+    note = f"Warn: Partition 0 from topic {target.t1} is empty. Falling back to latest known offset."
+    assert note in target("pk-consumer-groups", *args).out
+    proc = target("pk-consumer-groups", *args, "--output", "json")
+    assert json.loads(proc.out) == [{"group": target.g2, "topic": target.t1, "partition": 0, "newOffset": 3}]
+    assert note in proc.err
     # --execute: the JSON plan is what was committed
     group = target.prefix + "exec"
     proc = target("pk-consumer-groups", "--reset-offsets", "--group", group, "--topic", target.t1, "--to-offset", "2",
