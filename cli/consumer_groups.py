@@ -19,6 +19,7 @@ import click
 
 from .completion import complete_groups, complete_topics
 from .common import data_dir_option, fail, run_tool, stdout_closed, version_option
+from .output import output_option
 from .run_class import JoptCommand
 
 HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of consumer groups."
@@ -101,10 +102,11 @@ class ConsumerGroupCommandCli(JoptCommand):
 @click.option("--to-current", is_flag=True, help="Reset offsets to current offset.")
 @click.option("--timeout", multiple=True, metavar="MS",
               help="Admin call timeout in milliseconds (default: 5000); the bundled engine does not wait.")
+@output_option
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, **opts):
+def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, output, **opts):
     from pk.commands import consumer_groups as cmd
     from pk.commands.errors import CommandFailure, JavaError, UsageError
     from pk.engine.errors import DataDirError, KafkaError
@@ -123,8 +125,18 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
         sys.stderr.flush()
 
     console = cmd.Console(out, err)
+    run = cmd.run
+    if output == "json":  # the document alone on stdout: Kafka's other stdout lines go to stderr
+        from functools import partial
+
+        from pk.commands import consumer_groups_json
+
+        console = cmd.Console(err, err)
+        run = partial(consumer_groups_json.run, emit=lambda line: out(line + "\n"))
     try:
         cmd.check_args(options, console)
+        if output == "json":
+            consumer_groups_json.check(options)
     except JavaError as exc:
         fail(exc.line)
     except UsageError as exc:
@@ -137,7 +149,7 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
             sys.stdout.flush()
             sys.exit(0)
         backend = _open_backend(data_dir, bootstrap_server, command_config, x, options)
-        cmd.run(backend, options, console)
+        run(backend, options, console)
     except UsageError as exc:
         fail(str(exc))
     except CommandFailure as exc:

@@ -16,6 +16,7 @@ import sys
 import click
 
 from .common import data_dir_option, fail, run_tool, stdout_closed, version_option
+from .output import output_option
 from .run_class import JoptCommand
 
 USAGE_TEXT = "An interactive shell for getting topic-partition offsets."
@@ -58,10 +59,11 @@ class GetOffsetShellCommand(JoptCommand):
               help="Property file containing configs to be passed to Admin Client.")
 @click.option("--exclude-internal-topics", is_flag=True,
               help="By default, internal topics are included. If specified, internal topics are excluded.")
+@output_option
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, bootstrap_server, x, **opts):
+def cli(data_dir, ignored, bootstrap_server, x, output, **opts):
     from pk.commands import get_offsets as cmd
     from pk.commands.errors import ClientConfigError, OffsetShellError, PropertiesError
     from pk.engine.errors import KafkaError
@@ -75,8 +77,13 @@ def cli(data_dir, ignored, bootstrap_server, x, **opts):
         source = _source(data_dir, bootstrap_server, x, options)
         lines = cmd.fetch_offsets(source, options, warn=lambda line: click.echo(line, err=True))
         out = sys.stdout
-        for topic, partition, offset in lines:
-            out.write(cmd.format_line(topic, partition, offset) + "\n")
+        if output == "json":
+            from pk.commands.get_offsets_json import document
+
+            out.write(document(lines) + "\n")
+        else:
+            for topic, partition, offset in lines:
+                out.write(cmd.format_line(topic, partition, offset) + "\n")
         out.flush()
     except OffsetShellError as exc:
         fail(ERROR_PREFIX + str(exc))

@@ -10,6 +10,7 @@ import sys
 import click
 
 from .common import KafkaCommand, data_dir_option, fail, run_tool, version_option
+from .output import output_option
 
 HELP_LINE = "This tool helps to list groups of all types."
 
@@ -56,10 +57,11 @@ def _check_exclusive(given: dict[str, bool]) -> None:
 @click.option("--share", is_flag=True, help="Filter the groups to show share groups.")
 @click.option("--streams", is_flag=True, help="Filter the groups to show streams groups.")
 @click.argument("ignored", nargs=-1, type=click.UNPROCESSED)  # jopt-simple keeps non-option words
+@output_option
 @data_dir_option
 @version_option
 def cli(bootstrap_server, command_config, consumer, group_types, list_, protocols, share, streams, ignored,
-        data_dir):
+        data_dir, output):
     from pk.commands import groups as cmd
     from pk.commands.client_config import java_message
     from pk.commands.errors import ClientConfigError, PropertiesError, UsageError
@@ -96,8 +98,13 @@ def cli(bootstrap_server, command_config, consumer, group_types, list_, protocol
     except KafkaError as exc:
         fail(ERROR_PREFIX + cmd.error_message(exc))
     listings = [g for g in listings if cmd.matches(g, group_type, protocol, consumer, share, streams)]
-    for line in cmd.table_lines(listings):
-        click.echo(line)
+    if output == "json":
+        from pk.commands.groups_json import document
+
+        click.echo(document(listings))
+    else:
+        for line in cmd.table_lines(listings):
+            click.echo(line)
     sys.stdout.flush()
 
 

@@ -8,6 +8,7 @@ import click
 
 from .completion import complete_topics
 from .common import KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
+from .output import output_option
 
 HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 
@@ -67,10 +68,12 @@ HELP_LINE = "This tool helps to create, delete, describe, or change a topic."
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over "
                    "--command-config.")
+@output_option
 @data_dir_option
 @version_option
-def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
+def cli(data_dir, list_, bootstrap_server, command_config, x, output, **opts):
     from pk.commands import topics as cmd
+    from pk.commands import topics_json
     from pk.commands.errors import UsageError
     from pk.engine.errors import KafkaError
 
@@ -83,6 +86,8 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
                                configs_alterable=not remote, **opts)
     try:
         cmd.check_args(options)
+        if output == "json":
+            topics_json.check(options)
     except UsageError as exc:
         fail(str(exc))
     if zookeeper:
@@ -90,7 +95,7 @@ def cli(data_dir, list_, bootstrap_server, command_config, x, **opts):
         return
     backend = _open_backend(data_dir, bootstrap_server if remote else None, command_config, x)
     try:
-        cmd.run(backend, options, click.echo)
+        (topics_json.run if output == "json" else cmd.run)(backend, options, click.echo)
     except KafkaError as exc:
         fail(cmd.ERROR_PREFIX + str(exc))
     except BrokenPipeError:

@@ -837,16 +837,7 @@ class ConsumerGroupService:
     def list_groups(self) -> None:
         with_type, with_state = self.o.has("type"), self.o.has("state")
         if with_type or with_state:
-            type_value = single(self.o.type, "type") if with_type else None
-            types = parse_types(type_value) if type_value else set()
-            value = single(self.o.state, "state") if with_state else None
-            states = parse_states(value) if value else set()
-            backend = self.admin()
-            listed = backend.list_groups()
-            group_types = getattr(backend, "group_types", None) or {}
-            listings = [(g, group_types.get(g, "Classic"), s) for g, s in listed]
-            listings = [(g, t, s) for g, t, s in listings
-                        if (not states or s in states) and (not types or t in types)]
+            listings = self.group_listings()
             width = max([15] + [jlen(g) for g, _, _ in listings]) + 10
 
             def line(group, group_type, state) -> str:
@@ -855,11 +846,26 @@ class ConsumerGroupService:
                 return " ".join(cells)
 
             self.console.println(line("GROUP", "TYPE", "STATE"))
-            for group, group_type, state in sorted(listings, key=lambda gts: java_order(gts[0])):
+            for group, group_type, state in listings:
                 self.console.println(line(group, group_type, state))
         else:
             for group in self.list_group_ids():
                 self.console.println(group)
+
+    def group_listings(self) -> list[tuple[str, str, str]]:
+        """(group, type, state) of the groups the values of --type and --state select (all
+        without them), sorted by id."""
+        type_value = single(self.o.type, "type") if self.o.has("type") else None
+        types = parse_types(type_value) if type_value else set()
+        value = single(self.o.state, "state") if self.o.has("state") else None
+        states = parse_states(value) if value else set()
+        backend = self.admin()
+        listed = backend.list_groups()
+        group_types = getattr(backend, "group_types", None) or {}
+        listings = [(g, group_types.get(g, "Classic"), s) for g, s in listed]
+        listings = [(g, t, s) for g, t, s in listings
+                    if (not states or s in states) and (not types or t in types)]
+        return sorted(listings, key=lambda gts: java_order(gts[0]))
 
     def list_group_ids(self) -> list[str]:
         return sorted((g for g, _ in self.admin().list_groups()), key=java_order)
@@ -1012,10 +1018,7 @@ class ConsumerGroupService:
 
     # ------------------------------------------------------------------ delete
     def delete_groups(self) -> None:
-        group_ids = list(dict.fromkeys(self._group_ids()))
-        results = self.admin().delete_groups(group_ids)
-        success = [g for g in hashmap_order(results) if results[g] is None]
-        failed = [(g, results[g]) for g in hashmap_order(results) if results[g] is not None]
+        success, failed = self.deleted_groups()
 
         def quoted(groups) -> str:
             return ", ".join(f"'{g}'" for g in groups)  # nothing at all for no groups
@@ -1029,8 +1032,35 @@ class ConsumerGroupService:
         if success:
             self.console.println(f"\nThese consumer groups were deleted successfully: {quoted(success)}")
 
+    def deleted_groups(self) -> tuple[list[str], list[tuple[str, ApiError]]]:
+        """Deletes the groups: (the ids deleted, (id, error) of the others), in Kafka's order."""
+        group_ids = list(dict.fromkeys(self._group_ids()))
+        results = self.admin().delete_groups(group_ids)
+        success = [g for g in hashmap_order(results) if results[g] is None]
+        failed = [(g, results[g]) for g in hashmap_order(results) if results[g] is not None]
+        return success, failed
+
     # ------------------------------------------------------------------ delete offsets
     def delete_offsets(self) -> None:
+        group, code, rows = self.deleted_offsets()
+        problem = delete_offsets_problem(code)
+        if problem is None:
+            self.console.println(f"Request succeeded for deleting offsets from group {group}.")
+        else:
+            self.console.error(problem)
+        width = max([15] + [jlen(tp[0]) for tp, _ in rows])
+
+        def line(a, b, c) -> str:
+            return f"{pad(a, width)} {pad(b, 10)} {pad(c, 15)}"
+
+        self.console.println("\n" + line("TOPIC", "PARTITION", "STATUS"))
+        for tp, error in rows:
+            self.console.println(line(tp[0], tp[1] if tp[1] >= 0 else MISSING, delete_offsets_status(error)))
+
+    def deleted_offsets(self) -> tuple[str, str, list[tuple[TopicPartition, ApiError | None]]]:
+        """Deletes the offsets: (group, the error code that decides the summary line, each
+        partition's error or None in the table's order; partition -1 for a topic that was not
+        found). A partition's error makes pk exit 1."""
         group = single(self.o.group, "group")
         topics = list(self.o.topic)
         with_partitions = [t for t in topics if ":" in t]
@@ -1053,26 +1083,10 @@ class ConsumerGroupService:
         else:
             code = next((partition_errors[tp].code for tp in sorted(partitions)
                          if partition_errors.get(tp) is not None), "NONE")
-        if code == "NONE":
-            self.console.println(f"Request succeeded for deleting offsets from group {group}.")
-        elif code in GROUP_ERROR_MESSAGES:
-            self.console.error(GROUP_ERROR_MESSAGES[code])
-        elif code in ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION"):
-            self.console.error("Encountered some partition-level error, see the follow-up details.")
-        else:
-            self.console.error(f"Encountered some unknown error: {code}")
-        width = max([15] + [jlen(tp[0]) for tp in results])
-
-        def line(a, b, c) -> str:
-            return f"{pad(a, width)} {pad(b, 10)} {pad(c, 15)}"
-
-        self.console.println("\n" + line("TOPIC", "PARTITION", "STATUS"))
-        for tp in sorted(results, key=lambda tp: (java_order(tp[0] + str(tp[1])), java_order(tp[0]), tp[1])):
-            error = results[tp]
-            if error is not None:
-                self.console.failed = True  # a row reporting an error: pk exits 1
-            self.console.println(line(tp[0], tp[1] if tp[1] >= 0 else MISSING,
-                                      f"Error: {error.execution_message()}" if error is not None else "Successful"))
+        order = sorted(results, key=lambda tp: (java_order(tp[0] + str(tp[1])), java_order(tp[0]), tp[1]))
+        if any(results[tp] is not None for tp in order):
+            self.console.failed = True  # a row reporting an error: pk exits 1
+        return group, code, [(tp, results[tp]) for tp in order]
 
     # ------------------------------------------------------------------ reset offsets
     def reset_offsets(self) -> dict[str, dict[TopicPartition, int]]:
@@ -1272,6 +1286,22 @@ class ConsumerGroupService:
             for topic, p in hashmap_order(sorted(offsets)):
                 text += line(group, topic, p, offsets[(topic, p)])
         self.console.println(text)
+
+
+def delete_offsets_problem(code: str) -> str | None:
+    """The error line of an OffsetDelete answer's deciding code; None when it succeeded."""
+    if code == "NONE":
+        return None
+    if code in GROUP_ERROR_MESSAGES:
+        return GROUP_ERROR_MESSAGES[code]
+    if code in ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION"):
+        return "Encountered some partition-level error, see the follow-up details."
+    return f"Encountered some unknown error: {code}"
+
+
+def delete_offsets_status(error: ApiError | None) -> str:
+    """The STATUS cell of a partition of --delete-offsets."""
+    return f"Error: {error.execution_message()}" if error is not None else "Successful"
 
 
 def run(backend: GroupBackend, o: GroupOptions, console: Console) -> None:

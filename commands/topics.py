@@ -301,8 +301,19 @@ def alter(backend: Backend, o: TopicOptions, out: Out) -> None:
 
 
 def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
+    for info, topic_shown, partitions in described(backend, o, out):
+        if topic_shown:
+            out(topic_line(info))
+        for part in partitions:
+            out(partition_line(info.name, part) + elr_fields(info, part))
+
+
+def described(backend: Backend, o: TopicOptions, note: Out) -> list[tuple[TopicInfo, bool, list]]:
+    """What --describe reports, in Kafka's order: each topic's info, whether its topic line is
+    printed, and the partitions whose lines are printed (the report flags' selection). `note`
+    takes the line Kafka prints before the topics when both --topic and --topic-id are given."""
     if o.topic_id is not None and o.topic is not None and o.if_exists:
-        out("Only topic id will be used when both --topic and --topic-id are specified and topicId is not Uuid.ZERO_UUID")
+        note("Only topic id will be used when both --topic and --topic-id are specified and topicId is not Uuid.ZERO_UUID")
     topic_id = parse_uuid(o.topic_id) if o.topic_id is not None else None
     if topic_id is not None and topic_id != ZERO_UUID:
         infos = [t for t in backend.describe_topics(select_topics(backend, None, o.exclude_internal))
@@ -323,14 +334,15 @@ def describe(backend: Backend, o: TopicOptions, out: Out) -> None:
         infos = [by_name[n] for n in java_hashmap_order(topics) if n in by_name]
     live = backend.live_brokers()
     reporting = any(getattr(o, f) for f in REPORT_FLAGS)
+    result = []
     for info in infos:
-        if not reporting and (not o.topics_with_overrides or info.overrides):
-            out(topic_line(info))
+        topic_shown = not reporting and (not o.topics_with_overrides or bool(info.overrides))
         if o.topics_with_overrides:
-            continue
-        for part in info.partitions:
-            if not reporting or _matches_report(o, info, part, live):
-                out(partition_line(info.name, part) + elr_fields(info, part))
+            partitions = []
+        else:
+            partitions = [p for p in info.partitions if not reporting or _matches_report(o, info, p, live)]
+        result.append((info, topic_shown, partitions))
+    return result
 
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
