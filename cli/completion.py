@@ -45,3 +45,10 @@ def complete_groups(ctx, _param, incomplete: str) -> list[CompletionItem]:
         if group.startswith(incomplete):
             found.append(CompletionItem(group))
     return found
+
+
+def complete_profiles(_ctx, _param, incomplete: str) -> list[CompletionItem]:
+    """Saved profile names (pk-profile), from the profile directory's listing."""
+    from pk.commands.profiles import names
+
+    return [CompletionItem(n) for n in names() if n.startswith(incomplete)]
