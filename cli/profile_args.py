@@ -51,7 +51,8 @@ def from_option_names(names: set[str]) -> ToolFlags:
     """A tool's flags from its long option names (`--x`)."""
     files = tuple(f for f in CONFIG_FILE_FLAGS if f in names)
     return ToolFlags(
-        server="--bootstrap-server" if "--bootstrap-server" in names else None,
+        # a tool with only Kafka's older --broker-list (kafka-replica-verification) takes it there
+        server=next((f for f in ("--bootstrap-server", "--broker-list") if f in names), None),
         data_dir="--data-dir" if "--data-dir" in names else None,
         config="--command-config" if "--command-config" in names else (files[0] if files else None),
         config_files=files,
@@ -68,6 +69,10 @@ OWN_PARSER = {
                             explicit=("--bootstrap-server", "-b", "--bootstrap-controller", "-C", "--data-dir"),
                             after_command=True, data_dir_commands=("cluster-id",)),
 }
+
+# pk-spark's jobs: a subcommand, then its options; its client settings are librdkafka's own
+# (--consumer-property), so a profile gives it the cluster or the data directory only.
+SPARK = ToolFlags(config=None, config_files=(), explicit=("--bootstrap-server", "--data-dir"), after_command=True)
 
 
 class ProfileUsageError(Exception):
@@ -116,7 +121,7 @@ def apply(args: list[str], flags: ToolFlags, resolve: Callable[[str], str | None
         return args
     before = args[:args.index("--")] if "--" in args else args
     given = {_flag_of(a, resolve) for a in before}
-    if given & set(flags.explicit):
+    if given & set(flags.explicit) or _names_bootstrap(before, flags, resolve):
         if explicit_name is not None:
             profiles.load(name)  # a mistyped --profile is still an error
         return args
@@ -137,6 +142,29 @@ def apply(args: list[str], flags: ToolFlags, resolve: Callable[[str], str | None
             return args
         added += [flags.data_dir, profile.data_dir]
     return args[:at] + added + args[at:]
+
+
+def _names_bootstrap(args: list[str], flags: ToolFlags, resolve) -> bool:
+    """Whether a property on the command line (`-X bootstrap.servers=…`, `--producer-props
+    bootstrap.servers=…`) or a config file given there names the cluster: the tools that read
+    bootstrap.servers from them (the perf tools) are then told where to go already."""
+    from pk.commands.properties import load_properties
+
+    for i, arg in enumerate(args):
+        # `bootstrap.servers=…` as an option's value, `-Xbootstrap.servers=…`, `--x-property=bootstrap.servers=…`
+        value = arg[2:] if arg.startswith("-X") else arg.partition("=")[2] if arg.startswith("--") else arg
+        if value.startswith(f"{profiles.BOOTSTRAP_KEY}="):
+            return True
+        flag = _flag_of(arg, resolve)
+        if flag in flags.config_files:
+            path = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else \
+                (args[i + 1] if i + 1 < len(args) else None)
+            try:
+                if path is not None and load_properties(path).get(profiles.BOOTSTRAP_KEY):
+                    return True
+            except Exception:
+                pass  # the tool reports an unreadable file itself
+    return False
 
 
 def _under_config_files(args: list[str], flags: ToolFlags, profile: profiles.Profile,

@@ -172,6 +172,9 @@ def test_data_dir_profile_on_every_kind_of_tool(sh, tmp_path):
     assert "Feature: metadata.version" in sh.ok("pk-features", "describe")  # argparse4j-style, own parser
     assert sh.ok("pk-cluster", "cluster-id").startswith("Cluster ID: ")
     assert "t\n" in sh.ok("pk-run-class", "kafka.admin.TopicCommand", "--list")
+    # pk-spark's jobs (the command spark-submit would run names the profile's data directory)
+    assert sh.ok("pk-spark", "offsets", "--topic", "t", "--submit", "--print-command").rstrip().endswith(
+        f"offsets --data-dir {data} --topic t")
     # explicit --data-dir wins; so does PK_DATA_DIR over the *current* profile (a shell or a
     # test that sets it keeps it), but not over --profile or PK_PROFILE
     other = str(tmp_path / "other")
@@ -233,6 +236,12 @@ def test_cluster_profile_on_pk_server_start(sh, server, tmp_path):
     out = sh.ok("pk-producer-perf-test", "--topic", "st", "--num-records", "5", "--record-size", "8",
                 "--throughput", "-1", env=env)
     assert "5 records sent" in out
+    # bootstrap.servers among a tool's properties names the cluster too: a data-dir profile stays out
+    sh.ok("pk-profile", "create", "eng", "--data-dir", str(tmp_path / "eng"))
+    out = sh.ok("pk-producer-perf-test", "--topic", "st", "--num-records", "5", "--record-size", "8",
+                "--throughput", "-1", "--producer-props", f"bootstrap.servers={server.bootstrap}",
+                env={"PK_PROFILE": "eng"})
+    assert "5 records sent" in out and not os.path.exists(tmp_path / "eng")
     assert sh.ok("pk-transactions", "list", env=env) == "TransactionalId\tCoordinator\tProducerId\tTransactionState\t\n"
     assert "Feature: metadata.version" in sh.ok("pk-features", "describe", env=env)
     # explicit flags win: --data-dir on the command line is the bundled engine, not the server
