@@ -18,8 +18,6 @@ style tools that parse their own arguments (OwnParserCommand) are described in O
 from __future__ import annotations
 
 import os
-import tempfile
-from dataclasses import dataclass
 from typing import Callable
 
 from pk.commands import profiles
@@ -31,16 +29,20 @@ CONFIG_FILE_FLAGS = ("--command-config", "--consumer.config", "--producer.config
                      "--config-file")
 
 
-@dataclass(frozen=True)
 class ToolFlags:
-    """Where a tool takes what a profile holds (None: it does not)."""
-    server: str | None = "--bootstrap-server"
-    data_dir: str | None = "--data-dir"
-    config: str | None = "--command-config"
-    config_files: tuple[str, ...] = ("--command-config",)
-    explicit: tuple[str, ...] = CLUSTER_FLAGS
-    after_command: bool = False  # options follow a subcommand word (kafka-cluster)
-    data_dir_commands: tuple[str, ...] | None = None  # only these subcommands take --data-dir
+    """Where a tool takes what a profile holds (None: it does not). A plain class: the tools
+    build one at start-up, and a dataclass's generated code costs more than the rest here."""
+
+    __slots__ = ("server", "data_dir", "config", "config_files", "explicit", "after_command", "data_dir_commands")
+
+    def __init__(self, server: str | None = "--bootstrap-server", data_dir: str | None = "--data-dir",
+                 config: str | None = "--command-config", config_files: tuple[str, ...] = ("--command-config",),
+                 explicit: tuple[str, ...] = CLUSTER_FLAGS, after_command: bool = False,
+                 data_dir_commands: tuple[str, ...] | None = None):
+        self.server, self.data_dir, self.config = server, data_dir, config
+        self.config_files, self.explicit = config_files, explicit
+        self.after_command = after_command  # options follow a subcommand word (kafka-cluster)
+        self.data_dir_commands = data_dir_commands  # only these subcommands take --data-dir
 
     @property
     def usable(self) -> bool:
@@ -210,6 +212,8 @@ def _merged_copy(profile: profiles.Profile, path: str) -> str | None:
         os.write(fd, text)
         _kept_fds.append(fd)  # open until exit: /dev/fd/N reopens it from the start
         return f"/dev/fd/{fd}"
+    import tempfile
+
     fd, temp = tempfile.mkstemp(prefix="pk-profile-", suffix=".properties")  # 0600
     with os.fdopen(fd, "wb") as f:
         f.write(text)

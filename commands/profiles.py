@@ -18,7 +18,6 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass
 
 from .properties import load_properties
 
@@ -69,11 +68,13 @@ def names() -> list[str]:
                   if e.endswith(SUFFIX) and NAME_PATTERN.fullmatch(e[:-len(SUFFIX)]))
 
 
-@dataclass(frozen=True)
 class Profile:
-    name: str
-    path: str
-    props: dict[str, str]
+    """A loaded profile (a plain class: a dataclass costs every tool's start-up a millisecond)."""
+
+    __slots__ = ("name", "path", "props")
+
+    def __init__(self, name: str, path: str, props: dict[str, str]):
+        self.name, self.path, self.props = name, path, props
 
     @property
     def bootstrap(self) -> str | None:
