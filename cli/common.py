@@ -92,6 +92,9 @@ class OwnParserCommand(QuietPipe, click.Command):
     def __init__(self, *args, prog: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.prog = prog
+        if prog in profile_args.OWN_PARSER:
+            for param in self.params:
+                param._custom_shell_complete = _with_profile_completion(param._custom_shell_complete)
 
     def shell_complete(self, ctx, incomplete: str):
         # Click would offer the command's own options (it has none) for a word starting with
@@ -110,6 +113,24 @@ class OwnParserCommand(QuietPipe, click.Command):
             self.callback(args=tuple(args))
         except BrokenPipeError:
             stdout_closed()
+
+
+def _with_profile_completion(inner):
+    """The arguments' completion of an own-parser tool, knowing pk's --profile (which the
+    tool's parser never sees): the option itself, and profile names after it."""
+    from .completion import complete_profiles
+
+    def complete(ctx, param, incomplete: str):
+        from click.shell_completion import CompletionItem
+
+        words = ctx.params.get("args") or ()
+        if words and words[-1] == "--profile":
+            return complete_profiles(ctx, param, incomplete)
+        items = list(inner(ctx, param, incomplete)) if inner is not None else []
+        if incomplete.startswith("--p") and "--profile".startswith(incomplete):
+            items.append(CompletionItem("--profile"))
+        return items
+    return complete
 
 
 class KafkaCommand(QuietPipe, click.Command):

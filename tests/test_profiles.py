@@ -151,6 +151,11 @@ def test_profile_completion(sh):
     assert complete("pk-console-consumer", "pk-console-consumer --profile b") == ["beta"]
     assert complete("pk-profile", "pk-profile ") == ["create", "delete", "edit", "list", "show", "use"]
     assert complete("pk-profile", "pk-profile use a") == ["alpha"]
+    # the tools that parse their own arguments, and the argparse4j ones
+    assert complete("pk-features", "pk-features --profile ") == ["alpha", "beta"]
+    assert complete("pk-cluster", "pk-cluster cluster-id --pro") == ["--profile"]
+    assert complete("pk-producer-perf-test", "pk-producer-perf-test --profile a") == ["alpha"]
+    assert complete("pk-spark", "pk-spark offsets --profile b") == ["beta"]
 
 
 # --------------------------------------------------------------------------- tools on the bundled engine
