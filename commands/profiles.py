@@ -139,10 +139,28 @@ def _ensure_dir() -> str:
 
 
 def render(props: dict[str, str]) -> str:
-    """Kafka's properties format, escaped as java.util.Properties.store escapes (no date line)."""
-    import javaproperties
+    """Kafka's properties format, one `key=value` a line, escaped only where
+    java.util.Properties.load needs it (a value's `:` and `=` stay as typed, so the file
+    reads as a user would write it); anything outside printable ASCII as `\\uXXXX`."""
+    return "".join(f"{_escape(k, True)}={_escape(v, False)}\n" for k, v in props.items())
 
-    return javaproperties.dumps(props, timestamp=None)
+
+_CONTROL = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "\\": "\\\\"}
+
+
+def _escape(text: str, key: bool) -> str:
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _CONTROL:
+            out.append(_CONTROL[ch])
+        elif (key and ch in " =:#!") or (not key and i == 0 and ch == " "):
+            out.append("\\" + ch)  # a key's separators; a value's leading space (load skips it)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            data = ch.encode("utf-16-be")  # Java's chars: a surrogate pair beyond the BMP
+            out.extend(f"\\u{int.from_bytes(data[n:n + 2], 'big'):04x}" for n in range(0, len(data), 2))
+    return "".join(out)
 
 
 def write_file(path: str, text: str) -> None:

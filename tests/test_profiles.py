@@ -61,7 +61,7 @@ def test_create_show_list_use_delete(sh, tmp_path):
                             f'username="u" password="{SECRET}";',
         "bootstrap.servers": "ignored:1"})
     out = sh.ok("pk-profile", "create", "prod", "--bootstrap-server", "k1:9092,k2:9092", "--command-config", config,
-                "-X", f"ssl.key.password={SECRET}", "--property", "client.id=me")
+                "-X", f"ssl.key.password={SECRET}", "--property", "client.id=me", "-X", "client.rack= r\\é:1=€")
     path = sh.profile_path("prod")
     assert out == f"Created profile prod ({path}).\n"
     assert _mode(path) == 0o600 and _mode(os.path.dirname(path)) == 0o700
@@ -70,13 +70,13 @@ def test_create_show_list_use_delete(sh, tmp_path):
     assert props == {"bootstrap.servers": "k1:9092,k2:9092", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
                      "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
                                          f'username="u" password="{SECRET}";',
-                     "ssl.key.password": SECRET, "client.id": "me"}
+                     "ssl.key.password": SECRET, "client.id": "me", "client.rack": " r\\é:1=€"}
 
     shown = sh.ok("pk-profile", "show", "prod")
     assert SECRET not in shown
     assert shown.splitlines() == [f"# profile prod: {path}", "bootstrap.servers=k1:9092,k2:9092",
                                   "security.protocol=SASL_SSL", "sasl.mechanism=PLAIN", "sasl.jaas.config=********",
-                                  "ssl.key.password=********", "client.id=me"]
+                                  "ssl.key.password=********", "client.id=me", "client.rack= r\\é:1=€"]
 
     sh.ok("pk-profile", "create", "local", "--data-dir", str(tmp_path / "data"))
     assert sh.ok("pk-profile", "list") == (f"  local\tpk.data.dir={tmp_path / 'data'}\n"
