@@ -118,7 +118,7 @@ def apply(args: list[str], flags: ToolFlags, resolve: Callable[[str], str | None
     explicit_name, args = take_profile(list(args))
     if not flags.usable:
         return args
-    name, _source = profiles.chosen(explicit_name)
+    name = profiles.chosen(explicit_name)
     if name is None:
         return args
     before = args[:args.index("--")] if "--" in args else args
@@ -208,7 +208,7 @@ def _merged_copy(profile: profiles.Profile, path: str) -> str | None:
         return None
     text = profiles.render({**profile.props, **own}).encode("latin-1")
     if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("pk-profile-config", 0)
+        fd = os.memfd_create("pk-profile-config")  # close-on-exec: this process only
         os.write(fd, text)
         _kept_fds.append(fd)  # open until exit: /dev/fd/N reopens it from the start
         return f"/dev/fd/{fd}"

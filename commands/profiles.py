@@ -225,19 +225,17 @@ def set_current(name: str | None) -> None:
     write_file(path, check_name(name) + "\n")
 
 
-def chosen(explicit: str | None) -> tuple[str | None, str]:
-    """Which profile applies, and where the choice came from: --profile, else $PK_PROFILE, else
-    the current profile. The current one is a saved default and yields to $PK_DATA_DIR (a
-    shell or test that sets the data directory keeps it); --profile and $PK_PROFILE do not."""
+def chosen(explicit: str | None) -> str | None:
+    """Which profile applies: --profile, else $PK_PROFILE, else the current profile. The
+    current one is a saved default and yields to $PK_DATA_DIR (a shell or test that sets the
+    data directory keeps it); --profile and $PK_PROFILE do not."""
     if explicit is not None:
-        return explicit, "--profile"
-    env = os.environ.get("PK_PROFILE")
-    if env:
-        return env, "PK_PROFILE"
+        return explicit
+    if os.environ.get("PK_PROFILE"):
+        return os.environ["PK_PROFILE"]
     if os.environ.get("PK_DATA_DIR"):
-        return None, ""
-    name = current()
-    return (name, "current") if name else (None, "")
+        return None
+    return current()
 
 
 def is_secret(key: str) -> bool:
