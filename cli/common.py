@@ -267,7 +267,12 @@ def profile_option() -> click.Option:
     bundled engine; its value is taken out of the arguments before the tool parses them."""
     from .completion import complete_profiles
 
+    def remember(ctx, _param, value):  # seen only by shell completion: main() takes it out first
+        if value is not None:
+            ctx.meta["pk.profile"] = value
+
     return click.Option(["--profile"], metavar="NAME", expose_value=False, shell_complete=complete_profiles,
+                        callback=remember,
                         help="pk only: use the saved profile NAME (default: $PK_PROFILE, else "
                              "`pk-profile use`'s) when neither --bootstrap-server nor --data-dir is given.")
 

@@ -118,11 +118,13 @@ def warn_if_open(path: str) -> None:
         sys.stderr.flush()
 
 
-def load(name: str) -> Profile:
+def load(name: str, warn: bool = True) -> Profile:
+    """The profile NAME; `warn=False` for shell completion, whose stderr lands on the terminal."""
     path = path_of(name)
     if not os.path.isfile(path):
         raise ProfileError(f"Profile '{name}' does not exist (pk-profile list shows them)")
-    warn_if_open(path)
+    if warn:
+        warn_if_open(path)
     try:
         props = load_properties(path)
     except Exception as exc:  # PropertiesError: one line, the file named

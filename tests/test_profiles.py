@@ -158,6 +158,23 @@ def test_profile_completion(sh):
     assert complete("pk-spark", "pk-spark offsets --profile b") == ["beta"]
 
 
+def test_topic_completion_follows_a_data_dir_profile(sh, tmp_path):
+    sh.ok("pk-profile", "create", "local", "--data-dir", str(tmp_path / "data"))
+    sh.ok("pk-topics", "--profile", "local", "--create", "--topic", "orders")
+    os.chmod(sh.profile_path("local"), 0o644)  # completion still prints no warning
+
+    def complete(line, env=None):
+        words = line.split(" ")
+        r = sh("pk-topics", env={"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1),
+                                 "_PK_TOPICS_COMPLETE": "bash_complete", **(env or {})})
+        assert (r.returncode, r.stderr) == (0, "")
+        return [item.split(",", 1)[1] for item in r.stdout.split()]
+
+    assert complete("pk-topics --profile local --describe --topic or") == ["orders"]
+    assert complete("pk-topics --describe --topic or", {"PK_PROFILE": "local"}) == ["orders"]
+    assert complete("pk-topics --describe --topic or") == []  # no profile: the default data dir
+
+
 # --------------------------------------------------------------------------- tools on the bundled engine
 def test_data_dir_profile_on_every_kind_of_tool(sh, tmp_path):
     data = str(tmp_path / "data")
