@@ -14,7 +14,8 @@ from typing import Sequence
 
 import click
 
-from .common import QuietPipe, fail
+from . import profile_args
+from .common import QuietPipe, fail, profile_option, with_profile
 
 
 class ParseError(Exception):
@@ -171,6 +172,17 @@ class Argparse4jCommand(QuietPipe, click.Command):
         super().__init__(*args, **kwargs)
         self.parser = parser
         self.prog = prog
+        self.profile_flags = profile_args.from_option_names({f for f in parser.index if f.startswith("--")})
+        if self.profile_flags.usable:
+            self.params.append(profile_option())
+
+    def _flag(self, name: str) -> str | None:
+        """An option as this parser reads it (a unique prefix names the option)."""
+        try:
+            arg = self.parser._resolve(name)
+        except ParseError:
+            return None
+        return arg.flags[-1] if arg is not None else name
 
     def _print_help(self, prog_name: str | None) -> None:
         with click.Context(self, info_name=prog_name or self.name) as ctx:
@@ -184,6 +196,8 @@ class Argparse4jCommand(QuietPipe, click.Command):
         try:
             if not args:
                 raise HelpRequested()
+            if self.profile_flags.usable:
+                args = with_profile(args, self.profile_flags, self._flag)
             values = self.parser.parse(args)
         except HelpRequested:
             self._print_help(prog_name)

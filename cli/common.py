@@ -10,6 +10,8 @@ import click
 
 from pk.engine.version import KAFKA_VERSION
 
+from . import profile_args
+
 
 class JavaInt(click.ParamType):
     """An Integer option as jopt-simple parses it, with its error text."""
@@ -90,6 +92,9 @@ class OwnParserCommand(QuietPipe, click.Command):
     def __init__(self, *args, prog: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.prog = prog
+        if prog in profile_args.OWN_PARSER:
+            for param in self.params:
+                param._custom_shell_complete = _with_profile_completion(param._custom_shell_complete)
 
     def shell_complete(self, ctx, incomplete: str):
         # Click would offer the command's own options (it has none) for a word starting with
@@ -101,10 +106,31 @@ class OwnParserCommand(QuietPipe, click.Command):
         complete_var = "_" + self.prog.replace("-", "_").upper() + "_COMPLETE"
         if os.environ.get(complete_var):
             return super().main(args, prog_name or self.prog, complete_var=complete_var, **extra)
+        flags = profile_args.OWN_PARSER.get(self.prog)
+        if flags is not None and args:
+            args = with_profile(args, flags)
         try:
             self.callback(args=tuple(args))
         except BrokenPipeError:
             stdout_closed()
+
+
+def _with_profile_completion(inner):
+    """The arguments' completion of an own-parser tool, knowing pk's --profile (which the
+    tool's parser never sees): the option itself, and profile names after it."""
+    from .completion import complete_profiles
+
+    def complete(ctx, param, incomplete: str):
+        from click.shell_completion import CompletionItem
+
+        words = ctx.params.get("args") or ()
+        if words and words[-1] == "--profile":
+            return complete_profiles(ctx, param, incomplete)
+        items = list(inner(ctx, param, incomplete)) if inner is not None else []
+        if incomplete.startswith("--p") and "--profile".startswith(incomplete):
+            items.append(CompletionItem("--profile"))
+        return items
+    return complete
 
 
 class KafkaCommand(QuietPipe, click.Command):
@@ -118,6 +144,16 @@ class KafkaCommand(QuietPipe, click.Command):
     def __init__(self, *args, no_args_message: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.no_args_message = no_args_message
+        self.profile_flags = profile_args.from_option_names({f"--{name}" for name in self._long_names()})
+        if self.profile_flags.usable:
+            self.params.append(profile_option())
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        # Before any parse_args (a subclass may keep the arguments as given): the profile's
+        # cluster goes in as if typed. Shell completion parses the line as it stands.
+        if not extra.get("resilient_parsing") and self.profile_flags.usable:
+            args = with_profile(args, self.profile_flags)
+        return super().make_context(info_name, args, parent=parent, **extra)
 
     def _long_names(self) -> set[str]:
         names = set()
@@ -213,6 +249,32 @@ def os_error_line(exc: OSError) -> str:
     if exc.strerror and exc.filename:
         return f"Error: {exc.strerror}: {exc.filename}"
     return f"Error: {exc.strerror or exc}"
+
+
+def with_profile(args, flags: "profile_args.ToolFlags", resolve=None) -> list[str]:
+    """The arguments with the applying profile put in (cli/profile_args.py); a bad profile is
+    one line on stderr, exit 1."""
+    from pk.commands.profiles import ProfileError
+
+    try:
+        return profile_args.apply(list(args), flags, resolve)
+    except (ProfileError, profile_args.ProfileUsageError) as exc:
+        fail(str(exc))
+
+
+def profile_option() -> click.Option:
+    """pk's --profile, added by the command classes to every tool that reaches a cluster or the
+    bundled engine; its value is taken out of the arguments before the tool parses them."""
+    from .completion import complete_profiles
+
+    def remember(ctx, _param, value):  # seen only by shell completion: main() takes it out first
+        if value is not None:
+            ctx.meta["pk.profile"] = value
+
+    return click.Option(["--profile"], metavar="NAME", expose_value=False, shell_complete=complete_profiles,
+                        callback=remember,
+                        help="pk only: use the saved profile NAME (default: $PK_PROFILE, else "
+                             "`pk-profile use`'s) when neither --bootstrap-server nor --data-dir is given.")
 
 
 def data_dir_option(func):

@@ -15,7 +15,22 @@ from pk.engine.paths import default_data_dir, groups_dir, topics_dir
 
 
 def _data_dir(ctx) -> str:
-    return (ctx.params.get("data_dir") if ctx is not None else None) or default_data_dir()
+    given = ctx.params.get("data_dir") if ctx is not None else None
+    return given or _profile_data_dir(ctx) or default_data_dir()
+
+
+def _profile_data_dir(ctx) -> str | None:
+    """The data directory of the profile the line would use (--profile, $PK_PROFILE, the
+    current one), when that is a data-dir profile and the line names no cluster."""
+    if ctx is None or ctx.params.get("bootstrap_server"):
+        return None
+    from pk.commands import profiles
+
+    try:
+        name = profiles.chosen(ctx.meta.get("pk.profile"))
+        return profiles.load(name, warn=False).data_dir if name else None
+    except profiles.ProfileError:
+        return None
 
 
 def complete_topics(ctx, _param, incomplete: str) -> list[CompletionItem]:
@@ -45,3 +60,10 @@ def complete_groups(ctx, _param, incomplete: str) -> list[CompletionItem]:
         if group.startswith(incomplete):
             found.append(CompletionItem(group))
     return found
+
+
+def complete_profiles(_ctx, _param, incomplete: str) -> list[CompletionItem]:
+    """Saved profile names (pk-profile), from the profile directory's listing."""
+    from pk.commands.profiles import names
+
+    return [CompletionItem(n) for n in names() if n.startswith(incomplete)]

@@ -25,7 +25,8 @@ import sys
 
 import click
 
-from pk.cli.common import QuietPipe, data_dir_option, fail, run_tool, version_option
+from pk.cli import profile_args
+from pk.cli.common import QuietPipe, data_dir_option, fail, profile_option, run_tool, version_option, with_profile
 from pk.cli.completion import complete_groups, complete_topics
 
 HELP = ("Spark jobs over Kafka topics (a bundled-engine data dir, or a cluster with --bootstrap-server): "
@@ -41,6 +42,12 @@ _raw_args: list[str] = []
 class SparkGroup(QuietPipe, click.Group):
     """Click group with pk's error rule: one line on stderr, exit 1."""
 
+    def add_command(self, cmd, name=None):
+        # every job takes --profile (for help and completion; main() puts the profile in)
+        if any(o in ("--bootstrap-server", "--data-dir") for p in cmd.params for o in getattr(p, "opts", ())):
+            cmd.params.append(profile_option())
+        super().add_command(cmd, name)
+
     def main(self, args=None, prog_name=None, **extra):
         if args is None:
             args = sys.argv[1:]
@@ -52,6 +59,7 @@ class SparkGroup(QuietPipe, click.Group):
             with click.Context(self, info_name=prog_name) as ctx:
                 sys.stderr.write(self.get_help(ctx) + "\n")
             sys.exit(1)
+        args = with_profile(args, profile_args.SPARK)
         _raw_args[:] = list(args)
         try:
             return super().main(list(args), prog_name, standalone_mode=False, **extra)
