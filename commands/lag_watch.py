@@ -243,7 +243,9 @@ def watch(open_backend, options: GroupOptions, seconds: float, stdout) -> None:
         backend = open_backend()
         LagWatch(backend, options, seconds, write, terminal).run()
     except KeyboardInterrupt:
-        pass
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the closing
     finally:
         if backend is not None:
             try:
