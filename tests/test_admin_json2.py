@@ -510,6 +510,31 @@ def test_watch_plain_lines_follow_producer_and_consumer(anywhere):
     assert consumed
 
 
+def test_watch_all_groups(tmp_path):
+    """--all-groups: every group's partitions and TOTAL row, each interval (the bundled engine)."""
+    engine = Backend("engine", [], str(tmp_path / "data"))
+    engine.create("allg", 1)
+    produce_lines(engine, "allg", 5, 0)
+    consume_some(engine, "allg", "g-one", 1)
+    consume_some(engine, "allg", "g-two", 3)
+    proc = subprocess.Popen([tool_path("pk-consumer-groups"), "--describe", "--all-groups", "--watch", "0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PK_DATA_DIR": engine.data_dir})
+    try:
+        header = proc.stdout.readline().decode().split()
+        assert header[:3] == ["TIME", "GROUP", "TOPIC"]
+        rows = [proc.stdout.readline().decode().split() for _ in range(8)]  # two whole intervals
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0 and proc.stderr.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for interval in (rows[:4], rows[4:]):
+        assert [(r[1], r[2], r[6]) for r in interval] == [("g-one", "allg", "4"), ("g-one", "TOTAL", "4"),
+                                                          ("g-two", "allg", "2"), ("g-two", "TOTAL", "2")]
+
+
 def test_watch_redraws_a_terminal(cluster):
     t, g = cluster.topic("watchtty"), cluster.topic("watchttygroup")
     cluster.create(t, 2)
