@@ -3,14 +3,16 @@ describes (a resource's configs, a quota entity's quotas, a user's SCRAM credent
 from configs.described(), the same facts the text printer renders.
 
     {"kind":"configs","entityType":"topics","entityName":"orders","default":false,"exists":true,
-     "all":false,"configs":[{"name":"retention.ms","value":"1000","sensitive":false,"source":"DYNAMIC_TOPIC_CONFIG",
-                 "synonyms":[{"source":"DYNAMIC_TOPIC_CONFIG","name":"retention.ms","value":"1000"}]}]}
+     "all":false,"configs":[{"name":"retention.ms","value":"1000","sensitive":false,
+     "source":"DYNAMIC_TOPIC_CONFIG","synonyms":[{"source":"DYNAMIC_TOPIC_CONFIG","name":"retention.ms",
+     "value":"1000"}]}]}
     {"kind":"quotas","entity":{"user":"alice","client-id":null},"quotas":{"producer_byte_rate":1024.0}}
     {"kind":"scram","user":"alice","credentials":[{"mechanism":"SCRAM-SHA-256","iterations":4096}]}
 
 A default entity (the cluster's broker defaults, `--entity-default`) has entityName null and
 default true; "all" is true with --all (every config, as "All configs for ..."), false for
-the dynamic ones only; a resource that does not exist has exists false; in a quota entity a null name is the default user, client-id or ip.
+the dynamic ones only; a resource that does not exist has exists false; in a quota entity a
+null name is the default user, client-id or ip.
 """
 
 from __future__ import annotations
