@@ -16,6 +16,7 @@ import sys
 import click
 
 from .common import KafkaCommand, data_dir_option, fail, version_option
+from .output import output_option
 
 HELP_LINE = "This tool helps to manage acls on kafka."
 _PRINCIPAL_HELP = ("principal is in principalType:name format. Note that principalType must be supported by the "
@@ -72,21 +73,28 @@ _PRINCIPAL_HELP = ("principal is in principalType:name format. Note that princip
                    "group.")
 @click.option("--idempotent", is_flag=True, help="Enable idempotence for the producer (with --producer).")
 @click.option("--force", is_flag=True, help="Assume Yes to all queries and do not prompt.")
+@output_option
 @data_dir_option
 @version_option
-def cli(data_dir, list_, **opts):
+def cli(data_dir, output, list_, **opts):
     from pk.commands import acls as cmd
 
     options = cmd.AclOptions(list=list_, **{k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()})
     backend = None
     try:
         cmd.check_args(options)
+        if output == "json" and not options.list:
+            fail("--output json applies to --list only")
         backend = _backend(data_dir, options)
         out = _writer()
         if options.add:
             cmd.add_acls(backend, options, out)
         elif options.remove:
             cmd.remove_acls(backend, options, out, _confirm)
+        elif output == "json":
+            from pk.commands import acls_json
+
+            acls_json.list_acls(backend, options, out)
         else:
             cmd.list_acls(backend, options, out)
     except cmd.AclUsageError as exc:

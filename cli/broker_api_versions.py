@@ -8,6 +8,7 @@ import sys
 import click
 
 from .common import KafkaCommand, fail, run_tool, version_option
+from .output import output_option
 
 HELP_LINE = "This tool helps to retrieve broker version information."
 CONNECT_TIMEOUT_S = 5.0  # the legacy admin client's request.timeout.ms default
@@ -17,8 +18,9 @@ CONNECT_TIMEOUT_S = 5.0  # the legacy admin client's request.timeout.ms default
                context_settings={"help_option_names": ["--help"]})
 @click.option("--bootstrap-server", metavar="SERVER(S)", help="REQUIRED: The server to connect to.")
 @click.option("--command-config", metavar="FILE", help="A property file containing configs to be passed to Admin Client.")
+@output_option
 @version_option
-def cli(bootstrap_server, command_config):
+def cli(bootstrap_server, command_config, output):
     from pk.commands import broker_api_versions as cmd
     from pk.commands.backends.wire import Broker, WireClient, connection_security
     from pk.commands.client_config import bootstrap_hosts
@@ -47,7 +49,12 @@ def cli(bootstrap_server, command_config):
         tried = ", ".join(str(Broker(-1, host, port, None)) for host, port in hosts)
         fail(f"Request METADATA failed on brokers [{tried}]")
     try:
-        cmd.run(client, lambda text: sys.stdout.write(text))
+        if output == "json":
+            from pk.commands import broker_api_versions_json
+
+            broker_api_versions_json.run(client, lambda text: sys.stdout.write(text))
+        else:
+            cmd.run(client, lambda text: sys.stdout.write(text))
     finally:
         client.close()
     sys.stdout.flush()

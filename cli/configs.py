@@ -10,6 +10,7 @@ import click
 from .common import KafkaCommand, data_dir_option, fail, run_tool, stdout_closed, version_option
 from .completion import complete_groups, complete_topics
 from .console_producer import single
+from .output import output_option
 
 HELP_LINE = ("This tool helps to manipulate and describe entity config for a topic, client, user, broker, ip, "
              "client-metrics or group")
@@ -65,9 +66,10 @@ class ConfigCommandCli(KafkaCommand):
 @single("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic's name.")
 @single("--user", metavar="PRINCIPAL", help="The user's principal name.")
 @click.option("--user-defaults", is_flag=True, default=None, help="The config defaults for all users.")
+@output_option
 @data_dir_option
 @version_option
-def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller, command_config, entity_type,
+def cli(data_dir, output, all_, describe, alter, bootstrap_server, bootstrap_controller, command_config, entity_type,
         entity_name, entity_default, add_config, add_config_file, delete_config, **flags):
     from pk.commands import configs as cmd
     from pk.commands.errors import ClientConfigError, PropertiesError, UsageError
@@ -95,6 +97,8 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
     backend = None
     try:
         cmd.check_args(options)
+        if output == "json" and alter:
+            fail("--output json applies to --describe only")
         if bootstrap is None:
             from pk.commands.backends.configs_engine import EngineConfigs
 
@@ -109,6 +113,10 @@ def cli(data_dir, all_, describe, alter, bootstrap_server, bootstrap_controller,
             backend = RemoteConfigs(bootstrap, command_config)
         if alter:
             cmd.alter(backend, options, out)
+        elif output == "json":
+            from pk.commands import configs_json
+
+            configs_json.describe(backend, options, out)
         else:
             cmd.describe(backend, options, out)
     except UsageError as exc:

@@ -102,11 +102,15 @@ class ConsumerGroupCommandCli(JoptCommand):
 @click.option("--to-current", is_flag=True, help="Reset offsets to current offset.")
 @click.option("--timeout", multiple=True, metavar="MS",
               help="Admin call timeout in milliseconds (default: 5000); the bundled engine does not wait.")
+@click.option("--watch", metavar="SECONDS",
+              help="pk only: with --describe, redraw the groups' lag every SECONDS with its change, the "
+                   "consume and produce rates, the time to catch up and a lag trend (README: \"Lag at a "
+                   "glance\"); Ctrl-C stops.")
 @output_option
 @data_dir_option
 @version_option
 @click.argument("ignored", nargs=-1, required=False, metavar="")  # jopt ignores non-option words
-def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, output, **opts):
+def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config, x, watch, output, **opts):
     from pk.commands import consumer_groups as cmd
     from pk.commands.errors import CommandFailure, JavaError, UsageError
     from pk.engine.errors import DataDirError, KafkaError
@@ -142,8 +146,16 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
     except UsageError as exc:
         fail(str(exc))
 
+    if watch is not None and output == "json":
+        fail("--watch draws a table: it cannot be used with --output json")
+    seconds = _watch_seconds(watch, options) if watch is not None else None
     backend = closing = None
     try:
+        if seconds is not None:
+            from pk.commands import lag_watch
+
+            lag_watch.watch(lambda: _open_backend(data_dir, bootstrap_server, command_config, x, options),
+                            options, seconds, sys.stdout)
         if options.validate_regex:  # needs no cluster
             cmd.run(None, options, console)
             sys.stdout.flush()
@@ -172,6 +184,18 @@ def cli(data_dir, ignored, list_, state, type, bootstrap_server, command_config,
         fail(f"Error: {cmd.CLOSE_FAILED}{closing}")
     sys.stdout.flush()
     sys.exit(1 if console.failed else 0)
+
+
+def _watch_seconds(text: str, options) -> float:
+    """--watch SECONDS: a number > 0, with --describe's offsets view only."""
+    from pk.commands.lag_watch import parse_seconds
+
+    if not options.describe or options.members or options.state is not None:
+        fail("--watch goes with --describe (the offsets view) only")
+    try:
+        return parse_seconds(text)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _open_backend(data_dir, bootstrap_server, command_config, x, options):

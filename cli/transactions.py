@@ -18,6 +18,9 @@ from .common import OwnParserCommand, fail, run_tool, version_line
 PROG = "kafka-transactions.sh"
 COMMANDS = ("list", "describe", "describe-producers", "abort", "find-hanging", "forceTerminateTransaction")
 _GLOBAL = {"--bootstrap-server": "bootstrap_server", "--command-config": "command_config"}
+# pk only (Kafka's tool has no such option): taken before or after the command
+OUTPUT = "--output"
+OUTPUT_CHOICES = ("text", "json")
 # per command: option -> (dest, Java type, required)
 _OPTIONS = {
     "list": {"--duration-filter": ("duration_filter", "Long", False),
@@ -39,7 +42,9 @@ USAGE = ("usage: kafka-transactions.sh [-h] [-v] [--command-config FILE] --boots
          "This tool is used to analyze the transactional state of producers in the cluster. It can be used to "
          "detect and recover from hanging transactions.\n\n"
          "  --command-config FILE        property file containing configs to be passed to admin client\n"
-         "  --bootstrap-server host:port the broker(s) to connect to (REQUIRED)\n\n"
+         "  --bootstrap-server host:port the broker(s) to connect to (REQUIRED)\n"
+         "  --output {text,json}         pk only: json prints one JSON document per row (README: \"Beyond\n"
+         "                               Kafka's tools\") instead of Kafka's table (default: text)\n\n"
          "commands:\n"
          "  list                 list transactions (--duration-filter MS, --transactional-id-pattern REGEX)\n"
          "  describe             describe the state of an active transactional-id (--transactional-id)\n"
@@ -91,7 +96,17 @@ def parse(args: list[str]) -> tuple[str, dict]:
             click.echo(version_line())
             sys.exit(0)
         known = specs if command is not None else _GLOBAL
-        if name in known:
+        if name == OUTPUT:
+            if not eq:
+                if i + 1 >= len(args) or (args[i + 1].startswith("-") and len(args[i + 1]) > 1):
+                    _error(f"argument {name}: expected one argument")
+                value = args[i + 1]
+                i += 1
+            if value not in OUTPUT_CHOICES:
+                _error(f"argument {name}: invalid choice: '{value}' (choose from "
+                       f"{', '.join(repr(c) for c in OUTPUT_CHOICES)})")
+            options["output"] = value
+        elif name in known:
             dest, java_type, _ = specs[name] if command is not None else (_GLOBAL[name], "String", True)
             if not eq:
                 if i + 1 >= len(args) or (args[i + 1].startswith("-") and len(args[i + 1]) > 1):
@@ -140,7 +155,9 @@ def run(args: list[str]) -> None:
         client = WireClient(o["bootstrap_server"], 30.0, "listTransactions", security=security)
         txns = cmd.Transactions(client)
         lines: list[str] = []
-        if command == "list":
+        if o.get("output") == "json" and command in ("list", "describe", "describe-producers", "find-hanging"):
+            lines = _json_lines(txns, command, o)
+        elif command == "list":
             lines = cmd.list_lines(txns, o.get("duration_filter"), o.get("transactional_id_pattern"))
         elif command == "describe":
             lines = cmd.describe_lines(txns, o["transactional_id"])
@@ -170,12 +187,27 @@ def run(args: list[str]) -> None:
     sys.exit(0)
 
 
+def _json_lines(txns, command: str, o: dict) -> list[str]:
+    from pk.commands import transactions_json as js
+
+    if command == "list":
+        return js.list_documents(txns, o.get("duration_filter"), o.get("transactional_id_pattern"))
+    if command == "describe":
+        return js.describe_documents(txns, o["transactional_id"])
+    if command == "describe-producers":
+        return js.producer_documents(txns, o["topic"], o["partition"], o.get("broker_id"))
+    return js.hanging_documents(txns, o.get("broker_id"), o.get("topic"), o.get("partition"),
+                                o.get("max_transaction_timeout", 15))
+
+
 def _complete(ctx, _param, incomplete: str):
     from click.shell_completion import CompletionItem
 
     words = list(ctx.params.get("args") or ())
     command = next((w for w in words if w in COMMANDS), None)
-    choices = list(_OPTIONS[command]) if command else [*COMMANDS, *_GLOBAL]
+    choices = [*_OPTIONS[command], OUTPUT] if command else [*COMMANDS, *_GLOBAL, OUTPUT]
+    if words and words[-1] == OUTPUT:
+        choices = list(OUTPUT_CHOICES)
     return [CompletionItem(w) for w in choices if w.startswith(incomplete)]
 
 

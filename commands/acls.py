@@ -313,7 +313,9 @@ def remove_acls(backend: AclBackend, opts: AclOptions, out: Callable[[str], None
         backend.delete(filters)
 
 
-def list_acls(backend: AclBackend, opts: AclOptions, out: Callable[[str], None]) -> None:
+def listed_acls(backend: AclBackend, opts: AclOptions) -> list[tuple[str | None, dict[Pattern, list[Entry]]]]:
+    """What --list reports: (None, entries by resource) or, with --principal, one
+    (principal, its entries by resource) per principal in Kafka's order."""
     filters = resource_filters(opts, die_if_none=False)
     principals = [parse_principal(p.strip()) for p in opts.principal]
     found: list[tuple[Pattern, Entry]] = []
@@ -325,11 +327,16 @@ def list_acls(backend: AclBackend, opts: AclOptions, out: Callable[[str], None])
         if e not in entries_of:
             entries_of.append(e)
     if not principals:
+        return [(None, by_resource)]
+    return [(principal, {p: [e for e in es if e[0] == principal] for p, es in by_resource.items()})
+            for principal in _java_set_order(principals)]
+
+
+def list_acls(backend: AclBackend, opts: AclOptions, out: Callable[[str], None]) -> None:
+    for principal, by_resource in listed_acls(backend, opts):
+        if principal is not None:
+            out(f"ACLs for principal `{principal}`\n")
         _print_resources(by_resource, out)
-        return
-    for principal in _java_set_order(principals):
-        out(f"ACLs for principal `{principal}`\n")
-        _print_resources({p: [e for e in es if e[0] == principal] for p, es in by_resource.items()}, out)
 
 
 def _java_set_order(principals: list[str]) -> list[str]:

@@ -207,21 +207,71 @@ def configs_to_delete(opts: Options) -> list[str]:
 
 
 # --------------------------------------------------------------------------- describe
-def describe(backend, opts: Options, out) -> None:
+# What --describe finds, in the order Kafka prints it; the text printer below and
+# configs_json.py both render these, so the two outputs never disagree on the facts.
+@dataclass
+class ResourceConfigs:
+    entity_type: str
+    entity: str  # "" for the cluster's defaults
+    describe_all: bool
+    entries: list[Entry] | None  # the entries shown (sorted by name); None: the resource does not exist
+
+
+@dataclass
+class QuotaConfigs:
+    entity: dict  # quota entity type ("user", "client-id", "ip") -> name, None for the default
+    values: list  # (quota name, float)
+
+
+@dataclass
+class ScramConfigs:
+    user: str
+    credentials: list  # (mechanism, iterations)
+
+
+def described(backend, opts: Options):
+    """ResourceConfigs, QuotaConfigs and ScramConfigs in the order --describe reports them."""
     types, names = opts.entity_types(), opts.entity_names()
     if types[0] in RESOURCE_TYPES:
-        _describe_resources(backend, types[0], names[0] if names else None, opts.all, out)
-    elif types[0] in (USERS, CLIENTS):
-        _describe_quotas(backend, types, names, out)
-        if CLIENTS not in types and "" not in names:
-            for user, infos in backend.scram(names):
-                text = ", ".join(f"{mechanism}=iterations={iterations}" for mechanism, iterations in infos)
-                out(f"SCRAM credential configs for user-principal '{user}' are {text}")
+        yield from _described_resources(backend, types[0], names[0] if names else None, opts.all)
     else:
-        _describe_quotas(backend, types, names, out)
+        for entity, values in backend.quotas(quota_filter(types, names)):
+            yield QuotaConfigs(entity, list(values))
+        if types[0] in (USERS, CLIENTS) and CLIENTS not in types and "" not in names:
+            for user, infos in backend.scram(names):
+                yield ScramConfigs(user, list(infos))
 
 
-def _describe_resources(backend, entity_type: str, name: str | None, describe_all: bool, out) -> None:
+def describe(backend, opts: Options, out) -> None:
+    from pk.engine.topic_config import java_double_str  # Double.toString of the quota values
+
+    for part in described(backend, opts):
+        if isinstance(part, ResourceConfigs):
+            if part.entries is None:
+                out(f"The {part.entity_type[:-1]} '{part.entity}' doesn't exist and doesn't have dynamic config.")
+                continue
+            if part.entity == "":
+                out(f"Default configs for {part.entity_type} in the cluster are:")
+            else:
+                out(f"{'All' if part.describe_all else 'Dynamic'} configs for {part.entity_type[:-1]} "
+                    f"{part.entity} are:")
+            for entry in part.entries:
+                out(entry.line())
+        elif isinstance(part, QuotaConfigs):
+            words = []
+            for quota_type in ("user", "client-id", "ip"):
+                if quota_type in part.entity:
+                    name = part.entity[quota_type]
+                    word = _QUOTA_WORDS[quota_type]
+                    words.append(f"{word} '{name}'" if name is not None else f"the default {word}")
+            text = ", ".join(f"{k}={java_double_str(v)}" for k, v in part.values)
+            out(f"Quota configs for {', '.join(words)} are {text}")
+        else:
+            text = ", ".join(f"{mechanism}=iterations={iterations}" for mechanism, iterations in part.credentials)
+            out(f"SCRAM credential configs for user-principal '{part.user}' are {text}")
+
+
+def _described_resources(backend, entity_type: str, name: str | None, describe_all: bool):
     if name is None:
         entities = backend.names(entity_type)
         if entity_type in (BROKERS, BROKER_LOGGERS):
@@ -239,18 +289,13 @@ def _describe_resources(backend, entity_type: str, name: str | None, describe_al
                 raise UsageError(str(exc)) from None
         entries = backend.entries(entity_type, entity, describe_all)
         if entries is None:  # the resource does not exist
-            out(f"The {entity_type[:-1]} '{entity}' doesn't exist and doesn't have dynamic config.")
+            yield ResourceConfigs(entity_type, entity, describe_all, None)
             continue
-        if entity == "":
-            out(f"Default configs for {entity_type} in the cluster are:")
-        else:
-            out(f"{'All' if describe_all else 'Dynamic'} configs for {entity_type[:-1]} {entity} are:")
         source = None if describe_all else DYNAMIC_SOURCE[entity_type]
         if entity_type == BROKERS and entity == "" and source is not None:
             source = 3  # DYNAMIC_DEFAULT_BROKER_CONFIG
-        for entry in sorted(entries, key=lambda e: e.name):
-            if source is None or entry.source == source:
-                out(entry.line())
+        shown = [e for e in sorted(entries, key=lambda e: e.name) if source is None or e.source == source]
+        yield ResourceConfigs(entity_type, entity, describe_all, shown)
 
 
 _QUOTA_TYPES = {USERS: "user", CLIENTS: "client-id", IPS: "ip"}
@@ -266,20 +311,6 @@ def quota_filter(types: list[str], names: list[str]) -> list[tuple[str, str | No
         name = names[i] if i < len(names) else None
         out.append((_QUOTA_TYPES[t], name or None, name == ""))
     return out
-
-
-def _describe_quotas(backend, types, names, out) -> None:
-    from pk.engine.topic_config import java_double_str  # Double.toString of the quota values
-
-    for entity, values in backend.quotas(quota_filter(types, names)):
-        parts = []
-        for quota_type in ("user", "client-id", "ip"):
-            if quota_type in entity:
-                name = entity[quota_type]
-                word = _QUOTA_WORDS[quota_type]
-                parts.append(f"{word} '{name}'" if name is not None else f"the default {word}")
-        text = ", ".join(f"{k}={java_double_str(v)}" for k, v in values)
-        out(f"Quota configs for {', '.join(parts)} are {text}")
 
 
 # --------------------------------------------------------------------------- alter

@@ -154,20 +154,31 @@ class Transactions:
 
 
 # --------------------------------------------------------------------------- the commands
-def list_lines(txns: Transactions, duration_ms: int | None, pattern: str | None) -> list[str]:
+# Each command's facts (`*_found`) are rendered as Kafka's table here and as JSON by
+# transactions_json.py.
+def list_found(txns: Transactions, duration_ms: int | None, pattern: str | None) -> list[tuple[int, dict]]:
+    """(coordinator id, ListTransactions state) of each transaction."""
     try:
-        listings = txns.list(duration_ms, pattern)
+        return txns.list(duration_ms, pattern)
     except KafkaError as exc:
         raise failure("Failed to list transactions", exc) from None
+
+
+def list_lines(txns: Transactions, duration_ms: int | None, pattern: str | None) -> list[str]:
     return table(LIST_HEADERS, [[t["transactional_id"], str(node), str(t["producer_id"]), t["transaction_state"]]
-                                for node, t in listings])
+                                for node, t in list_found(txns, duration_ms, pattern)])
+
+
+def describe_found(txns: Transactions, transactional_id: str) -> tuple[int, dict]:
+    """(coordinator id, DescribeTransactions state)."""
+    try:
+        return txns.describe(transactional_id)
+    except KafkaError as exc:
+        raise failure(f"Failed to describe transaction state of transactional-id `{transactional_id}`", exc) from None
 
 
 def describe_lines(txns: Transactions, transactional_id: str, now_ms: int | None = None) -> list[str]:
-    try:
-        node, state = txns.describe(transactional_id)
-    except KafkaError as exc:
-        raise failure(f"Failed to describe transaction state of transactional-id `{transactional_id}`", exc) from None
+    node, state = describe_found(txns, transactional_id)
     start = state["transaction_start_time_ms"]
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     partitions = ",".join(f"{t['topic']}-{p}" for t in state["topics"] for p in t["partitions"])
@@ -177,16 +188,21 @@ def describe_lines(txns: Transactions, transactional_id: str, now_ms: int | None
         "None" if start < 0 else str(start), "None" if start < 0 else str(now_ms - start), partitions]])
 
 
-def producer_lines(txns: Transactions, topic: str, partition: int, broker: int | None) -> list[str]:
+def producers_found(txns: Transactions, topic: str, partition: int, broker: int | None) -> list[dict]:
+    """The DescribeProducers states of the partition's active producers."""
     try:
-        producers = txns.producers(topic, partition, broker)
+        return txns.producers(topic, partition, broker)
     except KafkaError as exc:
         where = "leader" if broker is None else f"broker {broker}"
         raise failure(f"Failed to describe producers for partition {topic}-{partition} on {where}", exc) from None
+
+
+def producer_lines(txns: Transactions, topic: str, partition: int, broker: int | None) -> list[str]:
     return table(PRODUCER_HEADERS, [[
         str(p["producer_id"]), str(p["producer_epoch"]), str(p["coordinator_epoch"]), str(p["last_sequence"]),
         str(p["last_timestamp"]),
-        "None" if p["current_txn_start_offset"] < 0 else str(p["current_txn_start_offset"])] for p in producers])
+        "None" if p["current_txn_start_offset"] < 0 else str(p["current_txn_start_offset"])]
+        for p in producers_found(txns, topic, partition, broker)])
 
 
 def check_abort(start_offset, producer_id, producer_epoch, coordinator_epoch) -> None:
@@ -232,10 +248,11 @@ def abort(txns: Transactions, topic: str, partition: int, start_offset: int | No
                       f"producerId={spec[0]}, producerEpoch={spec[1]}, coordinatorEpoch={spec[2]})", exc) from None
 
 
-def hanging_lines(txns: Transactions, broker: int | None, topic: str | None, partition: int | None,
-                  max_timeout_min: int, now_ms: int | None = None) -> list[str]:
-    """Open transactions older than the longest transaction timeout whose coordinator no longer
-    knows them (or no longer counts their partition in)."""
+def hanging_found(txns: Transactions, broker: int | None, topic: str | None, partition: int | None,
+                  max_timeout_min: int, now_ms: int) -> list[tuple[tuple[str, int], dict]]:
+    """((topic, partition), DescribeProducers state) of the open transactions older than the
+    longest transaction timeout whose coordinator no longer knows them (or no longer counts
+    their partition in)."""
     check_hanging(broker, topic, partition)
     if topic is not None and partition is not None:
         partitions = [(topic, partition)]
@@ -249,7 +266,6 @@ def hanging_lines(txns: Transactions, broker: int | None, topic: str | None, par
             raise failure("Failed to describe 1 topics", known_error(3)) from None
         partitions = [(t, p) for t in names for p, replicas in sorted(topics[t].items())
                       if broker is None or broker in replicas]
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     candidates = []
     try:
         for t, p in partitions:
@@ -277,6 +293,13 @@ def hanging_lines(txns: Transactions, broker: int | None, topic: str | None, par
                         raise failure("Failed to describe 1 transactions", exc) from None
             if described is None or tp not in {(t["topic"], q) for t in described["topics"] for q in t["partitions"]}:
                 hanging.append((tp, state))
+    return hanging
+
+
+def hanging_lines(txns: Transactions, broker: int | None, topic: str | None, partition: int | None,
+                  max_timeout_min: int, now_ms: int | None = None) -> list[str]:
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    hanging = hanging_found(txns, broker, topic, partition, max_timeout_min, now_ms)
     return table(HANGING_HEADERS, [[
         t, str(p), str(s["producer_id"]), str(s["producer_epoch"]), str(s["coordinator_epoch"]),
         str(s["current_txn_start_offset"]), str(s["last_timestamp"]), str((now_ms - s["last_timestamp"]) // 60000)]
