@@ -563,6 +563,8 @@ def test_watch_redraws_a_terminal(cluster):
     (["--list", "--watch", "1"], "--watch goes with --describe (the offsets view) only"),
     (["--describe", "--members", "--group", "g", "--watch", "1"],
      "--watch goes with --describe (the offsets view) only"),
+    (["--describe", "--group", "g", "--watch", "1", "--output", "json"],
+     "--watch draws a table: it cannot be used with --output json"),
 ])
 def test_watch_refusals(pk, args, err):
     proc = pk("pk-consumer-groups", *args)
