@@ -1,0 +1,227 @@
+"""Records as JSON lines: what `pk-console-consumer --output json` writes and
+`pk-console-producer --input json` reads (pk only; README "Records as JSON, and kcat's format
+strings" documents the schema).
+
+One record is one line, keys in this order:
+
+    {"topic":"t","partition":0,"offset":7,"timestamp":1700000000000,"timestampType":"CreateTime",
+     "key":"k","value":{"base64":"AAE="},"headers":[{"key":"h","value":"v"}],"leaderEpoch":0}
+
+Keys, values and header values go through json_out.bytes_field (text when valid UTF-8, else
+{"base64": ...}, null as null). Headers are a list of {"key", "value"} objects, in the
+record's order with duplicates kept; jq's from_entries reads that shape as it is.
+
+A fetch handed over as columns (engine/consumer.RecordColumnsSet) is written without a Python
+step per record when its keys and values are plain text (no byte JSON must escape, nothing
+beyond ASCII), none has headers and its nulls are all-or-nothing per column: that is the
+common dump of machine-written records. Anything else goes through format(), record by record.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .json_out import bytes_field, dumps, field_bytes
+
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+NO_TIMESTAMP_TYPE = "NoTimestampType"
+
+
+def _bytes(data):
+    # The wire consumer's records may be memoryviews of a Fetch answer.
+    return data if data is None or type(data) is bytes else bytes(data)
+
+
+def record_document(record) -> dict:
+    """The JSON object of one record (engine.consumer.ConsumerRecord or alike)."""
+    return {
+        "topic": record.topic,
+        "partition": record.partition,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestampType": TIMESTAMP_TYPES.get(record.timestamp_type, NO_TIMESTAMP_TYPE),
+        "key": bytes_field(_bytes(record.key)),
+        "value": bytes_field(_bytes(record.value)),
+        "headers": [{"key": name, "value": bytes_field(_bytes(value))} for name, value in record.headers],
+        "leaderEpoch": getattr(record, "leader_epoch", None),
+    }
+
+
+class JsonRecordFormatter:
+    """The console consumer's formatter for --output json (Kafka's formatter interface:
+    format(record) -> bytes, format_set(columns) -> bytes or None)."""
+
+    def format(self, record) -> bytes:
+        return (dumps(record_document(record)) + "\n").encode("utf-8")
+
+    def format_set(self, records):
+        cols = records.columns
+        if cols is None:
+            return None
+        from pk.engine.records.columns import Span, join_rows
+
+        fields = _column_fields(records, cols, Span)
+        if fields is None:
+            return None
+        return join_rows(cols.buf, fields, len(records))
+
+
+def _text_spans(cols, lo: int, hi: int, start, length, name: str, span):
+    """join_rows fields for a key or value column as JSON: a constant null, or the bytes
+    between quotes; None when the column mixes nulls and bytes or a span needs escaping."""
+    import numpy as np
+
+    start, length = start[lo:hi], length[lo:hi]
+    nulls = length < 0
+    if nulls.all():
+        return [f',"{name}":null'.encode()]
+    if nulls.any():
+        return None
+    end = start + length
+    bad = _escaped_positions(cols)
+    if len(bad) and (np.searchsorted(bad, start) != np.searchsorted(bad, end)).any():
+        return None
+    return [f',"{name}":"'.encode(), span(start, length, b""), b'"']
+
+
+def _escaped_positions(cols):
+    """Sorted positions in the fetch's buffer of the bytes a JSON string cannot hold as they
+    are (controls, '"', '\\') or that need a UTF-8 check (>= 0x80). Usually none at all.
+    Computed once per fetch and kept on the columns."""
+    bad = getattr(cols, "_json_escaped", None)
+    if bad is None:
+        import numpy as np
+
+        arr = np.frombuffer(cols.buf, dtype=np.uint8)
+        bad = np.flatnonzero(_UNSAFE[arr])
+        cols._json_escaped = bad
+    return bad
+
+
+def _unsafe_table():
+    import numpy as np
+
+    table = np.zeros(256, dtype=bool)
+    table[:0x20] = True
+    table[0x80:] = True
+    table[[ord('"'), ord("\\")]] = True
+    return table
+
+
+class _LazyTable:
+    table = None
+
+    def __getitem__(self, arr):
+        if self.table is None:
+            self.table = _unsafe_table()
+        return self.table[arr]
+
+
+_UNSAFE = _LazyTable()
+
+
+def _column_fields(records, cols, span):
+    """format()'s line for records lo..hi as join_rows fields, or None when some record needs
+    format() (headers, mixed timestamp types or nulls, text that must be escaped)."""
+    import numpy as np
+
+    lo, hi = records.lo, records.hi
+    if any(cols.headers(lo, hi)):
+        return None
+    types = cols.timestamp_types()[lo:hi]
+    if (types != types[0]).any():
+        return None
+    counts = np.diff(cols.first)
+    epochs = np.repeat(np.asarray([h.partition_leader_epoch for _, h in cols.batches], dtype=np.int64),
+                       counts)[lo:hi]
+    if (epochs < 0).any():
+        return None
+    key = _text_spans(cols, lo, hi, cols.key_start, cols.key_len, "key", span)
+    value = _text_spans(cols, lo, hi, cols.value_start, cols.value_len, "value", span)
+    if key is None or value is None:
+        return None
+    head = '{"topic":' + json.dumps(records.topic, ensure_ascii=False) + f',"partition":{records.partition},"offset":'
+    fields = [head.encode("utf-8"), cols.offset[lo:hi], b',"timestamp":', cols.timestamps()[lo:hi],
+              f',"timestampType":"{TIMESTAMP_TYPES.get(int(types[0]), NO_TIMESTAMP_TYPE)}"'.encode()]
+    fields += key + value + [b',"headers":[],"leaderEpoch":']
+    if (epochs == epochs[0]).all():
+        fields.append(f"{int(epochs[0])}}}\n".encode())
+    else:
+        fields += [epochs, b"}\n"]
+    merged: list = []
+    for field in fields:  # neighbouring constants as one
+        if isinstance(field, bytes) and merged and isinstance(merged[-1], bytes):
+            merged[-1] += field
+        else:
+            merged.append(field)
+    return merged
+
+
+# --------------------------------------------------------------------------- reading
+class EnvelopeError(ValueError):
+    """A line that is not a record envelope; str() says what is wrong."""
+
+
+class Envelope:
+    """What the producer sends for one line: key, value, headers, and the partition and
+    CreateTime timestamp when the line gives them (None: the partitioner, the clock)."""
+
+    __slots__ = ("key", "value", "headers", "partition", "timestamp")
+
+    def __init__(self, key, value, headers, partition, timestamp):
+        self.key, self.value, self.headers = key, value, headers
+        self.partition, self.timestamp = partition, timestamp
+
+
+def _int_field(doc: dict, name: str) -> int | None:
+    value = doc.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EnvelopeError(f'"{name}" must be an integer or null, not {json.dumps(value)}')
+    return value
+
+
+def _bytes_field(doc: dict, name: str):
+    try:
+        return field_bytes(doc.get(name))
+    except ValueError as exc:
+        raise EnvelopeError(f'"{name}": {exc}') from None
+
+
+def _headers(value) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EnvelopeError(f'"headers" must be a list of {{"key": ..., "value": ...}} objects, not {json.dumps(value)}')
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str) or not set(item) <= {"key", "value"}:
+            raise EnvelopeError(f'a header must be {{"key": "name", "value": ...}}, not {json.dumps(item)}')
+        try:
+            out.append((item["key"], field_bytes(item.get("value"))))
+        except ValueError as exc:
+            raise EnvelopeError(f'header "{item["key"]}": {exc}') from None
+    return out
+
+
+def parse_envelope(line: bytes) -> Envelope:
+    """One line of `--output json` (or any object with some of its fields) as an Envelope.
+    topic, offset, timestampType and leaderEpoch are read and ignored, but a timestamp whose
+    type is NoTimestampType is no timestamp (the producer's clock stamps the record)."""
+    try:
+        doc = json.loads(line)
+    except ValueError as exc:
+        raise EnvelopeError(f"not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise EnvelopeError(f"expected a JSON object, not {json.dumps(doc)[:60]}")
+    partition = _int_field(doc, "partition")
+    if partition is not None and partition < 0:
+        raise EnvelopeError(f'"partition" must not be negative: {partition}')
+    timestamp = _int_field(doc, "timestamp")
+    if doc.get("timestampType") == NO_TIMESTAMP_TYPE:
+        timestamp = None
+    elif timestamp is not None and timestamp < 0:
+        raise EnvelopeError(f'"timestamp" must not be negative: {timestamp}')
+    return Envelope(_bytes_field(doc, "key"), _bytes_field(doc, "value"), _headers(doc.get("headers")),
+                    partition, timestamp)
