@@ -22,7 +22,9 @@ from conftest import BrokerProcess, Runner, tool_path
 from pk.engine import records
 from pk.engine.engine import Engine
 
-BASE_TS = 1_700_000_000_000
+# Recent enough that no broker's time-based retention (7 days by default) deletes the records
+# while a test reads them: an old fixed timestamp made them vanish at the first retention check.
+BASE_TS = (int(time.time()) - 3600) * 1000
 
 # (partition, key, value, headers, timestamp): what every copy must carry over exactly.
 RECORDS = [
