@@ -1010,10 +1010,10 @@ def _feed_json(producer, source: Input, sync: bool) -> None:
             if not line.strip():
                 continue
             try:
-                record = parse_envelope(line)
+                key, value, headers, partition, timestamp = parse_envelope(line)
             except EnvelopeError as exc:
                 raise ProducerFailure(f"Invalid JSON record on line {number}: {exc}") from None
-            send(record.key, record.value, record.headers, timestamp=record.timestamp, partition=record.partition)
+            send(key, value, headers, timestamp=timestamp, partition=partition)
             if sync:
                 producer.flush()
 
