@@ -344,3 +344,21 @@ def test_input_json_partition_out_of_range_is_one_line(tmp_path):
     proc = pk("pk-console-producer", "--topic", "t", "--input", "json", input='{"value":"v","partition":3}\n')
     assert proc.returncode == 1
     assert len(proc.err.splitlines()) == 1 and "Partition 3 of topic t" in proc.err
+
+
+@pytest.mark.parametrize("tool,words,want", [
+    ("pk-console-consumer", "--outp", {"--output"}),
+    ("pk-console-consumer", "--output ", {"text", "json"}),
+    ("pk-console-consumer", "--forma", {"--format", "--formatter", "--formatter-property", "--formatter-config"}),
+    ("pk-console-producer", "--inp", {"--input"}),
+    ("pk-console-producer", "--input ", {"text", "json"}),
+])
+def test_shell_completion_knows_the_options(tool, words, want):
+    """The shell asks the tool itself at <TAB> (completions/ are Click's scripts)."""
+    cword = len(words.split()) if words.endswith(" ") else len(words.split()) - 1
+    env = {**os.environ, f"_{tool.replace('-', '_').upper()}_COMPLETE": "bash_complete",
+           "COMP_WORDS": f"{tool} {words}", "COMP_CWORD": str(cword + 1)}
+    proc = subprocess.run([tool_path(tool)], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = {line.split(",", 1)[1] for line in proc.stdout.decode().splitlines()}
+    assert got == want
