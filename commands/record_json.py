@@ -19,6 +19,7 @@ common dump of machine-written records. Anything else goes through format(), rec
 
 from __future__ import annotations
 
+import functools
 import json
 
 from .json_out import bytes_field, dumps, field_bytes
@@ -58,6 +59,8 @@ class JsonRecordFormatter:
         cols = records.columns
         if cols is None:
             return None
+        if not len(records):
+            return b""
         from pk.engine.records.columns import Span, join_rows
 
         fields = _column_fields(records, cols, Span)
@@ -92,13 +95,12 @@ def _escaped_positions(cols):
     if bad is None:
         import numpy as np
 
-        arr = np.frombuffer(cols.buf, dtype=np.uint8)
-        bad = np.flatnonzero(_UNSAFE[arr])
-        cols._json_escaped = bad
+        bad = cols._json_escaped = np.flatnonzero(_unsafe_bytes()[np.frombuffer(cols.buf, dtype=np.uint8)])
     return bad
 
 
-def _unsafe_table():
+@functools.cache
+def _unsafe_bytes():
     import numpy as np
 
     table = np.zeros(256, dtype=bool)
@@ -106,18 +108,6 @@ def _unsafe_table():
     table[0x80:] = True
     table[[ord('"'), ord("\\")]] = True
     return table
-
-
-class _LazyTable:
-    table = None
-
-    def __getitem__(self, arr):
-        if self.table is None:
-            self.table = _unsafe_table()
-        return self.table[arr]
-
-
-_UNSAFE = _LazyTable()
 
 
 def _column_fields(records, cols, span):
