@@ -28,10 +28,10 @@ class FormatStringError(ValueError):
 
 
 def _strtoul(text: str, i: int, base: int) -> tuple[int, int]:
-    """C's strtoul from text[i] (a decimal digit there): (value, index after the number)."""
+    """C's strtoul from text[i] (a decimal digit there): (value, index after the number).
+    Base 0 picks 16 after "0x", 8 after "0", else 10; base 16 also skips a "0x"."""
     digits = "0123456789abcdef"
-    if base in (0, 16) and text[i] == "0" and text[i + 1:i + 2] in ("x", "X") \
-            and text[i + 2:i + 3].lower() in tuple(digits) and text[i + 2:i + 3]:
+    if base in (0, 16) and text[i:i + 2].lower() == "0x" and text[i + 2:i + 3].lower() in tuple(digits):
         base, i = 16, i + 2
     elif base == 0:
         base = 8 if text[i] == "0" else 10
