@@ -12,9 +12,9 @@ Keys, values and header values go through json_out.bytes_field (text when valid 
 record's order with duplicates kept; jq's from_entries reads that shape as it is.
 
 A fetch handed over as columns (engine/consumer.RecordColumnsSet) is written without a Python
-step per record when its keys and values are plain text (no byte JSON must escape, nothing
-beyond ASCII), none has headers and its nulls are all-or-nothing per column: that is the
-common dump of machine-written records. Anything else goes through format(), record by record.
+step per record when its keys and values are text JSON holds as it is (no control character,
+quote or backslash; valid UTF-8), none has headers and nulls come in runs: the common dump of
+machine-written records. Anything else goes through format(), record by record.
 """
 
 from __future__ import annotations
@@ -56,88 +56,61 @@ class JsonRecordFormatter:
         return (dumps(record_document(record)) + "\n").encode("utf-8")
 
     def format_set(self, records):
+        """The lines of a whole fetch given as columns, as format() writes them; None when
+        some record needs format(): headers, both timestamp types, text to escape, or nulls
+        switching on and off too often to write in runs."""
         cols = records.columns
         if cols is None:
             return None
         if not len(records):
             return b""
-        from pk.engine.records.columns import Span, join_rows
-
-        fields = _column_fields(records, cols, Span)
-        if fields is None:
-            return None
-        return join_rows(cols.buf, fields, len(records))
-
-
-def _text_spans(cols, lo: int, hi: int, start, length, name: str, span):
-    """join_rows fields for a key or value column as JSON: a constant null, or the bytes
-    between quotes; None when the column mixes nulls and bytes or a span needs escaping."""
-    import numpy as np
-
-    start, length = start[lo:hi], length[lo:hi]
-    nulls = length < 0
-    if nulls.all():
-        return [f',"{name}":null'.encode()]
-    if nulls.any():
-        return None
-    end = start + length
-    bad = _escaped_positions(cols)
-    if len(bad) and (np.searchsorted(bad, start) != np.searchsorted(bad, end)).any():
-        return None
-    return [f',"{name}":"'.encode(), span(start, length, b""), b'"']
-
-
-def _escaped_positions(cols):
-    """Sorted positions in the fetch's buffer of the bytes a JSON string cannot hold as they
-    are (controls, '"', '\\') or that need a UTF-8 check (>= 0x80). Usually none at all.
-    Computed once per fetch and kept on the columns."""
-    bad = getattr(cols, "_json_escaped", None)
-    if bad is None:
         import numpy as np
 
-        bad = cols._json_escaped = np.flatnonzero(_unsafe_bytes()[np.frombuffer(cols.buf, dtype=np.uint8)])
-    return bad
+        from pk.engine.records.columns import Span, join_rows
+
+        lo, hi = records.lo, records.hi
+        if any(cols.headers(lo, hi)):
+            return None
+        types = cols.timestamp_types()[lo:hi]
+        if (types != types[0]).any():
+            return None
+        epochs = np.repeat(np.asarray([h.partition_leader_epoch for _, h in cols.batches], dtype=np.int64),
+                           np.diff(cols.first))[lo:hi]
+        if (epochs < 0).any():
+            return None
+        if not (_plain_text(cols, cols.key_start[lo:hi], cols.key_len[lo:hi])
+                and _plain_text(cols, cols.value_start[lo:hi], cols.value_len[lo:hi])):
+            return None
+        # A null is `null` and bytes are `"..."`: rows are written in runs of one null layout
+        # (keys and values each all null or all bytes), which join_rows takes as constants.
+        layout = (cols.key_len[lo:hi] < 0) + 2 * (cols.value_len[lo:hi] < 0)
+        cuts = (np.flatnonzero(layout[1:] != layout[:-1]) + 1).tolist()
+        if len(cuts) > (hi - lo) // 64:
+            return None
+        head = ('{"topic":' + json.dumps(records.topic, ensure_ascii=False)
+                + f',"partition":{records.partition},"offset":').encode("utf-8")
+        stamp = f',"timestampType":"{TIMESTAMP_TYPES.get(int(types[0]), NO_TIMESTAMP_TYPE)}"'.encode()
+        offsets, timestamps = cols.offset[lo:hi], cols.timestamps()[lo:hi]
+        same_epoch = bool((epochs == epochs[0]).all())
+        parts = []
+        for a, b in zip([0, *cuts], [*cuts, hi - lo]):
+            fields = [head, offsets[a:b], b',"timestamp":', timestamps[a:b], stamp]
+            for name, start, length in (("key", cols.key_start, cols.key_len),
+                                        ("value", cols.value_start, cols.value_len)):
+                if length[lo + a] < 0:
+                    fields.append(f',"{name}":null'.encode())
+                else:
+                    fields += [f',"{name}":"'.encode(), Span(start[lo + a:lo + b], length[lo + a:lo + b], b""), b'"']
+            fields.append(b',"headers":[],"leaderEpoch":')
+            if same_epoch:
+                fields.append(f"{int(epochs[0])}}}\n".encode())
+            else:
+                fields += [epochs[a:b], b"}\n"]
+            parts.append(join_rows(cols.buf, _merge_constants(fields), b - a))
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-@functools.cache
-def _unsafe_bytes():
-    import numpy as np
-
-    table = np.zeros(256, dtype=bool)
-    table[:0x20] = True
-    table[0x80:] = True
-    table[[ord('"'), ord("\\")]] = True
-    return table
-
-
-def _column_fields(records, cols, span):
-    """format()'s line for records lo..hi as join_rows fields, or None when some record needs
-    format() (headers, mixed timestamp types or nulls, text that must be escaped)."""
-    import numpy as np
-
-    lo, hi = records.lo, records.hi
-    if any(cols.headers(lo, hi)):
-        return None
-    types = cols.timestamp_types()[lo:hi]
-    if (types != types[0]).any():
-        return None
-    counts = np.diff(cols.first)
-    epochs = np.repeat(np.asarray([h.partition_leader_epoch for _, h in cols.batches], dtype=np.int64),
-                       counts)[lo:hi]
-    if (epochs < 0).any():
-        return None
-    key = _text_spans(cols, lo, hi, cols.key_start, cols.key_len, "key", span)
-    value = _text_spans(cols, lo, hi, cols.value_start, cols.value_len, "value", span)
-    if key is None or value is None:
-        return None
-    head = '{"topic":' + json.dumps(records.topic, ensure_ascii=False) + f',"partition":{records.partition},"offset":'
-    fields = [head.encode("utf-8"), cols.offset[lo:hi], b',"timestamp":', cols.timestamps()[lo:hi],
-              f',"timestampType":"{TIMESTAMP_TYPES.get(int(types[0]), NO_TIMESTAMP_TYPE)}"'.encode()]
-    fields += key + value + [b',"headers":[],"leaderEpoch":']
-    if (epochs == epochs[0]).all():
-        fields.append(f"{int(epochs[0])}}}\n".encode())
-    else:
-        fields += [epochs, b"}\n"]
+def _merge_constants(fields: list) -> list:
     merged: list = []
     for field in fields:  # neighbouring constants as one
         if isinstance(field, bytes) and merged and isinstance(merged[-1], bytes):
@@ -145,6 +118,55 @@ def _column_fields(records, cols, span):
         else:
             merged.append(field)
     return merged
+
+
+def _plain_text(cols, start, length) -> bool:
+    """Whether every non-null span can go between quotes as it is: no byte JSON escapes
+    (controls, '"', '\\'), and valid UTF-8 where a byte is beyond ASCII (checked by decoding
+    just those spans)."""
+    import numpy as np
+
+    escaped, high = _special_positions(cols)
+    start = np.where(length < 0, 0, start)
+    end = start + np.maximum(length, 0)
+    if len(escaped) and (np.searchsorted(escaped, start) != np.searchsorted(escaped, end)).any():
+        return False
+    if len(high):
+        buf = cols.buf
+        rows = np.flatnonzero(np.searchsorted(high, start) != np.searchsorted(high, end))
+        try:
+            for a, b in zip(start[rows].tolist(), end[rows].tolist()):
+                bytes(buf[a:b]).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _special_positions(cols) -> tuple:
+    """Sorted positions in the fetch's buffer of the bytes a JSON string cannot hold as they
+    are (controls, '"', '\\') and of those beyond ASCII; usually none of either. Computed once
+    per fetch and kept on the columns."""
+    found = getattr(cols, "_json_special", None)
+    if found is None:
+        import numpy as np
+
+        kinds = _byte_kinds()[np.frombuffer(cols.buf, dtype=np.uint8)]
+        special = np.flatnonzero(kinds)
+        escaped = kinds[special] == 1
+        found = cols._json_special = (special[escaped], special[~escaped])
+    return found
+
+
+@functools.cache
+def _byte_kinds():
+    """0: as it is in a JSON string; 1: JSON escapes it; 2: beyond ASCII."""
+    import numpy as np
+
+    table = np.zeros(256, dtype=np.uint8)
+    table[:0x20] = 1
+    table[[ord('"'), ord("\\")]] = 1
+    table[0x80:] = 2
+    return table
 
 
 # --------------------------------------------------------------------------- reading
