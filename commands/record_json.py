@@ -150,7 +150,8 @@ def _special_positions(cols) -> tuple:
     if found is None:
         import numpy as np
 
-        kinds = _byte_kinds()[np.frombuffer(cols.buf, dtype=np.uint8)]
+        # bytes.translate maps the bytes in C, several times faster than a NumPy gather.
+        kinds = np.frombuffer(bytes(cols.buf).translate(_byte_kinds()), dtype=np.uint8)
         special = np.flatnonzero(kinds)
         escaped = kinds[special] == 1
         found = cols._json_special = (special[escaped], special[~escaped])
@@ -158,15 +159,14 @@ def _special_positions(cols) -> tuple:
 
 
 @functools.cache
-def _byte_kinds():
-    """0: as it is in a JSON string; 1: JSON escapes it; 2: beyond ASCII."""
-    import numpy as np
-
-    table = np.zeros(256, dtype=np.uint8)
-    table[:0x20] = 1
-    table[[ord('"'), ord("\\")]] = 1
-    table[0x80:] = 2
-    return table
+def _byte_kinds() -> bytes:
+    """A bytes.translate table: 0 for a byte a JSON string holds as it is, 1 for one JSON
+    escapes (controls, '"', '\\'), 2 beyond ASCII."""
+    table = bytearray(256)
+    table[:0x20] = b"\x01" * 0x20
+    table[ord('"')] = table[ord("\\")] = 1
+    table[0x80:] = b"\x02" * 0x80
+    return bytes(table)
 
 
 # --------------------------------------------------------------------------- reading
