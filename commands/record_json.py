@@ -19,7 +19,6 @@ machine-written records. Anything else goes through format(), record by record.
 
 from __future__ import annotations
 
-import functools
 import json
 
 from .json_out import bytes_field, dumps, field_bytes
@@ -120,53 +119,48 @@ def _merge_constants(fields: list) -> list:
     return merged
 
 
+_ORDINARY = bytes(b for b in range(0x20, 0x80) if b not in b'"\\')  # what JSON holds as it is
+_BEYOND_ASCII = bytes(range(0x80, 0x100))
+
+
 def _plain_text(cols, start, length) -> bool:
     """Whether every non-null span can go between quotes as it is: no byte JSON escapes
-    (controls, '"', '\\'), and valid UTF-8 where a byte is beyond ASCII (checked by decoding
-    just those spans)."""
+    (controls, '"', '\\'), and valid UTF-8 where a byte is beyond ASCII.
+
+    The spans are first joined (join_rows, as the output is) and stripped of ordinary bytes
+    by bytes.translate in C; only when bytes beyond ASCII are left is each span holding one
+    found and decoded."""
     import numpy as np
 
-    escaped, high = _special_positions(cols)
+    from pk.engine.records.columns import Span, join_rows
+
+    left = bytes(join_rows(cols.buf, [Span(start, length, b"")], len(start))).translate(None, _ORDINARY)
+    if not left:
+        return True
+    if left.translate(None, _BEYOND_ASCII):
+        return False  # a byte JSON escapes
+    high = _beyond_ascii(cols)
     start = np.where(length < 0, 0, start)
     end = start + np.maximum(length, 0)
-    if len(escaped) and (np.searchsorted(escaped, start) != np.searchsorted(escaped, end)).any():
+    buf = cols.buf
+    rows = np.flatnonzero(np.searchsorted(high, start) != np.searchsorted(high, end))
+    try:
+        for a, b in zip(start[rows].tolist(), end[rows].tolist()):
+            bytes(buf[a:b]).decode("utf-8")
+    except UnicodeDecodeError:
         return False
-    if len(high):
-        buf = cols.buf
-        rows = np.flatnonzero(np.searchsorted(high, start) != np.searchsorted(high, end))
-        try:
-            for a, b in zip(start[rows].tolist(), end[rows].tolist()):
-                bytes(buf[a:b]).decode("utf-8")
-        except UnicodeDecodeError:
-            return False
     return True
 
 
-def _special_positions(cols) -> tuple:
-    """Sorted positions in the fetch's buffer of the bytes a JSON string cannot hold as they
-    are (controls, '"', '\\') and of those beyond ASCII; usually none of either. Computed once
-    per fetch and kept on the columns."""
-    found = getattr(cols, "_json_special", None)
+def _beyond_ascii(cols):
+    """Sorted positions of the fetch buffer's bytes beyond ASCII, computed once per fetch
+    and kept on the columns."""
+    found = getattr(cols, "_json_beyond_ascii", None)
     if found is None:
         import numpy as np
 
-        # bytes.translate maps the bytes in C, several times faster than a NumPy gather.
-        kinds = np.frombuffer(bytes(cols.buf).translate(_byte_kinds()), dtype=np.uint8)
-        special = np.flatnonzero(kinds)
-        escaped = kinds[special] == 1
-        found = cols._json_special = (special[escaped], special[~escaped])
+        found = cols._json_beyond_ascii = np.flatnonzero(np.frombuffer(cols.buf, dtype=np.uint8) >= 0x80)
     return found
-
-
-@functools.cache
-def _byte_kinds() -> bytes:
-    """A bytes.translate table: 0 for a byte a JSON string holds as it is, 1 for one JSON
-    escapes (controls, '"', '\\'), 2 beyond ASCII."""
-    table = bytearray(256)
-    table[:0x20] = b"\x01" * 0x20
-    table[ord('"')] = table[ord("\\")] = 1
-    table[0x80:] = b"\x02" * 0x80
-    return bytes(table)
 
 
 # --------------------------------------------------------------------------- reading
