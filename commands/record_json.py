@@ -43,8 +43,13 @@ def record_document(record) -> dict:
         "key": bytes_field(_bytes(record.key)),
         "value": bytes_field(_bytes(record.value)),
         "headers": [{"key": name, "value": bytes_field(_bytes(value))} for name, value in record.headers],
-        "leaderEpoch": getattr(record, "leader_epoch", None),
+        "leaderEpoch": _epoch(getattr(record, "leader_epoch", None)),
     }
+
+
+def _epoch(epoch):
+    # A batch's epoch of -1 (written by a client or broker that did not know it) is unknown.
+    return epoch if epoch is not None and epoch >= 0 else None
 
 
 class JsonRecordFormatter:
