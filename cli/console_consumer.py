@@ -10,6 +10,7 @@ import click
 
 from .completion import complete_groups, complete_topics
 from .common import JAVA_INT, JAVA_LONG, KafkaCommand, data_dir_option, fail, run_tool, version_option
+from .output import output_option
 
 HELP_LINE = "This tool helps to read data from Kafka topics and outputs it to standard output."
 
@@ -89,9 +90,13 @@ class UncaughtLong(_Uncaught, type(JAVA_LONG)):
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
                    "consumer configuration.")
+@output_option
+@click.option("--format", "kcat_format", metavar="FMT",
+              help="pk only: print each record as kcat's -f format string says (%t %p %o %k %s %K %S %T %h %R, "
+                   "\\n \\t escapes) instead of a formatter's text.")
 @data_dir_option
 @version_option
-def cli(data_dir, bootstrap_server, x, **opts):
+def cli(data_dir, bootstrap_server, x, output, kcat_format, **opts):
     from pk.commands import consumer as cmd
     from pk.commands.errors import ConsumerFailure, PropertiesError, UsageError
     from pk.engine.errors import KafkaError
@@ -100,10 +105,13 @@ def cli(data_dir, bootstrap_server, x, **opts):
                                                      "command_properties")}
     options = cmd.ConsumerOptions(**lists, **opts)
     try:
+        own_formatter = _pk_formatter(output, kcat_format, options)
         plan = cmd.plan(options, warn=lambda line: print(line, flush=True),
                         log=lambda line: sys.stderr.write(line + "\n"))
     except (UsageError, ConsumerFailure, PropertiesError, OSError, ValueError) as exc:
         fail(str(exc))
+    if own_formatter is not None:
+        plan.formatter = own_formatter
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     consumer = backend = None
@@ -174,6 +182,34 @@ def cli(data_dir, bootstrap_server, x, **opts):
         if options.enable_systest_events:
             print("shutdown_complete")
     sys.exit(code)
+
+
+def _pk_formatter(output: str, kcat_format: str | None, options):
+    """The formatter of pk's --output json or --format, or None for Kafka's formatters. Either
+    replaces the formatter as a whole, so the options that configure Kafka's are refused."""
+    from pk.commands.errors import UsageError
+
+    if output != "json" and kcat_format is None:
+        return None
+    mine = "--output json" if output == "json" else "--format"
+    if output == "json" and kcat_format is not None:
+        raise UsageError("--output json and --format cannot be used together.")
+    for given, name in ((options.formatter, "--formatter"), (options.formatter_properties, "--formatter-property"),
+                        (options.properties, "--property"), (options.formatter_config, "--formatter-config"),
+                        (options.key_deserializer, "--key-deserializer"),
+                        (options.value_deserializer, "--value-deserializer")):
+        if given:
+            raise UsageError(f"{mine} and {name} cannot be used together: {mine} replaces the formatter.")
+    if output == "json":
+        from pk.commands.record_json import JsonRecordFormatter
+
+        return JsonRecordFormatter()
+    from pk.commands.kcat_format import KcatFormatter
+
+    try:
+        return KcatFormatter(kcat_format)
+    except ValueError as exc:
+        raise UsageError(f"--format: {exc}") from None
 
 
 def main() -> None:

@@ -86,6 +86,10 @@ def single(*decls, **kwargs):
 @click.option("-X", "x", multiple=True, metavar="PROP=VALUE",
               help="A librdkafka property for the --bootstrap-server client (as kcat's -X); wins over the "
                    "producer configuration.")
+@click.option("--input", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="pk only: 'json' reads one record a line as pk-console-consumer --output json writes it "
+                   "(key, value, headers, partition, timestamp; schema in the README) instead of the line "
+                   "reader's text.")
 @data_dir_option
 @version_option
 def cli(data_dir, bootstrap_server, broker_list, x, **opts):

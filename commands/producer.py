@@ -54,7 +54,8 @@ PROGRESS_MIN_BYTES = 8 << 20  # a regular input file at least this large gets a 
 
 
 class Producer(Protocol):
-    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = ()) -> None: ...
+    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = (), timestamp: int | None = None,
+             partition: int | None = None) -> None: ...
 
     def flush(self) -> None: ...
 
@@ -88,6 +89,7 @@ class ProducerOptions:
     command_property: list[str] = field(default_factory=list)
     producer_config: str | None = None  # deprecated for command_config
     command_config: str | None = None
+    input: str = "text"  # pk's --input: "json" reads record envelopes (commands/record_json.py)
 
 
 # ConsoleProducer.producerProps: (producer config, option, option default), merged in this
@@ -791,7 +793,9 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
             progress = None
             if show_progress and not interactive and source.regular and (source.size or 0) >= PROGRESS_MIN_BYTES:
                 progress = Progress(source.size, stderr)
-            if interactive:
+            if options.input == "json":
+                _feed_json(producer, source, options.sync)
+            elif interactive:
                 _feed_interactive(reader, producer, source, stdout, options.sync)
             elif options.sync:
                 _feed_lines(reader, producer, source, sync=True)
@@ -987,6 +991,40 @@ def _feed_interactive(reader: LineReader, producer, source: Input, stdout, sync:
             if sync:
                 producer.flush()
             prompt()
+
+
+def _feed_json(producer, source: Input, sync: bool) -> None:
+    """--input json: one record envelope a line (record_json.parse_envelope), sent with its
+    partition and timestamp when it gives them; blank lines are skipped. A bad line ends the
+    run with its number, after the records of the lines before it are stored (run() closes
+    the producer), as the line reader's errors do."""
+    from .record_json import EnvelopeError, parse_envelope
+
+    send = producer.send
+    number = 0
+
+    def send_lines(lines: list[bytes]) -> None:
+        nonlocal number
+        for line in lines:
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                key, value, headers, partition, timestamp = parse_envelope(line)
+            except EnvelopeError as exc:
+                raise ProducerFailure(f"Invalid JSON record on line {number}: {exc}") from None
+            send(key, value, headers, timestamp=timestamp, partition=partition)
+            if sync:
+                producer.flush()
+
+    try:
+        for lines in source.chunks():
+            send_lines(lines)
+    except ProducerFailure as exc:
+        before = getattr(exc, "lines", None)  # the lines before one that is not UTF-8
+        if before:
+            send_lines(before)
+        raise
 
 
 # --------------------------------------------------------------------------- engine producer

@@ -39,6 +39,9 @@ class ConsumerRecord(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: tuple
+    # The partition leader epoch of the record's batch; None where the consumer does not know
+    # it. Only pk's --output json shows it (Kafka's console consumer drops it, see formatter.py).
+    leader_epoch: int | None = None
 
 
 _KEY, _VALUE = attrgetter("key"), attrgetter("value")
@@ -123,11 +126,15 @@ class RecordColumnsSet:
         return int(keys.sum() + (keys < 0).sum() + values.sum() + (values < 0).sum())
 
     def records(self) -> list:
+        import numpy as np
+
         cols, lo, hi = self.columns, self.lo, self.hi
+        epochs = np.repeat(np.asarray([h.partition_leader_epoch for _, h in cols.batches], dtype=np.int64),
+                           np.diff(cols.first))[lo:hi].tolist()
         return list(map(ConsumerRecord, repeat(self.topic, hi - lo), repeat(self.partition, hi - lo),
                         cols.timestamp_types()[lo:hi].tolist(), cols.offset[lo:hi].tolist(),
                         cols.timestamps()[lo:hi].tolist(), cols.slices(cols.key_start, cols.key_len, lo, hi),
-                        cols.slices(cols.value_start, cols.value_len, lo, hi), cols.headers(lo, hi)))
+                        cols.slices(cols.value_start, cols.value_len, lo, hi), cols.headers(lo, hi), epochs))
 
 
 def records_of(topic: str, partition: int, data, batches: list, start: int):
@@ -145,7 +152,8 @@ def records_of(topic: str, partition: int, data, batches: list, start: int):
     for pos, header in batches:
         # Records are built straight into ConsumerRecords: topic, partition and timestamp
         # type are bound once per batch.
-        make = partial(ConsumerRecord, topic, partition, header.timestamp_type)
+        make = partial(ConsumerRecord, topic, partition, header.timestamp_type,
+                       leader_epoch=header.partition_leader_epoch)
         got += records.decode_records(data, pos, header, make)
     if got and got[0].offset < start:
         got = [r for r in got if r.offset >= start]

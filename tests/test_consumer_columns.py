@@ -150,7 +150,8 @@ def test_column_records_equal_decoded_records(mixed):
     got = engine_consumer.RecordColumnsSet(TOPIC, 0, cols, 0, len(cols)).records()
     expected = []
     for pos, header in batches:
-        expected += [engine_consumer.ConsumerRecord(TOPIC, 0, header.timestamp_type, *r)
+        expected += [engine_consumer.ConsumerRecord(TOPIC, 0, header.timestamp_type, *r,
+                                                    header.partition_leader_epoch)
                      for r in records.decode_records(data, pos, header)]
     assert got == expected
 

@@ -361,10 +361,11 @@ class RemoteProducer:
         if not self._ready:
             self.ensure_topic()
 
-    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = ()) -> None:
+    def send(self, key: bytes | None, value: bytes | None, headers: Sequence = (), timestamp: int | None = None,
+             partition: int | None = None) -> None:
         self._before_send()
         self.check_size(key, value, headers)
-        self._produce(key, value, list(headers) if headers else None)
+        self._produce(key, value, list(headers) if headers else None, timestamp, partition)
         self.sent += 1
 
     def send_values(self, values: list, keys: list | None = None) -> None:
@@ -431,14 +432,20 @@ class RemoteProducer:
         self.raise_failure()
         return deadline
 
-    def _produce(self, key, value, headers) -> None:
+    def _produce(self, key, value, headers, timestamp=None, partition=None) -> None:
         import confluent_kafka
 
         producer = self.producer
+        # A record's own partition and CreateTime (--input json); librdkafka's defaults otherwise.
+        extra = {}
+        if timestamp is not None:
+            extra["timestamp"] = timestamp
+        if partition is not None:
+            extra["partition"] = partition
         deadline = None
         while True:
             try:
-                producer.produce(self.topic, value, key, headers=headers, on_delivery=self._delivered)
+                producer.produce(self.topic, value, key, headers=headers, on_delivery=self._delivered, **extra)
                 break
             except BufferError:  # the local queue is full: wait for room, at most max.block.ms
                 deadline = self._wait_for_room(deadline)
@@ -544,7 +551,7 @@ def _record(msg) -> ConsumerRecord:
     ts_type, ts = msg.timestamp()
     headers = msg.headers()
     return ConsumerRecord(msg.topic(), msg.partition(), _TIMESTAMP_TYPES.get(ts_type, -1), msg.offset(), ts,
-                          msg.key(), msg.value(), tuple(headers) if headers else ())
+                          msg.key(), msg.value(), tuple(headers) if headers else (), msg.leader_epoch())
 
 
 class RemoteConsumer:
