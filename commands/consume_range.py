@@ -13,7 +13,9 @@ when the group assigns it otherwise), looked up once with the consumer's own Lis
   --to-time T: the first offset whose timestamp is > T (offsetsForTimes(T + 1)), as kcat's
   `-o e@T` looks it up once: records are in offset order, and a CreateTime record later in
   the log with a smaller timestamp is past the end all the same. When no record has a
-  timestamp > T yet, the end is open: the first record that arrives with one ends it.
+  timestamp > T yet: a T in the past ends at the partition's end at that moment (so a window
+  in the past always ends, empty partitions included); a T still ahead leaves the end open, and
+  the first record that arrives with a timestamp > T ends it.
 A partition is done when the consumer's position (which steps over the offset gaps of
 compaction, aborted transactions and markers) reaches its end; it is paused then, and stays done for the run (a rebalance that hands it
 back does not reopen it). The run ends
@@ -24,6 +26,7 @@ printed, and the position moves back to the end, so a group commits only what wa
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 
@@ -80,8 +83,14 @@ class Ranges:
             for tp in new:
                 bounds[tp].append(spec.to_offset)
         if spec.to_time is not None:
-            for tp, end in consumer.offsets_for_time(new, spec.to_time + 1).items():
-                if end is not None:
+            found = consumer.offsets_for_time(new, spec.to_time + 1)
+            # No record later than T yet: a T already past ends at today's end (what comes
+            # next is stamped now, after T), a T still ahead waits for its first record.
+            missing = [tp for tp in new if found.get(tp) is None]
+            if missing and spec.to_time < time.time() * 1000:
+                found.update(consumer.end_offsets(missing))
+            for tp, end in found.items():
+                if end is not None and tp in bounds:
                     bounds[tp].append(end)
         for tp in new:
             self.ends[tp] = min(bounds[tp]) if bounds[tp] else None

@@ -124,15 +124,16 @@ def test_from_time_past_every_record_starts_at_the_end(tools, target):
     assert got == []  # partition 1 starts at its end, 6: the range is empty
 
 
-def test_to_time_with_no_later_record_ends_at_the_first_one_that_arrives(tools, target):
-    """No record is later than --to-time at start: the end is open, and the first record that
-    arrives with a later timestamp closes it (records before it still print)."""
+def test_to_time_ahead_with_no_later_record_ends_at_the_first_one_that_arrives(tools, target):
+    """--to-time in the future and no record later than it at start: the end is open, and the
+    first record that arrives with a later timestamp closes it (records before it still print)."""
     topic = target.stamped("open")
+    ahead = int(time.time() * 1000) + 600_000  # (Kafka refuses timestamps over an hour ahead)
     proc = subprocess.Popen([tool_path(CONSUMER), *target.args, "--topic", topic, "--partition", "0",
-                             "--offset", "earliest", "--to-time", str(T0 + 6000), *SHOW],
+                             "--offset", "earliest", "--to-time", str(ahead), *SHOW],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        target.produce(topic, [(0, "p0-6", T0 + 5800), (0, "p0-7", T0 + 7000), (0, "p0-8", T0 + 100)])
+        target.produce(topic, [(0, "p0-6", ahead - 1000), (0, "p0-7", ahead + 1000), (0, "p0-8", T0 + 100)])
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -140,6 +141,19 @@ def test_to_time_with_no_later_record_ends_at_the_first_one_that_arrives(tools, 
             proc.wait()
     assert proc.returncode == 0, err
     assert [line.split("\t")[2] for line in out.decode().splitlines()] == [f"p0-{i}" for i in range(7)]
+
+
+def test_a_window_in_the_past_ends_even_where_no_record_is_later(tools, target):
+    """--to-time in the past and no record later than it (the README's window of an earlier
+    hour, on a topic written since, or with an empty partition): each partition ends at its
+    end at start, so the run ends instead of waiting for a record from the past."""
+    topic = target.stamped("past")
+    empty = target.topic("past-empty")
+    target.produce(empty, [(0, "p0-0", T0)])  # partition 1 stays empty
+    got, summary = consume(tools, target, topic, "--to-time", str(T0 + 6000), "--from-time", str(T0 + 4000))
+    assert got == values(p0=[4, 5], p1=[4, 5]) and summary == "Processed a total of 4 messages"
+    got, _ = consume(tools, target, empty, "--from-time", str(T0 - 1000), "--to-time", str(T0 + 1000))
+    assert got == ["p0-0"]
 
 
 def test_a_naive_time_is_local_time_and_relative_times_count_from_now(tools, target):
