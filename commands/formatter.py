@@ -214,13 +214,9 @@ class DefaultMessageFormatter:
             fields += [span(cols.key_start[lo:hi], cols.key_len[lo:hi], self.null_literal), after(6)]
         if self.print_value:
             fields += [span(cols.value_start[lo:hi], cols.value_len[lo:hi], self.null_literal), end]
-        merged: list = []
-        for field in fields:  # neighbouring constants as one
-            if isinstance(field, bytes) and merged and isinstance(merged[-1], bytes):
-                merged[-1] += field
-            else:
-                merged.append(field)
-        return merged
+        from pk.engine.records.columns import merge_constants
+
+        return merge_constants(fields)
 
 class NoOpMessageFormatter:
     def __init__(self, props: dict[str, str] | None = None):

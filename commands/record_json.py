@@ -70,7 +70,7 @@ class JsonRecordFormatter:
             return b""
         import numpy as np
 
-        from pk.engine.records.columns import Span, join_rows
+        from pk.engine.records.columns import Span, join_rows, merge_constants
 
         lo, hi = records.lo, records.hi
         if any(cols.headers(lo, hi)):
@@ -110,18 +110,8 @@ class JsonRecordFormatter:
                 fields.append(f"{int(epochs[0])}}}\n".encode())
             else:
                 fields += [epochs[a:b], b"}\n"]
-            parts.append(join_rows(cols.buf, _merge_constants(fields), b - a))
+            parts.append(join_rows(cols.buf, merge_constants(fields), b - a))
         return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _merge_constants(fields: list) -> list:
-    merged: list = []
-    for field in fields:  # neighbouring constants as one
-        if isinstance(field, bytes) and merged and isinstance(merged[-1], bytes):
-            merged[-1] += field
-        else:
-            merged.append(field)
-    return merged
 
 
 _ORDINARY = bytes(b for b in range(0x20, 0x80) if b not in b'"\\')  # what JSON holds as it is

@@ -622,6 +622,17 @@ def tls_certs(tmp_path_factory) -> "security_setup.Certs":
     return security_setup.make_certs(str(tmp_path_factory.mktemp("certs")))
 
 
+@pytest.fixture(scope="module")
+def pk_server(tmp_path_factory):
+    """A pk-server-start of the module's own, with pk's defaults (a module that needs other
+    settings defines its own pk_server)."""
+    server = BrokerProcess(str(tmp_path_factory.mktemp("pk-server") / "data")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module", params=["kafka", "pk"])
 def kafka_or_pk(request, tmp_path_factory):
     """(bootstrap, name) of Kafka 4.4 (the session's broker) or of a pk-server-start of the

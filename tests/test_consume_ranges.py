@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from conftest import BrokerProcess, Runner, tool_path
+from conftest import Runner, tool_path
 from waits import create_topic_with_leaders
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -29,15 +29,6 @@ T0 = (int(time.time()) - 86400) * 1000
 # Partition 0's timestamps rise; partition 1's go backwards at offset 2 (CreateTime allows it).
 STAMPS = {0: [0, 1000, 2000, 3000, 4000, 5000], 1: [500, 3500, 1500, 2500, 4500, 5500]}
 SHOW = ("--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true")
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    server = BrokerProcess(str(tmp_path_factory.mktemp("ranges") / "data")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class Target:

@@ -5,13 +5,12 @@ their outputs must be the same bytes."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import BrokerProcess, Runner, tool_path
+from conftest import Runner, tool_path
 from test_json_records import RECORDS, Site, _topic
 
 pytestmark = pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
@@ -26,15 +25,6 @@ FORMATS = [
     "no tokens at all\n",
     "%s",
 ]
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("format-server") / "data")).start()
-    try:
-        yield b
-    finally:
-        b.stop()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +65,7 @@ def test_format_prints_what_kcat_prints(topics, pk_server, fmt, where):
     for partition in (0, 1):
         count = sum(1 for r in RECORDS if r[0] == partition)
         want = kcat(site.bootstrap, topic, partition, fmt)
-        assert want, f"kcat printed nothing"
+        assert want, "kcat printed nothing"
         assert pk_format(args, topic, partition, fmt, count) == want
 
 

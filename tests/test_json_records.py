@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import BrokerProcess, Runner, tool_path
+from conftest import Runner, tool_path
 from pk.engine import records
 from pk.engine.engine import Engine
 
@@ -127,15 +127,6 @@ def _leaders_known(bootstrap: str, topic: str, partitions: int) -> bool:
 
 def expected(partition: int) -> list[tuple]:
     return [(k, v, tuple(h), ts, 0) for p, k, v, h, ts in RECORDS if p == partition]
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("json-server") / "data")).start()
-    try:
-        yield b
-    finally:
-        b.stop()
 
 
 _COUNT = iter(range(1_000_000))

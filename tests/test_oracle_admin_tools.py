@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 P = "oat-"
 
@@ -23,13 +23,6 @@ P = "oat-"
 def _pk(tool, *args):
     proc = subprocess.run([tool_path(tool), *args], capture_output=True, timeout=120)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-admin") / "data")).start()
-    yield b
-    b.stop()
 
 
 def test_broker_api_versions_match(kafka, kafka_tools, pk_server):

@@ -10,8 +10,6 @@ from __future__ import annotations
 import subprocess
 import uuid
 
-import pytest
-
 from conftest import BrokerProcess, ProtocolClient, tool_path
 
 
@@ -25,13 +23,6 @@ def _kafka(kafka_tools, *args):
     # a log4j ERROR record ("[date] ERROR <exception>", then " (<logger>)") is not the tool's own text
     first = next((line for line in k.err.splitlines() if not line.startswith(("[20", " ("))), "")
     return k.returncode, k.out, first
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-client-metrics") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _session(name: str) -> list[list[str]]:

@@ -8,21 +8,12 @@ from __future__ import annotations
 import re
 import subprocess
 
-import pytest
-
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 
 def _pk(*args):
     proc = subprocess.run([tool_path("pk-cluster"), *args], capture_output=True, timeout=120)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-cluster") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _exception_line(err: str) -> str:

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import BrokerProcess, ProtocolClient
+from conftest import ProtocolClient
 from pk.engine import protocol as kp
 from waits import wait_for
 
@@ -23,13 +23,6 @@ E = kp.errors
 # "not yet": the coordinator is loading or still writing the markers of the last end
 RETRIABLE = {E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR, E.COORDINATOR_LOAD_IN_PROGRESS,
              E.CONCURRENT_TRANSACTIONS}
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-end-txn") / "data")).start()
-    yield b
-    b.stop()
 
 
 class Coordinator:

@@ -15,20 +15,11 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 TOPIC = "ogr-t"
 GROUPS = (("ogr-classic", "classic"), ("ogr-consumer-protocol-group", "consumer"))
 SIMPLE = "ogr-simple"
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-groups") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _make_groups(bootstrap: str, kafka_tools) -> list:

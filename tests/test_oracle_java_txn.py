@@ -19,7 +19,7 @@ import confluent_kafka as ck
 import pytest
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from conftest import BrokerProcess, _kafka_unavailable
+from conftest import _kafka_unavailable
 from kafka_oracle import KAFKA_HOME, wait_for_leaders
 from waits import wait_for
 
@@ -39,13 +39,6 @@ RAPID = [  # 0098 test 2 ("rapid abort / committing") then test 2.1, the same fl
     ("plain", "noflush", 1), ("plain", "flush", 1),
     *[("abort", "flush", 1), ("commit", "flush", 1)] * 5, ("plain", "flush", 1), ("plain", "flush", 1),
 ]
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-java-txn") / "data")).start()
-    yield b
-    b.stop()
 
 
 @pytest.fixture(scope="module")

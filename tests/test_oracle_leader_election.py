@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 TOPIC = "ole-t"
 
@@ -17,13 +15,6 @@ TOPIC = "ole-t"
 def _pk(*args):
     proc = subprocess.run([tool_path("pk-leader-election"), *args], capture_output=True, timeout=120)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-le") / "data")).start()
-    yield b
-    b.stop()
 
 
 def test_leader_election_matches(kafka, kafka_tools, pk_server, tmp_path):

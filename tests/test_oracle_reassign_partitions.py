@@ -13,19 +13,10 @@ import json
 import os
 import subprocess
 
-import pytest
-
-from conftest import BrokerProcess, ProtocolClient, tool_path
+from conftest import ProtocolClient, tool_path
 from pk.engine.protocol import ApiKey
 
 TOPIC, OTHER = "ora-t", "ora-u"
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-ra") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _kafka_lines(result) -> tuple[int, str]:

@@ -10,19 +10,10 @@ import signal
 import subprocess
 import time
 
-import pytest
-
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 TOOL = "org.apache.kafka.tools.ReplicaVerificationTool"
 STAMP = re.compile(r"^\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]?:? ?")
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-rv") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _prepare(kafka_tools, bootstrap: str) -> None:

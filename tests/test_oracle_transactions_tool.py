@@ -11,18 +11,9 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-
-from conftest import BrokerProcess, tool_path
+from conftest import tool_path
 
 TOPIC = "otx-t"
-
-
-@pytest.fixture(scope="module")
-def pk_server(tmp_path_factory):
-    b = BrokerProcess(str(tmp_path_factory.mktemp("oracle-tx") / "data")).start()
-    yield b
-    b.stop()
 
 
 def _pk(*args):

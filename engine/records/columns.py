@@ -288,6 +288,18 @@ class Span:
         self.start, self.length, self.null = start, length, null
 
 
+def merge_constants(fields: list) -> list:
+    """join_rows' fields with neighbouring constant pieces (bytes) joined into one: fewer
+    pieces to lay down per row."""
+    merged: list = []
+    for piece in fields:
+        if isinstance(piece, bytes) and merged and isinstance(merged[-1], bytes):
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    return merged
+
+
 def join_rows(buf: bytes, fields: list, n: int):
     """n rows, each the concatenation of `fields`, all joined: a console consumer's output.
     A field is bytes (the same in every row), an int64 array (written in decimal) or a Span
