@@ -507,6 +507,9 @@ class GroupHandlers:
         listed = {gid: (ptype, state, CLASSIC_GROUP_TYPE)
                   for gid, (ptype, state) in self.coordinator.listed_groups().items()}
         listed.update(self.consumer.listed_groups())
+        share = getattr(self.broker, "share_groups", None)  # (made after this coordinator)
+        if share is not None:
+            listed.update(share.listed_groups())
         return listed
 
     async def describe_groups(self, request) -> dict:
