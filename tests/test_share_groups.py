@@ -1,0 +1,214 @@
+"""Share groups (KIP-932) served by pk-server-start, checked with Kafka 4.4's own share consumer
+(`kafka-console-share-consumer`, the Java KafkaShareConsumer) on pk-server-start and, for the
+same scenario, on the session's Kafka 4.4 broker: every record read, releases re-delivered with
+growing delivery counts up to group.share.delivery.count.limit, rejects never re-delivered, two
+members of one group splitting a topic, and a member killed while holding records whose locks
+then time out, its records delivered again to another member.
+
+Normalised: nothing but the order of lines where a share group's delivery order is not Kafka's
+promise (releases re-delivered in batches), compared sorted."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import BrokerProcess
+
+# A lock short enough for the expiry tests (Kafka's bounds allow 15 s at the least; the pk
+# broker lowers them, as a Kafka broker's server.properties may).
+LOCK_MS = 1000
+PK_OVERRIDES = {"group.share.min.record.lock.duration.ms": "1000"}
+
+
+@pytest.fixture(scope="module")
+def pk_server(tmp_path_factory):
+    b = BrokerProcess(str(tmp_path_factory.mktemp("share-groups") / "data"), overrides=PK_OVERRIDES).start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture(params=["pk", "kafka"])
+def bootstrap(request, pk_server):
+    if request.param == "pk":
+        return pk_server.bootstrap
+    return request.getfixturevalue("kafka").bootstrap
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _topic(kafka_tools, bootstrap: str, lines: list[str], partitions: int = 1) -> str:
+    topic = _name("sg-t")
+    r = kafka_tools("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
+                    "--partitions", str(partitions))
+    assert r.returncode == 0, r.stderr
+    r = kafka_tools("kafka-console-producer", "--bootstrap-server", bootstrap, "--topic", topic,
+                    input="".join(line + "\n" for line in lines))
+    assert r.returncode == 0, r.stderr
+    return topic
+
+
+def _group(kafka_tools, bootstrap: str, **configs: str) -> str:
+    """A new share group id, starting at the earliest records, with these group configs."""
+    group = _name("sg-g")
+    settings = {"share.auto.offset.reset": "earliest", **configs}
+    r = kafka_tools("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups",
+                    "--entity-name", group, "--add-config", ",".join(f"{k}={v}" for k, v in settings.items()))
+    assert r.returncode == 0, r.stderr
+    return group
+
+
+def _share_consume(kafka_tools, bootstrap: str, topic: str, group: str, *args: str):
+    r = kafka_tools("kafka-console-share-consumer", "--bootstrap-server", bootstrap, "--topic", topic,
+                    "--group", group, *args, timeout=120)
+    return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+LINES = [f"m{i}" for i in range(10)]
+
+
+def test_reads_every_record(kafka_tools, bootstrap):
+    topic = _topic(kafka_tools, bootstrap, LINES)
+    group = _group(kafka_tools, bootstrap)
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--max-messages", "10",
+                                  "--timeout-ms", "30000")
+    assert (rc, out, err) == (0, "".join(f"{x}\n" for x in LINES), "Processed a total of 10 messages\n")
+    # all were accepted: the group has nothing more to give
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
+    assert (rc, out) == (0, "")
+    assert err.splitlines()[-1] == "Processed a total of 0 messages"
+
+
+def test_latest_is_the_default_start(kafka_tools, bootstrap):
+    topic = _topic(kafka_tools, bootstrap, LINES)
+    group = _name("sg-latest")  # no configs: share.auto.offset.reset=latest
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
+    assert (rc, out, err.splitlines()[-1]) == (0, "", "Processed a total of 0 messages")
+
+
+def test_release_redelivers_up_to_the_delivery_count_limit(kafka_tools, bootstrap):
+    """--release: every record comes back, its delivery count one higher each time, until
+    group.share.delivery.count.limit (3 here) archives it."""
+    topic = _topic(kafka_tools, bootstrap, LINES[:4])
+    group = _group(kafka_tools, bootstrap, **{"share.delivery.count.limit": "3"})
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--release", "--max-messages", "12",
+                                  "--timeout-ms", "30000", "--formatter-property", "print.delivery=true",
+                                  "--formatter-property", "print.offset=true")
+    assert rc == 0, err
+    assert err == "Processed a total of 12 messages\n"
+    assert sorted(out.splitlines()) == sorted(f"Offset:{i}\tDelivery:{n}\tm{i}" for i in range(4)
+                                              for n in (1, 2, 3))
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
+    assert (rc, out) == (0, "")  # all archived
+
+
+def test_reject_is_never_redelivered(kafka_tools, bootstrap):
+    topic = _topic(kafka_tools, bootstrap, LINES)
+    group = _group(kafka_tools, bootstrap)
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--reject", "--max-messages", "10",
+                                  "--timeout-ms", "30000")
+    assert (rc, out, err) == (0, "".join(f"{x}\n" for x in LINES), "Processed a total of 10 messages\n")
+    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
+    assert (rc, out) == (0, "")
+
+
+def test_same_output_on_both_brokers(kafka_tools, pk_server, kafka):
+    """One scenario, byte for byte: a released pass then an accepted one, with offsets,
+    delivery counts and partitions printed."""
+    outputs = []
+    for bootstrap in (pk_server.bootstrap, kafka.bootstrap):
+        topic = _topic(kafka_tools, bootstrap, LINES[:5])
+        group = _group(kafka_tools, bootstrap)
+        fmt = ["--formatter-property", "print.delivery=true", "--formatter-property", "print.offset=true",
+               "--formatter-property", "print.partition=true"]
+        first = _share_consume(kafka_tools, bootstrap, topic, group, "--release", "--max-messages", "5",
+                               "--timeout-ms", "30000", *fmt)
+        second = _share_consume(kafka_tools, bootstrap, topic, group, "--max-messages", "5",
+                                "--timeout-ms", "30000", *fmt)
+        outputs.append((first[0], sorted(first[1].splitlines()), first[2],
+                        second[0], sorted(second[1].splitlines()), second[2]))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][4][0] == "Partition:0\tOffset:0\tDelivery:2\tm0"
+
+
+def _spawn_consumer(kafka_tools, bootstrap: str, topic: str, group: str, path: str, *args: str):
+    """A share consumer in a JVM of its own, printing offsets and delivery counts to `path`."""
+    out = open(path, "wb")
+    proc = kafka_tools.spawn("kafka-console-share-consumer", "--bootstrap-server", bootstrap, "--topic", topic,
+                             "--group", group, "--formatter-property", "print.offset=true",
+                             "--formatter-property", "print.delivery=true", *args, stdout=out)
+    out.close()
+    return proc
+
+
+def _lines(path: str) -> list[str]:
+    with open(path) as f:
+        return [line for line in f.read().splitlines() if line]
+
+
+def _wait_for(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_two_members_split_a_topic(kafka_tools, pk_server, tmp_path):
+    count = 300
+    lines = [f"r{i}" for i in range(count)]
+    topic = _topic(kafka_tools, pk_server.bootstrap, lines, partitions=2)
+    group = _group(kafka_tools, pk_server.bootstrap)
+    paths = [str(tmp_path / f"member{i}.out") for i in range(2)]
+    procs = [_spawn_consumer(kafka_tools, pk_server.bootstrap, topic, group, p) for p in paths]
+    try:
+        _wait_for(lambda: sum(len(_lines(p)) for p in paths) >= count, 120, "all records read")
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            proc.wait(30)
+    seen = [[line.split("\t")[-1] for line in _lines(p)] for p in paths]
+    assert sorted(seen[0] + seen[1]) == sorted(lines)  # each record once: none to both members
+    assert seen[0] and seen[1]  # both got a partition (simple assignor: two partitions, two members)
+
+
+def test_killed_member_records_are_delivered_again(kafka_tools, pk_server):
+    """SIGKILL a member holding acquired records: once their lock times out, another member gets
+    them, with delivery count 2; no record is lost. The member is held mid-batch by its stdout,
+    a pipe this test does not drain: it has printed a record, so it holds the batch, and cannot
+    acknowledge any of it, which it would do on its next poll."""
+    count = 50
+    pad = "x" * 4000  # 50 records of 4 kB: more than a pipe holds
+    lines = [f"k{i}-{pad}" for i in range(count)]
+    topic = _topic(kafka_tools, pk_server.bootstrap, lines)
+    group = _group(kafka_tools, pk_server.bootstrap, **{"share.record.lock.duration.ms": str(LOCK_MS)})
+    proc = kafka_tools.spawn("kafka-console-share-consumer", "--bootstrap-server", pk_server.bootstrap,
+                             "--topic", topic, "--group", group, stdout=subprocess.PIPE)
+    try:
+        import selectors
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            assert sel.select(120), "the first member printed nothing"
+        first_line = proc.stdout.readline().decode().strip()
+        assert first_line == lines[0]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        proc.stdout.close()
+    rc, out, err = _share_consume(kafka_tools, pk_server.bootstrap, topic, group, "--timeout-ms", "5000",
+                                  "--formatter-property", "print.offset=true",
+                                  "--formatter-property", "print.delivery=true")
+    assert rc == 0, err
+    again = [line.split("\t") for line in out.splitlines()]
+    assert sorted(int(offset.split(":")[1]) for offset, _, _ in again) == list(range(count))  # none lost
+    assert {count_ for _, count_, _ in again} == {"Delivery:2"}
+    assert [value for _, _, value in again] == lines
