@@ -162,14 +162,34 @@ def _wait_for(check, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _members(kafka_tools, bootstrap: str, group: str) -> list[list[str]]:
+    """The group's member rows from kafka-share-groups --describe --members (none while the
+    group is not known yet)."""
+    r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group,
+                    "--members")
+    rows = [line.split() for line in r.stdout.decode().splitlines() if line.strip()]
+    return [row for row in rows[1:] if row[0] == group] if r.returncode == 0 else []
+
+
 def test_two_members_split_a_topic(kafka_tools, pk_server, tmp_path):
-    count = 300
-    lines = [f"r{i}" for i in range(count)]
-    topic = _topic(kafka_tools, pk_server.bootstrap, lines, partitions=2)
+    """Two members, two partitions: the simple assignor gives each member one partition, so
+    each record goes to exactly one member (all are accepted)."""
+    from confluent_kafka import Producer
+
+    topic = _topic(kafka_tools, pk_server.bootstrap, [], partitions=2)
     group = _group(kafka_tools, pk_server.bootstrap)
     paths = [str(tmp_path / f"member{i}.out") for i in range(2)]
     procs = [_spawn_consumer(kafka_tools, pk_server.bootstrap, topic, group, p) for p in paths]
+    count = 300
     try:
+        rows = _wait_for(lambda: (r := _members(kafka_tools, pk_server.bootstrap, group)) and len(r) == 2
+                         and {row[-1] for row in r} == {f"{topic}:0", f"{topic}:1"} and r, 120,
+                         "two members with a partition each")
+        assert len(rows) == 2
+        producer = Producer({"bootstrap.servers": pk_server.bootstrap})
+        for i in range(count):
+            producer.produce(topic, f"r{i}".encode(), partition=i % 2)
+        assert producer.flush(30) == 0
         _wait_for(lambda: sum(len(_lines(p)) for p in paths) >= count, 120, "all records read")
     finally:
         for proc in procs:
@@ -177,8 +197,9 @@ def test_two_members_split_a_topic(kafka_tools, pk_server, tmp_path):
         for proc in procs:
             proc.wait(30)
     seen = [[line.split("\t")[-1] for line in _lines(p)] for p in paths]
-    assert sorted(seen[0] + seen[1]) == sorted(lines)  # each record once: none to both members
-    assert seen[0] and seen[1]  # both got a partition (simple assignor: two partitions, two members)
+    assert sorted(seen[0] + seen[1]) == sorted(f"r{i}" for i in range(count))  # each record once
+    # one member's records are one partition's
+    assert sorted(sorted(int(v[1:]) % 2 for v in member) for member in seen) == [[0] * 150, [1] * 150]
 
 
 def test_killed_member_records_are_delivered_again(kafka_tools, pk_server):
