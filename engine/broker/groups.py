@@ -285,8 +285,10 @@ class GroupHandlers:
 
     async def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None, dict]:
         """(error, message, node) for one key: the broker leading the key's partition of the
-        coordinator's internal topic (this broker alone without ZooKeeper). Share groups are
-        off, so a share key is an invalid request, as on a Kafka broker without them. The
+        coordinator's internal topic (this broker alone without ZooKeeper). Share group members
+        find their group coordinator with the GROUP key type; the SHARE key type (the share
+        coordinator of a share-partition's state, used between brokers) is not served yet
+        (docs/share-groups.md), so it is an invalid request. The
         caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
             resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
