@@ -49,6 +49,10 @@ class SharePartition:
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlight] = {}
+        # Whether a state change was ever made that a share coordinator would have written
+        # (an acknowledgement, a release, a lock timing out, a start moved): before it, Kafka's
+        # coordinator has no start offset for the partition to describe.
+        self.written = False
 
     # ------------------------------------------------------------------ reading
     def next_fetch_offset(self) -> int:
@@ -58,6 +62,10 @@ class SharePartition:
             if self.in_flight[offset].state == AVAILABLE:
                 return offset
         return self.end_offset
+
+    def done_in_flight(self) -> int:
+        """In-flight records already acknowledged or archived (not counted in a lag)."""
+        return sum(1 for r in self.in_flight.values() if r.state in (ACKNOWLEDGED, ARCHIVED))
 
     def acquired_count(self) -> int:
         return sum(1 for r in self.in_flight.values() if r.state == ACQUIRED)
@@ -125,6 +133,7 @@ class SharePartition:
                 self._free(record)
             else:  # RENEW: the member keeps the record for another lock duration
                 record.deadline_ms = now_ms + self.lock_duration_ms
+        self.written = True
         self._advance()
 
     # ------------------------------------------------------------------ time and members
@@ -159,6 +168,7 @@ class SharePartition:
             del self.in_flight[o]
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
+        self.written = True
 
     def state_of(self, offset: int) -> tuple[str, int]:
         """(state, delivery count) of one offset, for tests and descriptions."""
@@ -185,6 +195,7 @@ class SharePartition:
 
     # ------------------------------------------------------------------ internals
     def _free(self, record: InFlight) -> None:
+        self.written = True
         record.member_id, record.deadline_ms = None, 0
         record.state = ARCHIVED if record.delivery_count >= self.delivery_count_limit else AVAILABLE
 

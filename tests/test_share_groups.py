@@ -233,3 +233,23 @@ def test_killed_member_records_are_delivered_again(kafka_tools, pk_server):
     assert sorted(int(offset.split(":")[1]) for offset, _, _ in again) == list(range(count))  # none lost
     assert {count_ for _, count_, _ in again} == {"Delivery:2"}
     assert [value for _, _, value in again] == lines
+
+
+def test_share_groups_describe_same_on_both_brokers(kafka_tools, pk_server, kafka):
+    """kafka-share-groups --describe (DescribeShareGroupOffsets: start offset and lag),
+    --members and --state of a group that read 4 of 10 records and has no member left."""
+    views = []
+    for bootstrap in (pk_server.bootstrap, kafka.bootstrap):
+        topic = _topic(kafka_tools, bootstrap, LINES)
+        group = _group(kafka_tools, bootstrap)
+        rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--max-messages", "4",
+                                      "--timeout-ms", "30000")
+        assert (rc, out) == (0, "m0\nm1\nm2\nm3\n"), err
+        view = []
+        for args in (["--describe"], ["--describe", "--verbose"], ["--describe", "--members"], ["--describe", "--state"]):
+            r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, *args, "--group", group)
+            text = r.stdout.decode().replace(group, "GROUP").replace(topic, "TOPIC").replace(bootstrap, "HOST:PORT")
+            view.append((r.returncode, " ".join(text.split())))
+        views.append(view)
+    assert views[0] == views[1]
+    assert views[0][0][1] == "GROUP TOPIC PARTITION START-OFFSET LAG GROUP TOPIC 0 4 6"

@@ -117,6 +117,7 @@ class ShareGroupHandlers:
         broker.register(ApiKey.SHARE_GROUP_DESCRIBE, self.describe)
         broker.register(ApiKey.SHARE_FETCH, self.share_fetch)
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
+        broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
 
     # ------------------------------------------------------------------ configs
     def _config(self, group_id: str, name: str) -> int:
@@ -525,6 +526,59 @@ class ShareGroupHandlers:
                         "assignment_epoch": group.assignment_epoch, "assignor_name": ASSIGNOR_NAME,
                         "members": members, "authorized_operations": operations})
         return {"throttle_time_ms": 0, "groups": out}
+
+    # ------------------------------------------------------------------ DescribeShareGroupOffsets
+    async def describe_offsets(self, request) -> dict:
+        """Each share-partition's start offset and lag (v1): the records at or past the start
+        offset not yet acknowledged or archived, up to the log end."""
+        guard = self.broker.guard
+        out = []
+        for wanted in request.body["groups"]:
+            gid = wanted["group_id"]
+            entry = {"group_id": gid, "error_code": E.NONE, "topics": []}
+            if not guard.allows(request, acls.DESCRIBE, acls.GROUP, gid):
+                out.append({**entry, "error_code": E.GROUP_AUTHORIZATION_FAILED,
+                            "error_message": "Group authorization failed."})
+                continue
+            known = sorted((t, p) for g, t, p in self.partitions if g == gid)
+            if wanted["topics"] is None:  # every partition the group has state of
+                asked: dict[str, list[int]] = {}
+                for topic, p in known:
+                    asked.setdefault(topic, []).append(p)
+            else:
+                asked = {t["topic_name"]: list(t["partitions"]) for t in wanted["topics"]}
+            readable = (guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, set(asked))
+                        if guard.enabled else set(asked))
+            for topic, partitions in asked.items():
+                if topic not in readable:
+                    continue
+                try:
+                    topic_id = self.broker.data.topic_ids.uuid_of(self.broker.engine.topic(topic).topic_id)
+                except (KafkaError, ValueError):
+                    entry["topics"].append({"topic_name": topic, "topic_id": uuid.UUID(int=0), "partitions": [
+                        {"partition_index": p, "start_offset": -1, "leader_epoch": -1, "lag": -1,
+                         "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
+                         "error_message": "This server does not host this topic-partition."}
+                        for p in partitions]})
+                    continue
+                rows = []
+                for p in partitions:
+                    sp = self.partitions.get((gid, topic, p))
+                    if sp is None or not sp.written:  # no state written yet: Kafka shows "-"
+                        rows.append({"partition_index": p, "start_offset": -1, "leader_epoch": -1, "lag": -1})
+                        continue
+                    rows.append({"partition_index": p, "start_offset": sp.start_offset, "leader_epoch": 0,
+                                 "lag": self._lag(topic, p, sp)})
+                entry["topics"].append({"topic_name": topic, "topic_id": topic_id, "partitions": rows})
+            out.append(entry)
+        return {"throttle_time_ms": 0, "groups": out}
+
+    def _lag(self, topic: str, partition: int, sp: SharePartition) -> int:
+        try:
+            end = self.broker.data.log(topic, partition).log_end_offset
+        except KafkaError:
+            return -1
+        return max(end - sp.start_offset - sp.done_in_flight(), 0)
 
     # ------------------------------------------------------------------ upkeep
     async def tick(self) -> None:
