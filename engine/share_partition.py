@@ -53,6 +53,7 @@ class SharePartition:
         # (an acknowledgement, a release, a lock timing out, a start moved): before it, Kafka's
         # coordinator has no start offset for the partition to describe.
         self.written = False
+        self.changes = 0  # counts those changes: a store writes the partition when it moved on
 
     # ------------------------------------------------------------------ reading
     def next_fetch_offset(self) -> int:
@@ -134,6 +135,7 @@ class SharePartition:
             else:  # RENEW: the member keeps the record for another lock duration
                 record.deadline_ms = now_ms + self.lock_duration_ms
         self.written = True
+        self.changes += 1
         self._advance()
 
     # ------------------------------------------------------------------ time and members
@@ -169,6 +171,7 @@ class SharePartition:
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
         self.written = True
+        self.changes += 1
 
     def state_of(self, offset: int) -> tuple[str, int]:
         """(state, delivery count) of one offset, for tests and descriptions."""
@@ -196,6 +199,7 @@ class SharePartition:
     # ------------------------------------------------------------------ internals
     def _free(self, record: InFlight) -> None:
         self.written = True
+        self.changes += 1
         record.member_id, record.deadline_ms = None, 0
         record.state = ARCHIVED if record.delivery_count >= self.delivery_count_limit else AVAILABLE
 

@@ -253,3 +253,36 @@ def test_share_groups_describe_same_on_both_brokers(kafka_tools, pk_server, kafk
         views.append(view)
     assert views[0] == views[1]
     assert views[0][0][1] == "GROUP TOPIC PARTITION START-OFFSET LAG GROUP TOPIC 0 4 6"
+
+
+def test_state_survives_a_restart(kafka_tools, tmp_path):
+    """The share-partition state is in __share_group_state: a restarted pk-server-start does not
+    deliver acknowledged records again, keeps delivery counts, and describes the same start
+    offset."""
+    data_dir = str(tmp_path / "data")
+    broker = BrokerProcess(data_dir, overrides=PK_OVERRIDES).start()
+    try:
+        topic = _topic(kafka_tools, broker.bootstrap, LINES)
+        group = _group(kafka_tools, broker.bootstrap)
+        rc, out, err = _share_consume(kafka_tools, broker.bootstrap, topic, group, "--max-messages", "4",
+                                      "--timeout-ms", "30000")
+        assert (rc, out) == (0, "m0\nm1\nm2\nm3\n"), err
+        before = kafka_tools("kafka-share-groups", "--bootstrap-server", broker.bootstrap, "--describe",
+                             "--group", group)
+        assert before.returncode == 0
+    finally:
+        broker.stop()
+    broker = BrokerProcess(data_dir, overrides=PK_OVERRIDES, port=broker.port).start()
+    try:
+        after = kafka_tools("kafka-share-groups", "--bootstrap-server", broker.bootstrap, "--describe",
+                            "--group", group)
+        # (the group is known again by its stored share-partitions)
+        assert after.stdout.split(b"\n")[1:] == before.stdout.split(b"\n")[1:], after
+        rc, out, err = _share_consume(kafka_tools, broker.bootstrap, topic, group, "--timeout-ms", "5000",
+                                      "--formatter-property", "print.delivery=true")
+        assert rc == 0, err
+        assert out.splitlines() == [f"Delivery:2\tm{i}" for i in range(4, 10)]
+        r = kafka_tools("kafka-topics", "--bootstrap-server", broker.bootstrap, "--list")
+        assert "__share_group_state" in r.stdout.decode().split()
+    finally:
+        broker.stop()

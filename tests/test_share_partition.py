@@ -122,3 +122,25 @@ def test_snapshot_batches():
     sp.acknowledge("a", 1, 3, [ACCEPT, ACCEPT, REJECT])
     assert sp.snapshot() == {"start_offset": 0, "batches": [
         (0, 0, 1, AVAILABLE), (1, 2, 1, ACKNOWLEDGED), (3, 3, 1, ARCHIVED)]}
+
+
+# ---------------------------------------------------------------------- __share_group_state records
+def test_share_state_records_are_kafkas_bytes():
+    """A ShareSnapshot key and value as Kafka 4.4's generated ShareSnapshotKey/Value write them
+    (MessageUtil.toCoordinatorTypePrefixedBytes / toVersionPrefixedBytes, printed by Kafka 4.4's
+    classes for these fields)."""
+    import uuid
+
+    from pk.engine import share_state_log as slog
+
+    value = slog.ShareStateValue(10, [(10, 12, 1, ACKNOWLEDGED)], snapshot_epoch=3, state_epoch=1, leader_epoch=2,
+                                 create_ms=1000, write_ms=2000)
+    kafka_value = ("0000000000030000000100000002000000000000000a00000000000003e800000000000007d002"
+                   "000000000000000a000000000000000c0200010000")
+    assert slog.encode_snapshot(value).hex() == kafka_value
+    assert slog.decode_value(slog.SNAPSHOT, bytes.fromhex(kafka_value)) == value
+    topic_id = uuid.UUID(int=(1 << 64) | 2)
+    kafka_key = "0000000267310000000000000001000000000000000200000007"
+    assert slog.encode_key("g1", topic_id, 7).hex() == kafka_key
+    assert slog.decode_key(bytes.fromhex(kafka_key)) == (slog.SNAPSHOT, "g1", topic_id, 7)
+    assert slog.decode_value(slog.SNAPSHOT, None) is None

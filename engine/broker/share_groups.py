@@ -16,9 +16,10 @@ Three parts, as in Kafka (group coordinator, SharePartitionManager, share sessio
   requests must carry the next epoch; epoch -1 closes it. Closing a session, leaving the
   group or being timed out releases the records the member holds.
 
-What is not done yet (docs/share-groups.md): the state is kept in memory only (no
-`__share_group_state`, nor the share-group state APIs 83-87), no share-group offsets APIs
-(90-92), no ZooKeeper-mode coordinator moves.
+Each share-partition's state is kept in `__share_group_state` (share_state.py), read back
+when the partition is first used after a restart; groups and their members are not (members
+rejoin). What is not done yet (docs/share-groups.md): the share-group state APIs (83-87),
+Alter/DeleteShareGroupOffsets (91-92), ZooKeeper-mode coordinator moves.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from ..share_partition import InvalidRecordState, SharePartition
 from .group_state import client_host, topic_ids_by_name
+from .share_state import ShareStateStore
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -113,11 +115,25 @@ class ShareGroupHandlers:
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
+        self.store = ShareStateStore(broker)
+        self._saved = None  # what __share_group_state holds, read at first use (the logs are not up yet here)
+        self._persisted: dict[tuple[str, str, int], int] = {}  # each partition's changes when last written
+        self._ids: dict[tuple[str, str, int], uuid.UUID] = {}
         broker.register(ApiKey.SHARE_GROUP_HEARTBEAT, self.heartbeat)
         broker.register(ApiKey.SHARE_GROUP_DESCRIBE, self.describe)
         broker.register(ApiKey.SHARE_FETCH, self.share_fetch)
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
         broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
+
+    @property
+    def saved(self) -> dict:
+        """Stored share-partition states not taken into memory yet, by (group, topic id, partition)."""
+        if self._saved is None:
+            self._saved = self.store.load()
+            # the groups come back empty (their members rejoin): pk keeps no group records yet
+            for gid in {key[0] for key in self._saved}:
+                self.groups.setdefault(gid, ShareGroup(gid))
+        return self._saved
 
     # ------------------------------------------------------------------ configs
     def _config(self, group_id: str, name: str) -> int:
@@ -129,6 +145,7 @@ class ShareGroupHandlers:
         return group_config.effective(store, "share.auto.offset.reset", self.broker.group_configs._broker_get)
 
     def listed_groups(self) -> dict[str, tuple[str, str, str]]:
+        self.saved  # noqa: B018 (the stored groups first)
         return {gid: (SHARE_PROTOCOL_TYPE, g.state, SHARE_GROUP_TYPE) for gid, g in self.groups.items()}
 
     # ------------------------------------------------------------------ ShareGroupHeartbeat
@@ -154,6 +171,7 @@ class ShareGroupHandlers:
         if self._in_use_by_other_type(group_id):
             return {**answer, "error_code": E.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {group_id} is not a share group."}
+        self.saved  # noqa: B018 (the stored groups first)
         group = self.groups.get(group_id)
         if epoch == LEAVE_GROUP_MEMBER_EPOCH:
             if group is not None and member_id in group.members:
@@ -254,11 +272,18 @@ class ShareGroupHandlers:
         sp = self.partitions.get(key)
         if sp is None:
             plog = self.broker.data.log(topic, partition)
-            policy = self._reset_policy(group_id).strip().lower()
-            start = plog.log_start_offset if policy == "earliest" else plog.log_end_offset
-            if policy.startswith("by_duration:"):
-                start = self._offset_for_duration(plog, policy.split(":", 1)[1])
-            sp = self.partitions[key] = SharePartition(start)
+            topic_id = self._ids[key] = self.broker.data.topic_ids.uuid_of(plog.topic_id)
+            stored = self.saved.pop((group_id, topic_id, partition), None)
+            if stored is not None:
+                sp = SharePartition(stored.start_offset)
+                self.store.restore(stored, sp)
+            else:
+                policy = self._reset_policy(group_id).strip().lower()
+                start = plog.log_start_offset if policy == "earliest" else plog.log_end_offset
+                if policy.startswith("by_duration:"):
+                    start = self._offset_for_duration(plog, policy.split(":", 1)[1])
+                sp = SharePartition(start)
+            self.partitions[key] = sp
         # the group's configs may have changed since: each acquisition uses the current ones
         sp.lock_duration_ms = self._config(group_id, "share.record.lock.duration.ms")
         sp.delivery_count_limit = self._config(group_id, "share.delivery.count.limit")
@@ -364,6 +389,7 @@ class ShareGroupHandlers:
         if epoch == INITIAL_EPOCH:
             for topic_id, p in session.partitions:
                 answer(topic_id, p)
+        self._persist()
         by_topic: dict = {}
         for (topic_id, _), part in answers.items():
             by_topic.setdefault(topic_id, []).append(part)
@@ -480,6 +506,7 @@ class ShareGroupHandlers:
         if epoch == FINAL_EPOCH:
             self.sessions.pop((group_id, member_id), None)
             self._release(group_id, member_id)
+        self._persist()
         return {"throttle_time_ms": 0, "error_code": E.NONE,
                 "acquisition_lock_timeout_ms": self._config(group_id, "share.record.lock.duration.ms"),
                 "responses": responses,
@@ -491,6 +518,7 @@ class ShareGroupHandlers:
         guard = self.broker.guard
         ids = None
         out = []
+        self.saved  # noqa: B018 (the stored groups first)
         for gid in body["group_ids"]:
             entry = {"group_id": gid, "error_code": E.NONE, "group_state": "", "group_epoch": 0,
                      "assignment_epoch": 0, "assignor_name": "", "members": [],
@@ -540,6 +568,7 @@ class ShareGroupHandlers:
                 out.append({**entry, "error_code": E.GROUP_AUTHORIZATION_FAILED,
                             "error_message": "Group authorization failed."})
                 continue
+            self._take_saved(gid)
             known = sorted((t, p) for g, t, p in self.partitions if g == gid)
             if wanted["topics"] is None:  # every partition the group has state of
                 asked: dict[str, list[int]] = {}
@@ -573,6 +602,18 @@ class ShareGroupHandlers:
             out.append(entry)
         return {"throttle_time_ms": 0, "groups": out}
 
+    def _take_saved(self, group_id: str) -> None:
+        """Bring the group's stored share-partitions (from before a restart) into memory."""
+        for gid, topic_id, partition in [k for k in self.saved if k[0] == group_id]:
+            name = self._topic_name(topic_id)
+            if name is None:  # the topic is gone
+                self.saved.pop((gid, topic_id, partition), None)
+                continue
+            try:
+                self._share_partition(gid, name, partition)
+            except KafkaError:
+                self.saved.pop((gid, topic_id, partition), None)
+
     def _lag(self, topic: str, partition: int, sp: SharePartition) -> int:
         try:
             end = self.broker.data.log(topic, partition).log_end_offset
@@ -592,10 +633,23 @@ class ShareGroupHandlers:
                 self._remove_member(group, member.member_id)
         if [sp for sp in list(self.partitions.values()) if sp.expire_locks(now)]:
             self.broker.notify_data()
+        self._persist()
+
+    def _persist(self) -> None:
+        """Write to __share_group_state each share-partition that changed since last written."""
+        for key, sp in list(self.partitions.items()):
+            if sp.changes == self._persisted.get(key, 0):
+                continue
+            try:
+                self.store.write(key[0], self._ids[key], key[2], sp)
+                self._persisted[key] = sp.changes
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot write the state of share-partition %s:%s-%d: %s", *key, exc)
 
     def topic_deleted(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[1] == topic]:
             del self.partitions[key]
+            self._persisted.pop(key, None)
 
 
 def _merge(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
