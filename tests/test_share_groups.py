@@ -286,3 +286,26 @@ def test_state_survives_a_restart(kafka_tools, tmp_path):
         assert "__share_group_state" in r.stdout.decode().split()
     finally:
         broker.stop()
+
+
+def test_share_groups_delete_same_on_both_brokers(kafka_tools, pk_server, kafka):
+    """kafka-share-groups --delete (DeleteGroups) of an empty share group, of an unknown one, and
+    --list afterwards."""
+    views = []
+    for bootstrap in (pk_server.bootstrap, kafka.bootstrap):
+        topic = _topic(kafka_tools, bootstrap, LINES[:3])
+        group = _group(kafka_tools, bootstrap)
+        rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--max-messages", "3",
+                                      "--timeout-ms", "30000")
+        assert rc == 0, err
+        view = []
+        for args in (["--delete", "--group", group], ["--delete", "--group", group + "-nosuch"],
+                     ["--describe", "--group", group]):
+            r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, *args)
+            text = (r.stdout.decode().splitlines() or [""])[:2]
+            view.append((r.returncode, [line.replace(group, "GROUP") for line in text]))
+        listed = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, "--list").stdout.decode()
+        assert group not in listed.split()
+        views.append(view)
+    assert views[0] == views[1]
+    assert views[0][0][1][-1].startswith("Deletion of requested share groups ('GROUP') was successful.")

@@ -571,6 +571,9 @@ class GroupHandlers:
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
                 continue
+            if self.broker.share_groups.has(group_id):
+                results.append({"group_id": group_id, "error_code": self.broker.share_groups.delete(group_id)})
+                continue
             group = self.coordinator.group(group_id)
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
                 group = None

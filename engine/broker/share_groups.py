@@ -646,6 +646,33 @@ class ShareGroupHandlers:
             except (KafkaError, OSError) as exc:
                 log.warning("Cannot write the state of share-partition %s:%s-%d: %s", *key, exc)
 
+    # ------------------------------------------------------------------ DeleteGroups
+    def has(self, group_id: str) -> bool:
+        self.saved  # noqa: B018 (the stored groups first)
+        return group_id in self.groups
+
+    def delete(self, group_id: str) -> int:
+        """DeleteGroups of a share group: refused while it has members; else the group and
+        its share-partitions' stored state go (tombstones in __share_group_state)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return E.GROUP_ID_NOT_FOUND
+        if group.members:
+            return E.NON_EMPTY_GROUP
+        self._take_saved(group_id)
+        try:
+            for key in [k for k in self.partitions if k[0] == group_id]:
+                if self.partitions[key].written:
+                    self.store.delete(group_id, self._ids[key], key[2])
+                del self.partitions[key]
+                self._persisted.pop(key, None)
+        except (KafkaError, OSError) as exc:
+            log.warning("Failed to delete share group %s: %s", group_id, exc)
+            return E.COORDINATOR_NOT_AVAILABLE
+        del self.groups[group_id]
+        log.info("[GroupCoordinator %d]: Share group %s deleted", self.broker.node_id, group_id)
+        return E.NONE
+
     def topic_deleted(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[1] == topic]:
             del self.partitions[key]

@@ -110,6 +110,18 @@ class ShareStateStore:
         plog = self.broker.data.log(slog.SHARE_GROUP_STATE_TOPIC, target)
         plog.append_records([(slog.encode_key(group_id, topic_id, partition), slog.encode_snapshot(value), (), now)])
 
+    def delete(self, group_id: str, topic_id: uuid.UUID, partition: int) -> None:
+        """A tombstone for the share-partition's state (its group was deleted)."""
+        count = self._partitions()
+        key = (group_id, topic_id, partition)
+        self._created_ms.pop(key, None)
+        self._epochs.pop(key, None)
+        if count is None:
+            return
+        plog = self.broker.data.log(slog.SHARE_GROUP_STATE_TOPIC, slog.partition_for(group_id, topic_id, partition,
+                                                                                     count))
+        plog.append_records([(slog.encode_key(group_id, topic_id, partition), None, (), int(time.time() * 1000))])
+
 
 def _overlay(base: list[tuple[int, int, int, str]], update: list[tuple[int, int, int, str]]):
     states: dict[int, tuple[int, str]] = {}
