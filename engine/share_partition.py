@@ -72,7 +72,8 @@ class SharePartition:
         return sum(1 for r in self.in_flight.values() if r.state == ACQUIRED)
 
     # ------------------------------------------------------------------ acquire
-    def acquire(self, member_id: str, offsets: Iterable[int], max_records: int, now_ms: int) -> list[tuple[int, int, int]]:
+    def acquire(self, member_id: str, offsets: Iterable[int], max_records: int,
+                now_ms: int) -> list[tuple[int, int, int]]:
         """Acquire for `member_id`, in order, the records at `offsets` (offsets that exist in the
         log, ascending, as read from `next_fetch_offset()`) that are free: AVAILABLE in-flight
         records, and records at or past the end offset. At most `max_records`, and no more than

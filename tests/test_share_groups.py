@@ -246,7 +246,8 @@ def test_share_groups_describe_same_on_both_brokers(kafka_tools, pk_server, kafk
                                       "--timeout-ms", "30000")
         assert (rc, out) == (0, "m0\nm1\nm2\nm3\n"), err
         view = []
-        for args in (["--describe"], ["--describe", "--verbose"], ["--describe", "--members"], ["--describe", "--state"]):
+        for args in (["--describe"], ["--describe", "--verbose"], ["--describe", "--members"],
+                     ["--describe", "--state"]):
             r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, *args, "--group", group)
             text = r.stdout.decode().replace(group, "GROUP").replace(topic, "TOPIC").replace(bootstrap, "HOST:PORT")
             view.append((r.returncode, " ".join(text.split())))
