@@ -152,7 +152,8 @@ class ShareGroupHandlers:
     async def heartbeat(self, request) -> dict:
         body = request.body
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
-        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "member_id": member_id, "member_epoch": epoch,
+        # (an error answer names no member, as Kafka's: member_id null, epoch 0)
+        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "member_id": None, "member_epoch": 0,
                   "heartbeat_interval_ms": 0}
         guard = self.broker.guard
         if not guard.allows(request, acls.READ, acls.GROUP, group_id):
@@ -176,7 +177,7 @@ class ShareGroupHandlers:
         if epoch == LEAVE_GROUP_MEMBER_EPOCH:
             if group is not None and member_id in group.members:
                 self._remove_member(group, member_id)
-            return {**answer, "member_epoch": LEAVE_GROUP_MEMBER_EPOCH}
+            return {**answer, "member_id": member_id, "member_epoch": LEAVE_GROUP_MEMBER_EPOCH}
         if group is None:
             group = self.groups[group_id] = ShareGroup(group_id)
         member = group.members.get(member_id)
@@ -202,7 +203,7 @@ class ShareGroupHandlers:
             self._reassign(group)
         if epoch == 0:
             member.sent_epoch = -1
-        answer.update(member_epoch=member.epoch,
+        answer.update(member_id=member_id, member_epoch=member.epoch,
                       heartbeat_interval_ms=self._config(group_id, "share.heartbeat.interval.ms"))
         if member.sent_epoch != member.epoch:
             ids = topic_ids_by_name(self.broker.data.topic_ids)
