@@ -37,6 +37,8 @@ SCRIPTS_4 = {
     "kafka-console-consumer": "org.apache.kafka.tools.consumer.ConsoleConsumer",
     "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
     "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-share-consumer-perf-test": "org.apache.kafka.tools.ShareConsumerPerformance",
+    "kafka-verifiable-share-consumer": "org.apache.kafka.tools.VerifiableShareConsumer",
     "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-configs": "org.apache.kafka.tools.ConfigCommand",
