@@ -144,3 +144,14 @@ def test_share_state_records_are_kafkas_bytes():
     assert slog.encode_key("g1", topic_id, 7).hex() == kafka_key
     assert slog.decode_key(bytes.fromhex(kafka_key)) == (slog.SNAPSHOT, "g1", topic_id, 7)
     assert slog.decode_value(slog.SNAPSHOT, None) is None
+
+
+def test_simple_assignor():
+    from pk.engine.broker.share_groups import simple_assignment
+
+    tps = [("t", 0), ("t", 1), ("t", 2)]
+    assert simple_assignment(["b", "a"], tps) == {"a": [("t", 0), ("t", 2)], "b": [("t", 1)]}
+    # more members than partitions: every member has one, partitions shared
+    assert simple_assignment(["m1", "m2", "m3"], [("t", 0), ("t", 1)]) == {
+        "m1": [("t", 0)], "m2": [("t", 1)], "m3": [("t", 0)]}
+    assert simple_assignment(["a"], []) == {"a": []}

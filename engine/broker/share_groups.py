@@ -446,6 +446,8 @@ class ShareGroupHandlers:
     def _read_and_acquire(plog, sp: SharePartition, member_id: str, max_records: int, max_bytes: int, now: int):
         """Read the log from the share-partition's next fetch offset and acquire what is free;
         (the batches holding acquired records, joined; the AcquiredRecords runs)."""
+        if sp.acquired_count() >= sp.max_record_locks:
+            return b"", []  # every lock taken: nothing to acquire, no need to read
         position = sp.next_fetch_offset()
         end = plog.log_end_offset
         kept: list[bytes] = []
