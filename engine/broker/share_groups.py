@@ -424,6 +424,12 @@ class ShareGroupHandlers:
                 continue
             if readable is not None and name not in readable:
                 continue
+            state = self.broker.data.replica_state(name, partition)
+            if state is not None and state.leader != self.broker.node_id:  # ZooKeeper mode: another leads it
+                part = answer(topic_id, partition)
+                part["error_code"] = E.NOT_LEADER_OR_FOLLOWER
+                part["current_leader"] = {"leader_id": state.leader, "leader_epoch": max(state.leader_epoch, 0)}
+                continue
             try:
                 plog = self.broker.data.log(name, partition)
                 sp = self._share_partition(session.group_id, name, partition)
