@@ -57,6 +57,7 @@ def main() -> None:
     compile_pk()
     dist = kafka_oracle.find_dist("4")
     root = tempfile.mkdtemp(prefix="pk-bench-share-")
+    os.makedirs(os.path.join(root, "pk"))
     pk = BrokerProcess(os.path.join(root, "pk", "data")).start()
     kafka = kafka_oracle.KafkaBroker(dist, os.path.join(root, "kafka"))
     kafka.start()
