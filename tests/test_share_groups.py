@@ -318,3 +318,40 @@ def test_share_groups_delete_same_on_both_brokers(kafka_tools, pk_server, kafka)
         views.append(view)
     assert views[0] == views[1]
     assert views[0][0][1][-1].startswith("Deletion of requested share groups ('GROUP') was successful.")
+
+
+def test_verifiable_share_consumer_same_events_on_both_brokers(kafka_tools, pk_server, kafka):
+    """Kafka 4.4's kafka-verifiable-share-consumer (its own JVM): the same JSON events, in the
+    same order, from both brokers (timestamps aside; offsets acknowledged compared as sets)."""
+    import json
+
+    views = []
+    for bootstrap in (pk_server.bootstrap, kafka.bootstrap):
+        topic = _topic(kafka_tools, bootstrap, LINES)
+        r = kafka_tools.run_process("kafka-verifiable-share-consumer", "--bootstrap-server", bootstrap,
+                                    "--topic", topic, "--group-id", _name("sg-v"), "--max-messages", "10",
+                                    "--offset-reset-strategy", "earliest", timeout=180)
+        assert r.returncode == 0, r.stderr
+        # How many polls the records take is the client's timing: events of one name in a row
+        # are merged (counts added, offsets joined).
+        events: list[dict] = []
+        for line in r.stdout.decode().splitlines():
+            event = json.loads(line)
+            event.pop("timestamp", None)
+            for part in event.get("partitions", []):
+                part["topic"] = "TOPIC" if part.get("topic") == topic else part.get("topic")
+            if events and events[-1]["name"] == event["name"] and "count" in event:
+                last = events[-1]
+                last["count"] += event["count"]
+                for mine, more in zip(last["partitions"], event["partitions"]):
+                    mine["count"] += more["count"]
+                    mine["offsets"] += more["offsets"]
+            else:
+                events.append(event)
+        for event in events:
+            for part in event.get("partitions", []):
+                part["offsets"] = sorted(part.get("offsets", []))
+        views.append(events)
+    assert views[0] == views[1]
+    assert [e["name"] for e in views[0]][:2] == ["startup_complete", "offset_reset_strategy_set"]
+    assert sum(e["count"] for e in views[0] if e["name"] == "records_consumed") == 10
