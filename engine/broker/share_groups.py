@@ -385,6 +385,15 @@ class ShareGroupHandlers:
             self._release(group_id, member_id)
         else:
             max_records = body["max_records"] if version >= 1 and body["max_records"] > 0 else 500
+            # the session's partitions named in earlier requests are read too: check them all
+            for topic_id, _ in session.partitions:
+                if topic_id not in names:
+                    names[topic_id] = self._topic_name(topic_id)
+            if guard.enabled:
+                readable = guard.allowed_names(request, acls.READ, acls.TOPIC, {n for n in names.values() if n})
+            # each request starts at the next partition, so that none starves behind max_records
+            order = list(session.partitions)
+            session.partitions = dict.fromkeys(order[1:] + order[:1])
             await self._acquire(request, session, answer, names, readable, max_records,
                                 max(body["max_wait_ms"], 0), min(body["max_bytes"], self.broker.data.fetch_max_bytes))
         if epoch == INITIAL_EPOCH:
