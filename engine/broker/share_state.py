@@ -40,7 +40,7 @@ class ShareStateStore:
         except UnknownTopicOrPartitionError:
             return None
 
-    def _ensure_topic(self) -> int:
+    def ensure_topic(self) -> int:
         count = self._partitions()
         if count is None:
             try:
@@ -99,7 +99,7 @@ class ShareStateStore:
 
     # ------------------------------------------------------------------ writing
     def write(self, group_id: str, topic_id: uuid.UUID, partition: int, sp: SharePartition) -> None:
-        count = self._ensure_topic()
+        count = self.ensure_topic()
         key = (group_id, topic_id, partition)
         now = int(time.time() * 1000)
         created = self._created_ms.setdefault(key, now)
