@@ -6,8 +6,9 @@ from .errors import InvalidTopicError
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC = "__share_group_state"
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC})
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 MAX_NAME_LENGTH = 249
 _LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 

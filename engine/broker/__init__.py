@@ -13,6 +13,8 @@ with acks=0), registered by a handler module:
 - log_upkeep.py: retention and compaction on Kafka's schedule (run by tick)
 - groups.py: the group coordinator (FindCoordinator, JoinGroup, SyncGroup, ..., OffsetFetch), over
   group_state.py (the groups, their state machine, timers and records)
+- share_groups.py: share groups (KIP-932): ShareGroupHeartbeat/Describe, ShareFetch,
+  ShareAcknowledge, over engine/share_partition.py's record lifecycle
 - transactions.py: the transaction coordinator (InitProducerId, AddPartitionsToTxn, EndTxn, ...)
 - authorizer.py: the ACL APIs (CreateAcls, DescribeAcls, DeleteAcls) and `guard`, the checks
   every handler makes before acting
@@ -68,7 +70,8 @@ class Broker:
         # partition of an internal topic (the coordinators load or unload what it holds).
         self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
         from . import (admin, authorizer, client_metrics, data, delegation_tokens, groups,  # each registers its handlers
-                       dynamic_config, features, group_configs, log_dirs, log_upkeep, reassignment, sasl, scram, transactions)
+                       dynamic_config, features, group_configs, log_dirs, log_upkeep, reassignment, sasl, scram,
+                       share_groups, transactions)
 
         # Every handler asks this before acting (authorizer.py); it allows all without an authorizer.
         self.guard = authorizer.Guard(authorizer.authorizer_from_config(config, engine.data_dir))
@@ -78,6 +81,7 @@ class Broker:
         self.dynamic_config = dynamic_config.DynamicBrokerConfigs(self, broker_configs)  # applied to the engine at once
         self.group_configs = group_configs.GroupConfigs(self)  # before the coordinator, which reads them
         self.groups = groups.GroupHandlers(self)
+        self.share_groups = share_groups.ShareGroupHandlers(self)
         self.log_dirs = log_dirs.LogDirHandlers(self)
         self.log_upkeep = log_upkeep.LogUpkeep(self)
         self.transactions = transactions.TransactionHandlers(self)  # recovers __transaction_state
@@ -140,8 +144,8 @@ class Broker:
 
     async def tick(self) -> None:
         """Periodic upkeep (retention, group session expiry); called by the server."""
-        for part in (self.data, self.admin, self.groups, self.log_upkeep, self.transactions, self.acls,
-                     self.tokens):
+        for part in (self.data, self.admin, self.groups, self.share_groups, self.log_upkeep, self.transactions,
+                     self.acls, self.tokens):
             upkeep = getattr(part, "tick", None)
             if upkeep is not None:
                 await upkeep()

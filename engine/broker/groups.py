@@ -285,8 +285,10 @@ class GroupHandlers:
 
     async def _coordinator_for(self, request, key_type: int, key: str, version: int) -> tuple[int, str | None, dict]:
         """(error, message, node) for one key: the broker leading the key's partition of the
-        coordinator's internal topic (this broker alone without ZooKeeper). Share groups are
-        off, so a share key is an invalid request, as on a Kafka broker without them. The
+        coordinator's internal topic (this broker alone without ZooKeeper). Share group members
+        find their group coordinator with the GROUP key type; the SHARE key type (the share
+        coordinator of a share-partition's state, used between brokers) is not served yet
+        (docs/share-groups.md), so it is an invalid request. The
         caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
             resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
@@ -507,6 +509,9 @@ class GroupHandlers:
         listed = {gid: (ptype, state, CLASSIC_GROUP_TYPE)
                   for gid, (ptype, state) in self.coordinator.listed_groups().items()}
         listed.update(self.consumer.listed_groups())
+        share = getattr(self.broker, "share_groups", None)  # (made after this coordinator)
+        if share is not None:
+            listed.update(share.listed_groups())
         return listed
 
     async def describe_groups(self, request) -> dict:
@@ -565,6 +570,9 @@ class GroupHandlers:
                 continue
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
+                continue
+            if self.broker.share_groups.has(group_id):
+                results.append({"group_id": group_id, "error_code": self.broker.share_groups.delete(group_id)})
                 continue
             group = self.coordinator.group(group_id)
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):

@@ -219,6 +219,8 @@ class MetadataHandlers:
             return await self.broker.zookeeper.ensure_internal_topic(name)
         if name == topic_names.GROUP_METADATA_TOPIC:
             self.engine.ensure_offsets_topic()
+        elif name == topic_names.SHARE_GROUP_STATE_TOPIC:
+            self.broker.share_groups.store.ensure_topic()
         else:
             self.broker.transactions.ensure_state_topic()
         return True
