@@ -47,7 +47,7 @@ from pk.engine.partitioner import KeyPartitioner, StickyPartitioner
 from pk.engine.producer import BROKER_TOO_LARGE, EngineProducer, ProducerTimeoutError, _FieldPartitions
 from pk.engine.records import crc32c
 
-from .wire import Security, _Connection
+from .wire import Security, _Connection, usable_security
 
 PRODUCE_VERSION = 12  # the last with topic names (13 names topics by id)
 METADATA_VERSION = 12
@@ -92,15 +92,13 @@ def usable(settings, extra: dict[str, str]) -> Security | None | bool:
     for something only librdkafka serves here: -X passthrough, transactional.id, a property
     this path does not implement (interceptor.classes, partitioner.class, ...), another
     serializer, or security wire.py cannot speak (GSSAPI, OAUTHBEARER, JKS stores)."""
-    from .wire_fetch import usable as connection_usable
-
     props = settings.properties
     if extra or any(name not in _SERVED for name in props):
         return False
     if any(props.get(name, _BYTE_ARRAY_SERIALIZER).strip() != _BYTE_ARRAY_SERIALIZER
            for name in ("key.serializer", "value.serializer")):
         return False
-    return connection_usable(props, {})
+    return usable_security(props, {})
 
 
 class _Batch:
