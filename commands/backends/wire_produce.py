@@ -423,7 +423,7 @@ class _Sender:
         corr, batches, _sent = node.in_flight[0]
         try:
             size = struct.unpack(">i", node.conn._read(4))[0]
-            got, answer = kp.parse_response(node.conn._read(size), kp.ApiKey.PRODUCE, node.version)
+            got, codes = produce_answer_codes(node.conn._read(size), node.version)
         except (OSError, ConnectionError, kp.ProtocolError):
             self._lost(node)
             return
@@ -431,10 +431,6 @@ class _Sender:
             self._lost(node)
             return
         node.in_flight.popleft()
-        codes = {}
-        for topic in answer["responses"]:
-            for part in topic["partition_responses"]:
-                codes[part["index"]] = part["error_code"]
         for b in batches:
             self.parts[b.partition].in_flight -= 1
             self._settle(b, codes.get(b.partition, 13))
@@ -688,6 +684,72 @@ def produce_request_pieces(version: int, corr: int, client_id: str, acks: int, t
     head = 2 + 2 + 4 + 2 + len(client) + 1 + 1
     pieces[0] = _REQUEST_HEAD.pack(head + body, 0, version, corr, len(client)) + client + b"\x00\x00"
     return pieces
+
+
+def produce_answer_codes(frame: bytes, version: int) -> tuple[int, dict[int, int]]:
+    """(correlation id, {partition: error code}) of a Produce answer: all the sender reads of
+    it. Versions 9 to 12 are read here directly (a few microseconds, against the generic
+    codec's tens building every field's dict: 2,000 answers per million console lines);
+    any other version, or a frame this reader does not follow, through the codec."""
+    if FLEXIBLE_PRODUCE[0] <= version <= FLEXIBLE_PRODUCE[1]:
+        try:
+            return _read_flexible_produce_answer(frame)
+        except (IndexError, struct.error):
+            pass  # the codec reports what is wrong with it
+    corr, answer = kp.parse_response(frame, kp.ApiKey.PRODUCE, version)
+    return corr, {part["index"]: part["error_code"]
+                  for topic in answer["responses"] for part in topic["partition_responses"]}
+
+
+_INDEX_CODE = struct.Struct(">ih")
+# after index and error code: base offset, log append time, log start offset (v5+)
+_PARTITION_FIXED_REST = 8 + 8 + 8
+
+
+def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
+    corr = _INDEX.unpack_from(frame, 0)[0]
+    pos = _skip_tags(frame, 4)  # response header v1
+    topics, pos = _uvarint(frame, pos)
+    codes: dict[int, int] = {}
+    for _ in range(topics - 1):
+        length, pos = _uvarint(frame, pos)
+        pos += length - 1  # the topic's name: only one topic is ever asked for
+        partitions, pos = _uvarint(frame, pos)
+        for _ in range(partitions - 1):
+            index, code = _INDEX_CODE.unpack_from(frame, pos)
+            codes[index] = code
+            pos += 6 + _PARTITION_FIXED_REST
+            errors, pos = _uvarint(frame, pos)  # record_errors: batch index, message, tags
+            for _ in range(errors - 1):
+                pos += 4
+                length, pos = _uvarint(frame, pos)
+                pos = _skip_tags(frame, pos + max(length - 1, 0))
+            length, pos = _uvarint(frame, pos)  # error_message (nullable: 0)
+            pos = _skip_tags(frame, pos + max(length - 1, 0))
+        pos = _skip_tags(frame, pos)
+    if pos + 4 > len(frame):  # throttle_time_ms and the body's tags follow
+        raise IndexError("short Produce answer")
+    return corr, codes
+
+
+def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _skip_tags(buf: bytes, pos: int) -> int:
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        _tag, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        pos += size
+    return pos
 
 
 def _send_pieces(sock, pieces: list) -> None:
