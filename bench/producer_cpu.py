@@ -85,6 +85,7 @@ def main() -> None:
                 "kcat -P -l (unkeyed)": (lambda t: ["kcat", "-P", "-b", bootstrap, "-t", t, "-l", plain], None),
                 "pk-console-producer (unkeyed)": (lambda t: [*pk, "--topic", t], plain),
             }
+            if args.before:
                 commands["before: pk-console-producer (keyed)"] = (
                     lambda t: [*old(), "--bootstrap-server", bootstrap, "--topic", t, *parse_key], keyed)
                 commands["before: pk-console-producer (unkeyed)"] = (
