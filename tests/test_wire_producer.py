@@ -394,3 +394,38 @@ def test_produce_answer_codes_match_the_codec(version):
             assert produce_answer_codes(frame, version) == (corr, expected) == (4242, expected)
             with pytest.raises(kp.ProtocolError):
                 produce_answer_codes(frame[:len(frame) // 2], version)
+
+
+def test_a_request_larger_than_the_socket_buffer_arrives_whole():
+    """_send_pieces sends what sendmsg did not take in one call (a full socket buffer: the
+    broker reads slower than the producer writes) until the whole request is out, in order."""
+    import socket
+    import threading
+
+    from pk.commands.backends.wire_produce import _send_pieces, produce_request_pieces
+
+    rng = random.Random(5)
+    batches = [(p, rng.randbytes(rng.randrange(1, 300_000))) for p in range(7)]
+    pieces = produce_request_pieces(12, 9, "c", -1, 1500, "t", batches)
+    expected = b"".join(pieces)
+    writer, reader = socket.socketpair()
+    writer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    writer.settimeout(30)  # as the producer's connections: sendmsg may then take part of a request
+    received = bytearray()
+
+    def read_slowly():
+        while len(received) < len(expected):
+            chunk = reader.recv(rng.randrange(1, 20_000))
+            if not chunk:
+                return
+            received.extend(chunk)
+
+    thread = threading.Thread(target=read_slowly)
+    thread.start()
+    try:
+        _send_pieces(writer, pieces)
+    finally:
+        thread.join(60)
+        writer.close()
+        reader.close()
+    assert bytes(received) == expected

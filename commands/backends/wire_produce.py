@@ -33,6 +33,7 @@ on confluent-kafka (kafka_clients.RemoteProducer).
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import ssl
@@ -677,7 +678,6 @@ class _SenderThread:
 
 
 FLEXIBLE_PRODUCE = (9, 12)  # the Produce request versions laid out as produce_request_pieces writes them
-_REQUEST_HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
 _ACKS_TIMEOUT = struct.Struct(">hi")
 _INDEX = struct.Struct(">i")
 
@@ -687,23 +687,67 @@ def produce_request_pieces(version: int, corr: int, client_id: str, acks: int, t
     """A Produce request (v9 to v12, one topic) as the pieces of its frame, the batches' bytes
     among them uncopied: the same bytes as protocol.encode_request writes
     (tests/test_wire_producer.py compares them), without joining megabytes per request."""
-    from pk.engine.records.varint import encode_unsigned as uvarint
-
-    client = client_id.encode()
-    name = topic.encode()
-    pieces: list = [b"", _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
-                    + uvarint(len(batches) + 1)]
+    head_fixed, body_fixed = _request_constants(client_id, acks, timeout_ms, topic)
+    pieces: list = [b"", body_fixed + _uvarint_bytes(len(batches) + 1)]
     for partition, data in batches:
-        pieces.append(_INDEX.pack(partition) + uvarint(len(data) + 1))
+        pieces.append(_INDEX.pack(partition) + _uvarint_bytes(len(data) + 1))
         pieces.append(data)
         pieces.append(b"\x00")  # the partition's tagged fields
     pieces.append(b"\x00\x00")  # the topic's and the request's tagged fields
     body = sum(map(len, pieces))
-    # header v2: api key, version, correlation id, client id (int16 length), no tagged fields;
-    # then the body's null transactional id
-    head = 2 + 2 + 4 + 2 + len(client) + 1 + 1
-    pieces[0] = _REQUEST_HEAD.pack(head + body, 0, version, corr, len(client)) + client + b"\x00\x00"
+    pieces[0] = _REQUEST_HEAD.pack(len(head_fixed) + 8 + body, 0, version, corr) + head_fixed
     return pieces
+
+
+_REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, version, correlation id
+
+
+@functools.lru_cache(maxsize=8)
+def _request_constants(client_id: str, acks: int, timeout_ms: int, topic: str) -> tuple[bytes, bytes]:
+    """What every Produce request of a producer repeats, encoded once: the header after the
+    correlation id (header v2: client id with an int16 length, no tagged fields; then the
+    body's null transactional id) and the body up to the partition count."""
+    from pk.engine.records.varint import encode_unsigned as uvarint
+
+    client = client_id.encode()
+    name = topic.encode()
+    head = struct.pack(">h", len(client)) + client + b"\x00\x00"
+    return head, _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
+
+
+def _uvarint_bytes(n: int) -> bytes:
+    """An unsigned varint (a batch's length + 1, a count + 1: one to three bytes here)."""
+    if n < 0x80:
+        return bytes((n,))
+    if n < 0x4000:
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _send_pieces(sock, pieces: list) -> None:
+    """sendall of the pieces joined, with sendmsg where the socket has it (TLS sockets do not)."""
+    if isinstance(sock, ssl.SSLSocket) or len(pieces) == 1:
+        sock.sendall(pieces[0] if len(pieces) == 1 else b"".join(pieces))
+        return
+    sent = sock.sendmsg(pieces)
+    total = sum(map(len, pieces))
+    if sent == total:  # the usual case: the socket's buffer took the whole request
+        return
+    views = [memoryview(p) for p in pieces]
+    while views:
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
+            sent = 0
+        if views:
+            sent = sock.sendmsg(views)
 
 
 def produce_answer_codes(frame: bytes, version: int) -> tuple[int, dict[int, int]]:
@@ -739,6 +783,10 @@ def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
             index, code = _INDEX_CODE.unpack_from(frame, pos)
             codes[index] = code
             pos += 6 + _PARTITION_FIXED_REST
+            # the usual tail: no record errors, a null error message, no tagged fields
+            if frame[pos] == 1 and frame[pos + 1] == 0 and frame[pos + 2] == 0:
+                pos += 3
+                continue
             errors, pos = _uvarint(frame, pos)  # record_errors: batch index, message, tags
             for _ in range(errors - 1):
                 pos += 4
@@ -770,21 +818,6 @@ def _skip_tags(buf: bytes, pos: int) -> int:
         size, pos = _uvarint(buf, pos)
         pos += size
     return pos
-
-
-def _send_pieces(sock, pieces: list) -> None:
-    """sendall of the pieces joined, with sendmsg where the socket has it (TLS sockets do not)."""
-    if isinstance(sock, ssl.SSLSocket) or len(pieces) == 1:
-        sock.sendall(pieces[0] if len(pieces) == 1 else b"".join(pieces))
-        return
-    views = [memoryview(p) for p in pieces]
-    while views:
-        sent = sock.sendmsg(views)
-        while views and sent >= len(views[0]):
-            sent -= len(views[0])
-            views.pop(0)
-        if views and sent:
-            views[0] = views[0][sent:]
 
 
 def _with_sequence(data: bytes, producer_id: int, epoch: int, seq: int) -> bytearray:
