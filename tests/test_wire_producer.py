@@ -361,3 +361,71 @@ def test_produce_request_pieces_are_the_codecs_bytes(version):
             expected = kp.encode_request(kp.ApiKey.PRODUCE, version, 77, body, client_id=client_id)
             pieces = produce_request_pieces(version, 77, client_id, acks, 1500, "tøpic-1", batches)
             assert b"".join(pieces) == expected
+
+
+@pytest.mark.parametrize("version", [9, 10, 11, 12])
+def test_produce_answer_codes_match_the_codec(version):
+    """The sender reads a Produce answer's error codes with a reader of its own: for answers
+    with and without record errors, messages and tagged fields (current_leader,
+    node_endpoints) it finds what pk's codec decodes, and a cut frame is the codec's error."""
+    from pk.engine import protocol as kp
+    from pk.commands.backends.wire_produce import produce_answer_codes
+
+    rng = random.Random(version)
+    for partitions in (1, 3, 200):
+        for detailed in (False, True):
+            parts = []
+            for index in rng.sample(range(1000), partitions):
+                part = {"index": index, "error_code": rng.choice([0, 3, 10, 45, 46, 6]),
+                        "base_offset": rng.randrange(1 << 50), "log_append_time_ms": -1, "log_start_offset": 0,
+                        "record_errors": [], "error_message": None}
+                if detailed:
+                    part["record_errors"] = [{"batch_index": 3, "batch_index_error_message": "bad é" * 40},
+                                             {"batch_index": 4, "batch_index_error_message": None}]
+                    part["error_message"] = "refused"
+                    part["current_leader"] = {"leader_id": 2, "leader_epoch": 7}
+                parts.append(part)
+            body = {"responses": [{"name": "tøpic-1", "partition_responses": parts}], "throttle_time_ms": 5}
+            if detailed:
+                body["node_endpoints"] = [{"node_id": 2, "host": "broker-2", "port": 9092, "rack": None}]
+            frame = bytes(kp.encode_response(kp.ApiKey.PRODUCE, version, 4242, body))[4:]
+            corr, answer = kp.parse_response(frame, kp.ApiKey.PRODUCE, version)
+            expected = {p["index"]: p["error_code"] for t in answer["responses"] for p in t["partition_responses"]}
+            assert produce_answer_codes(frame, version) == (corr, expected) == (4242, expected)
+            with pytest.raises(kp.ProtocolError):
+                produce_answer_codes(frame[:len(frame) // 2], version)
+
+
+def test_a_request_larger_than_the_socket_buffer_arrives_whole():
+    """_send_pieces sends what sendmsg did not take in one call (a full socket buffer: the
+    broker reads slower than the producer writes) until the whole request is out, in order."""
+    import socket
+    import threading
+
+    from pk.commands.backends.wire_produce import _send_pieces, produce_request_pieces
+
+    rng = random.Random(5)
+    batches = [(p, rng.randbytes(rng.randrange(1, 300_000))) for p in range(7)]
+    pieces = produce_request_pieces(12, 9, "c", -1, 1500, "t", batches)
+    expected = b"".join(pieces)
+    writer, reader = socket.socketpair()
+    writer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    writer.settimeout(30)  # as the producer's connections: sendmsg may then take part of a request
+    received = bytearray()
+
+    def read_slowly():
+        while len(received) < len(expected):
+            chunk = reader.recv(rng.randrange(1, 20_000))
+            if not chunk:
+                return
+            received.extend(chunk)
+
+    thread = threading.Thread(target=read_slowly)
+    thread.start()
+    try:
+        _send_pieces(writer, pieces)
+    finally:
+        thread.join(60)
+        writer.close()
+        reader.close()
+    assert bytes(received) == expected

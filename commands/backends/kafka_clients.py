@@ -32,9 +32,8 @@ import time
 from collections import deque
 from functools import partial
 from itertools import repeat
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from pk.engine.consumer import ConsumerRecord, NoOffsetForPartitionError
 from pk.engine.errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -45,6 +44,9 @@ from pk.engine.errors import (
     UnknownTopicOrPartitionError,
 )
 from pk.engine.producer import ProducerTimeoutError
+
+if TYPE_CHECKING:  # pk.engine.consumer only when a consumer runs: the producer starts without it
+    from pk.engine.consumer import ConsumerRecord
 
 # librdkafka's error codes used here (confluent_kafka.KafkaError constants, kept as numbers so
 # that importing this module does not load the C library).
@@ -547,11 +549,11 @@ _TIMESTAMP_TYPES = {0: -1, 1: 0, 2: 1}
 PATTERN_REFRESH_SECONDS = 1.0  # how often a pattern subscription looks for new matching topics
 
 
-def _record(msg) -> ConsumerRecord:
+def _record(msg, record: type[ConsumerRecord]) -> ConsumerRecord:
     ts_type, ts = msg.timestamp()
     headers = msg.headers()
-    return ConsumerRecord(msg.topic(), msg.partition(), _TIMESTAMP_TYPES.get(ts_type, -1), msg.offset(), ts,
-                          msg.key(), msg.value(), tuple(headers) if headers else (), msg.leader_epoch())
+    return record(msg.topic(), msg.partition(), _TIMESTAMP_TYPES.get(ts_type, -1), msg.offset(), ts,
+                  msg.key(), msg.value(), tuple(headers) if headers else (), msg.leader_epoch())
 
 
 class RemoteConsumer:
@@ -816,6 +818,8 @@ class RemoteConsumer:
         messages = [first]
         if self.max_poll_records > 1:
             messages += consumer.consume(self.max_poll_records - 1, 0)
+        from pk.engine.consumer import ConsumerRecord
+
         out = []
         last: dict[tuple[str, int], int] = {}
         for msg in messages:
@@ -823,7 +827,7 @@ class RemoteConsumer:
             if err is not None:
                 self._message_error(err, msg)
                 continue
-            out.append(_record(msg))
+            out.append(_record(msg, ConsumerRecord))
             last[(msg.topic(), msg.partition())] = msg.offset()
         if last:
             for tp, offset in last.items():
@@ -848,6 +852,8 @@ class RemoteConsumer:
         if code in (_UNKNOWN_TOPIC_OR_PART, _UNKNOWN_TOPIC) and not self._assigned:
             return  # a subscribed topic missing (not created yet, or deleted): Kafka's consumer waits
         if code == _AUTO_OFFSET_RESET_ERROR:
+            from pk.engine.consumer import NoOffsetForPartitionError
+
             raise NoOffsetForPartitionError(
                 f"Undefined offset with no reset policy for partitions: [{msg.topic()}-{msg.partition()}]")
         if code in (_TRANSPORT, _ALL_BROKERS_DOWN):

@@ -21,7 +21,6 @@ import os
 import socket
 import ssl
 import struct
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -31,7 +30,8 @@ from ..client_config import PLAIN_MODULE, SCRAM_MODULE, bootstrap_hosts, parse_j
 from ..errors import ClientConfigError
 from pk.engine.version import PK_VERSION
 
-from .kafka_admin import ERRORS_PACKAGE, AdminError, known_error, timeout_error
+# kafka_admin (and concurrent.futures with it) only when an error is reported: the console
+# producer and consumer start without it.
 
 CLIENT_ID = "pk-admin"
 METADATA_VERSION = 12
@@ -81,6 +81,8 @@ class _Connection:
         """SaslHandshake, then SaslAuthenticate rounds: PLAIN's one token or SCRAM's two."""
         answer = self.call(kp.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": security.mechanism})
         if answer["error_code"]:
+            from .kafka_admin import ERRORS_PACKAGE, AdminError
+
             raise AdminError("UNSUPPORTED_SASL_MECHANISM", ERRORS_PACKAGE + "UnsupportedSaslMechanismException",
                              f"Client SASL mechanism '{security.mechanism}' not enabled in the server, enabled "
                              f"mechanisms are {answer['mechanisms']}", 33)
@@ -105,6 +107,8 @@ class _Connection:
     def _sasl_round(self, token: bytes, security: "Security") -> bytes:
         answer = self.call(kp.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
         if answer["error_code"]:
+            from .kafka_admin import ERRORS_PACKAGE, AdminError
+
             raise AdminError("SASL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SaslAuthenticationException",
                              answer["error_message"] or _authentication_failed(security.mechanism).message, 58)
         return answer["auth_bytes"]
@@ -139,6 +143,8 @@ class _Connection:
 
 
 def _authentication_failed(mechanism: str) -> AdminError:
+    from .kafka_admin import ERRORS_PACKAGE, AdminError
+
     return AdminError("SASL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SaslAuthenticationException",
                       f"Authentication failed during authentication due to invalid credentials with SASL "
                       f"mechanism {mechanism}", 58)
@@ -188,6 +194,18 @@ def connection_security(config: dict[str, str]) -> Security | None:
     return security
 
 
+def usable_security(java: dict[str, str], extra: dict[str, str]) -> Security | None | bool:
+    """The Security of a Java client configuration for pk's wire clients, or False when it asks
+    for what only librdkafka serves (-X passthrough `extra`, a SASL mechanism or store type
+    this module does not speak)."""
+    if extra:
+        return False
+    try:
+        return connection_security(java)
+    except (ClientConfigError, OSError):
+        return False
+
+
 def _pem_file(config: dict[str, str], key: str) -> str | None:
     location = config.get(key, "").strip()
     if not location:
@@ -220,6 +238,8 @@ def _tls_context(config: dict[str, str]) -> ssl.SSLContext:
             context.load_cert_chain(keystore, password=password)
         elif "ssl.keystore.certificate.chain" in config and "ssl.keystore.key" in config:
             # Python loads a client certificate from files only: a private file, removed at once
+            import tempfile
+
             fd, path = tempfile.mkstemp(suffix=".pem")
             try:
                 with os.fdopen(fd, "w") as f:
@@ -247,6 +267,8 @@ class WireClient:
                                                           security)
                     break
                 except ssl.SSLError as exc:  # the broker's certificate is not trusted, or ours not accepted
+                    from .kafka_admin import ERRORS_PACKAGE, AdminError
+
                     raise AdminError("SSL_AUTHENTICATION_FAILED", ERRORS_PACKAGE + "SslAuthenticationException",
                                      "SSL handshake failed", -1) from exc
                 except OSError:
@@ -254,6 +276,8 @@ class WireClient:
             if None in self._connections:
                 break
             if time.monotonic() >= deadline:
+                from .kafka_admin import timeout_error
+
                 raise timeout_error(call_name)
             time.sleep(0.2)
         self._brokers: list[Broker] | None = None
@@ -273,6 +297,8 @@ class WireClient:
         conn = self._connection(node)
         lo, hi = conn.versions.get(int(api_key), (None, None))
         if lo is None or lo > version:
+            from .kafka_admin import known_error
+
             raise known_error(35, f"The node does not support {kp.ApiKey(int(api_key)).name}")
         return conn.call(int(api_key), min(version, hi), body)
 

@@ -401,13 +401,7 @@ def usable(java: dict[str, str], extra: dict[str, str]) -> Security | None | boo
     """The connection security for the wire path, or False when the configuration asks for
     something only librdkafka serves (-X passthrough, a SASL mechanism or store type pk's wire
     client does not speak): then the consumer stays on confluent-kafka."""
-    from ..errors import ClientConfigError
-    from .wire import connection_security
+    from .wire import usable_security
 
-    if extra:
-        return False
-    try:
-        return connection_security(java)
-    except (ClientConfigError, OSError):
-        return False
+    return usable_security(java, extra)
 

@@ -33,6 +33,7 @@ on confluent-kafka (kafka_clients.RemoteProducer).
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import ssl
@@ -47,7 +48,7 @@ from pk.engine.partitioner import KeyPartitioner, StickyPartitioner
 from pk.engine.producer import BROKER_TOO_LARGE, EngineProducer, ProducerTimeoutError, _FieldPartitions
 from pk.engine.records import crc32c
 
-from .wire import Security, _Connection
+from .wire import Security, _Connection, usable_security
 
 PRODUCE_VERSION = 12  # the last with topic names (13 names topics by id)
 METADATA_VERSION = 12
@@ -92,15 +93,13 @@ def usable(settings, extra: dict[str, str]) -> Security | None | bool:
     for something only librdkafka serves here: -X passthrough, transactional.id, a property
     this path does not implement (interceptor.classes, partitioner.class, ...), another
     serializer, or security wire.py cannot speak (GSSAPI, OAUTHBEARER, JKS stores)."""
-    from .wire_fetch import usable as connection_usable
-
     props = settings.properties
     if extra or any(name not in _SERVED for name in props):
         return False
     if any(props.get(name, _BYTE_ARRAY_SERIALIZER).strip() != _BYTE_ARRAY_SERIALIZER
            for name in ("key.serializer", "value.serializer")):
         return False
-    return connection_usable(props, {})
+    return usable_security(props, {})
 
 
 class _Batch:
@@ -370,9 +369,6 @@ class _Sender:
         return taken
 
     def _send(self, node: _Node, batches: list[_Batch]) -> None:
-        body = {"transactional_id": None, "acks": self.s.acks, "timeout_ms": self.s.request_timeout_ms,
-                "topic_data": [{"name": self.topic, "partition_data": [
-                    {"index": b.partition, "records": b.data} for b in batches]}]}
         node.conn.corr += 1
         corr = node.conn.corr
         if FLEXIBLE_PRODUCE[0] <= node.version <= FLEXIBLE_PRODUCE[1]:
@@ -380,6 +376,9 @@ class _Sender:
                                             self.s.request_timeout_ms, self.topic,
                                             [(b.partition, b.data) for b in batches])
         else:  # an older broker: the codec writes its layout
+            body = {"transactional_id": None, "acks": self.s.acks, "timeout_ms": self.s.request_timeout_ms,
+                    "topic_data": [{"name": self.topic, "partition_data": [
+                        {"index": b.partition, "records": b.data} for b in batches]}]}
             pieces = [kp.encode_request(kp.ApiKey.PRODUCE, node.version, corr, body, client_id=self.s.client_id)]
         for b in batches:
             b.attempts += 1
@@ -425,7 +424,7 @@ class _Sender:
         corr, batches, _sent = node.in_flight[0]
         try:
             size = struct.unpack(">i", node.conn._read(4))[0]
-            got, answer = kp.parse_response(node.conn._read(size), kp.ApiKey.PRODUCE, node.version)
+            got, codes = produce_answer_codes(node.conn._read(size), node.version)
         except (OSError, ConnectionError, kp.ProtocolError):
             self._lost(node)
             return
@@ -433,10 +432,6 @@ class _Sender:
             self._lost(node)
             return
         node.in_flight.popleft()
-        codes = {}
-        for topic in answer["responses"]:
-            for part in topic["partition_responses"]:
-                codes[part["index"]] = part["error_code"]
         for b in batches:
             self.parts[b.partition].in_flight -= 1
             self._settle(b, codes.get(b.partition, 13))
@@ -577,6 +572,11 @@ class _SenderThread:
         self.changed = threading.Condition()
         self.fatal: BaseException | None = None
         self.stopping = False
+        # What the caller waits for, if it waits: the thread wakes it only once that holds
+        # (woken after every answer, it took the GIL and a context switch 2,000 times per
+        # million lines to find it still had to wait).
+        self.room_wanted: int | None = None  # wait_for_room: buffered bytes at most this
+        self.flushing = False
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -601,7 +601,8 @@ class _SenderThread:
                         sender.add(partition, data, count)
                     if self.stopping:
                         return
-                    self.changed.notify_all()
+                    if self._waited_for():
+                        self.changed.notify_all()
                 sender.pump(self.IDLE_WAIT)
         except BaseException as exc:  # the caller raises it at its next step
             with self.changed:
@@ -609,6 +610,12 @@ class _SenderThread:
         finally:
             with self.changed:
                 self.changed.notify_all()
+
+    def _waited_for(self) -> bool:
+        """Whether what the caller waits for holds (call with `changed` held)."""
+        if self.room_wanted is not None and self.inbox_bytes + self.sender.buffered <= self.room_wanted:
+            return True
+        return self.flushing and not self.inbox and self.sender.unsent == 0
 
     # ------------------------------------------------------------------ the caller's side
     def add(self, batches: list[tuple[int, bytes, int]]) -> None:
@@ -639,18 +646,26 @@ class _SenderThread:
         (KafkaProducer.send blocks the same way on a full buffer)."""
         deadline = time.monotonic() + max_block_ms / 1000.0
         with self.changed:
-            while self.inbox_bytes + self.sender.buffered > limit and self.fatal is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ProducerTimeoutError(f"Failed to allocate memory within the configured max blocking "
-                                               f"time {max_block_ms} ms.")
-                self.changed.wait(min(left, self.IDLE_WAIT))
+            self.room_wanted = limit
+            try:
+                while self.inbox_bytes + self.sender.buffered > limit and self.fatal is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise ProducerTimeoutError(f"Failed to allocate memory within the configured max "
+                                                   f"blocking time {max_block_ms} ms.")
+                    self.changed.wait(min(left, self.IDLE_WAIT))
+            finally:
+                self.room_wanted = None
 
     def flush(self) -> None:
         """Until every batch handed over is acknowledged or failed (or the thread died)."""
         with self.changed:
-            while (self.inbox or self.sender.unsent) and self.fatal is None and self.thread.is_alive():
-                self.changed.wait(self.IDLE_WAIT)
+            self.flushing = True
+            try:
+                while (self.inbox or self.sender.unsent) and self.fatal is None and self.thread.is_alive():
+                    self.changed.wait(self.IDLE_WAIT)
+            finally:
+                self.flushing = False
 
     def close(self) -> None:
         with self.changed:
@@ -663,7 +678,6 @@ class _SenderThread:
 
 
 FLEXIBLE_PRODUCE = (9, 12)  # the Produce request versions laid out as produce_request_pieces writes them
-_REQUEST_HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
 _ACKS_TIMEOUT = struct.Struct(">hi")
 _INDEX = struct.Struct(">i")
 
@@ -673,23 +687,46 @@ def produce_request_pieces(version: int, corr: int, client_id: str, acks: int, t
     """A Produce request (v9 to v12, one topic) as the pieces of its frame, the batches' bytes
     among them uncopied: the same bytes as protocol.encode_request writes
     (tests/test_wire_producer.py compares them), without joining megabytes per request."""
-    from pk.engine.records.varint import encode_unsigned as uvarint
-
-    client = client_id.encode()
-    name = topic.encode()
-    pieces: list = [b"", _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
-                    + uvarint(len(batches) + 1)]
+    head_fixed, body_fixed = _request_constants(client_id, acks, timeout_ms, topic)
+    pieces: list = [b"", body_fixed + _uvarint_bytes(len(batches) + 1)]
     for partition, data in batches:
-        pieces.append(_INDEX.pack(partition) + uvarint(len(data) + 1))
+        pieces.append(_INDEX.pack(partition) + _uvarint_bytes(len(data) + 1))
         pieces.append(data)
         pieces.append(b"\x00")  # the partition's tagged fields
     pieces.append(b"\x00\x00")  # the topic's and the request's tagged fields
     body = sum(map(len, pieces))
-    # header v2: api key, version, correlation id, client id (int16 length), no tagged fields;
-    # then the body's null transactional id
-    head = 2 + 2 + 4 + 2 + len(client) + 1 + 1
-    pieces[0] = _REQUEST_HEAD.pack(head + body, 0, version, corr, len(client)) + client + b"\x00\x00"
+    pieces[0] = _REQUEST_HEAD.pack(len(head_fixed) + 8 + body, 0, version, corr) + head_fixed
     return pieces
+
+
+_REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, version, correlation id
+
+
+@functools.lru_cache(maxsize=8)
+def _request_constants(client_id: str, acks: int, timeout_ms: int, topic: str) -> tuple[bytes, bytes]:
+    """What every Produce request of a producer repeats, encoded once: the header after the
+    correlation id (header v2: client id with an int16 length, no tagged fields; then the
+    body's null transactional id) and the body up to the partition count."""
+    from pk.engine.records.varint import encode_unsigned as uvarint
+
+    client = client_id.encode()
+    name = topic.encode()
+    head = struct.pack(">h", len(client)) + client + b"\x00\x00"
+    return head, _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
+
+
+def _uvarint_bytes(n: int) -> bytes:
+    """An unsigned varint (a batch's length + 1, a count + 1: one to three bytes here)."""
+    if n < 0x80:
+        return bytes((n,))
+    if n < 0x4000:
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def _send_pieces(sock, pieces: list) -> None:
@@ -697,14 +734,90 @@ def _send_pieces(sock, pieces: list) -> None:
     if isinstance(sock, ssl.SSLSocket) or len(pieces) == 1:
         sock.sendall(pieces[0] if len(pieces) == 1 else b"".join(pieces))
         return
+    sent = sock.sendmsg(pieces)
+    total = sum(map(len, pieces))
+    if sent == total:  # the usual case: the socket's buffer took the whole request
+        return
     views = [memoryview(p) for p in pieces]
     while views:
-        sent = sock.sendmsg(views)
         while views and sent >= len(views[0]):
             sent -= len(views[0])
             views.pop(0)
         if views and sent:
             views[0] = views[0][sent:]
+            sent = 0
+        if views:
+            sent = sock.sendmsg(views)
+
+
+def produce_answer_codes(frame: bytes, version: int) -> tuple[int, dict[int, int]]:
+    """(correlation id, {partition: error code}) of a Produce answer: all the sender reads of
+    it. Versions 9 to 12 are read here directly (a few microseconds, against the generic
+    codec's tens building every field's dict: 2,000 answers per million console lines);
+    any other version, or a frame this reader does not follow, through the codec."""
+    if FLEXIBLE_PRODUCE[0] <= version <= FLEXIBLE_PRODUCE[1]:
+        try:
+            return _read_flexible_produce_answer(frame)
+        except (IndexError, struct.error):
+            pass  # the codec reports what is wrong with it
+    corr, answer = kp.parse_response(frame, kp.ApiKey.PRODUCE, version)
+    return corr, {part["index"]: part["error_code"]
+                  for topic in answer["responses"] for part in topic["partition_responses"]}
+
+
+_INDEX_CODE = struct.Struct(">ih")
+# after index and error code: base offset, log append time, log start offset (v5+)
+_PARTITION_FIXED_REST = 8 + 8 + 8
+
+
+def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
+    corr = _INDEX.unpack_from(frame, 0)[0]
+    pos = _skip_tags(frame, 4)  # response header v1
+    topics, pos = _uvarint(frame, pos)
+    codes: dict[int, int] = {}
+    for _ in range(topics - 1):
+        length, pos = _uvarint(frame, pos)
+        pos += length - 1  # the topic's name: only one topic is ever asked for
+        partitions, pos = _uvarint(frame, pos)
+        for _ in range(partitions - 1):
+            index, code = _INDEX_CODE.unpack_from(frame, pos)
+            codes[index] = code
+            pos += 6 + _PARTITION_FIXED_REST
+            # the usual tail: no record errors, a null error message, no tagged fields
+            if frame[pos] == 1 and frame[pos + 1] == 0 and frame[pos + 2] == 0:
+                pos += 3
+                continue
+            errors, pos = _uvarint(frame, pos)  # record_errors: batch index, message, tags
+            for _ in range(errors - 1):
+                pos += 4
+                length, pos = _uvarint(frame, pos)
+                pos = _skip_tags(frame, pos + max(length - 1, 0))
+            length, pos = _uvarint(frame, pos)  # error_message (nullable: 0)
+            pos = _skip_tags(frame, pos + max(length - 1, 0))
+        pos = _skip_tags(frame, pos)
+    if pos + 4 > len(frame):  # throttle_time_ms and the body's tags follow
+        raise IndexError("short Produce answer")
+    return corr, codes
+
+
+def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _skip_tags(buf: bytes, pos: int) -> int:
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        _tag, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        pos += size
+    return pos
 
 
 def _with_sequence(data: bytes, producer_id: int, epoch: int, seq: int) -> bytearray:
