@@ -414,15 +414,18 @@ class ShareGroupHandlers:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_wait_ms / 1000.0
         while True:
-            got = self._acquire_once(session, answer, names, readable, max_records, max_bytes)
+            got, failed = self._acquire_once(session, answer, names, readable, max_records, max_bytes)
             remaining = deadline - loop.time()
-            if got or remaining <= 0 or not session.partitions:
+            # a partition's error is an answer too, as in Kafka's DelayedShareFetch, and a request
+            # that can take no bytes never gets more by waiting
+            if got or failed or remaining <= 0 or not session.partitions or max_bytes <= 0:
                 return
             await self.broker.wait_for_data(min(remaining, RECHECK_SECONDS * 4))
 
     def _acquire_once(self, session: ShareSession, answer, names: dict, readable, max_records: int,
-                      max_bytes: int) -> int:
-        total = 0
+                      max_bytes: int) -> tuple[int, int]:
+        """(records acquired, partitions answered with an error)."""
+        total = failed = 0
         now = now_ms()
         for topic_id, partition in list(session.partitions):
             if total >= max_records or max_bytes <= 0:
@@ -430,6 +433,7 @@ class ShareGroupHandlers:
             name = names.get(topic_id) or self._topic_name(topic_id)
             if name is None:
                 answer(topic_id, partition)["error_code"] = E.UNKNOWN_TOPIC_ID
+                failed += 1
                 continue
             if readable is not None and name not in readable:
                 continue
@@ -438,12 +442,14 @@ class ShareGroupHandlers:
                 part = answer(topic_id, partition)
                 part["error_code"] = E.NOT_LEADER_OR_FOLLOWER
                 part["current_leader"] = {"leader_id": state.leader, "leader_epoch": max(state.leader_epoch, 0)}
+                failed += 1
                 continue
             try:
                 plog = self.broker.data.log(name, partition)
                 sp = self._share_partition(session.group_id, name, partition)
             except KafkaError as exc:
                 answer(topic_id, partition)["error_code"] = exc.code
+                failed += 1
                 continue
             sp.expire_locks(now)
             sp.move_start(plog.log_start_offset)
@@ -455,7 +461,7 @@ class ShareGroupHandlers:
                                             for f, l, c in acquired]
                 total += sum(l - f + 1 for f, l, _ in acquired)
                 max_bytes -= len(data)
-        return total
+        return total, failed
 
     @staticmethod
     def _read_and_acquire(plog, sp: SharePartition, member_id: str, max_records: int, max_bytes: int, now: int):
