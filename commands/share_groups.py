@@ -21,7 +21,7 @@ from pk.engine import protocol as kp
 
 from .backends.kafka_admin import AdminError, known_error
 from .errors import UsageError
-from .java_hash import hash_order, topic_partition_hash
+from .java_hash import hash_order, string_hash, topic_partition_hash
 
 STATES = ("Empty", "Stable", "Dead")
 LIST_GROUPS_VERSION = 5
@@ -102,7 +102,8 @@ class ShareGroupService:
         return self.client.call(api, version, body, node=self.coordinator(group)[2])
 
     def listings(self, states: list[str] | None = None) -> list[tuple[str, str]]:
-        """(group id, state) of every share group, by group id."""
+        """(group id, state) of every share group, in the order of the HashMap by group id
+        that Kafka's tool collects them in (the brokers' answers inserted in turn)."""
         found: dict[str, str] = {}
         for broker in self.client.brokers():
             answer = self.client.call(kp.ApiKey.LIST_GROUPS, LIST_GROUPS_VERSION,
@@ -112,7 +113,7 @@ class ShareGroupService:
                 raise known_error(answer["error_code"])
             for g in answer["groups"]:
                 found.setdefault(g["group_id"], g.get("group_state") or "")
-        return sorted(found.items())
+        return [(g, found[g]) for g in hash_order(found, string_hash)]
 
     def describe(self, group: str) -> Description:
         answer = self._call(group, kp.ApiKey.SHARE_GROUP_DESCRIBE, DESCRIBE_VERSION,
