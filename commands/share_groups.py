@@ -32,6 +32,17 @@ LIST_OFFSETS_VERSION = 7
 METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
 _GROUP_ID_NOT_FOUND, _NON_EMPTY_GROUP = 69, 68
+_COORDINATOR_ERRORS = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def _first_error(answer: dict) -> int:
+    """The error code of an answer about one group (top level, or its group's entry)."""
+    if answer.get("error_code"):
+        return answer["error_code"]
+    for key in ("groups", "results"):
+        if answer.get(key):
+            return answer[key][0].get("error_code", 0)
+    return 0
 
 
 def parse_states(text: str) -> list[str]:
@@ -99,7 +110,16 @@ class ShareGroupService:
         return self._coordinators[group]
 
     def _call(self, group: str, api: int, version: int, body: dict) -> dict:
-        return self.client.call(api, version, body, node=self.coordinator(group)[2])
+        """A request to the group's coordinator; while the coordinator moves or loads (the
+        answer's first error code says so) it is looked up again and asked again, until the
+        timeout, as Kafka's admin client retries."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while True:
+            answer = self.client.call(api, version, body, node=self.coordinator(group)[2])
+            if _first_error(answer) not in _COORDINATOR_ERRORS or time.monotonic() > deadline:
+                return answer
+            self._coordinators.pop(group, None)
+            time.sleep(0.2)
 
     def listings(self, states: list[str] | None = None) -> list[tuple[str, str]]:
         """(group id, state) of every share group, in the order of the HashMap by group id

@@ -26,7 +26,7 @@ from pk.engine import protocol as kp
 from pk.engine import records
 from pk.engine.errors import KafkaError
 
-from .kafka_admin import known_error
+from .kafka_admin import AdminError, known_error
 from .wire import Security, WireClient, _Connection
 
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
@@ -116,9 +116,11 @@ class ShareConsumer:
         try:
             answer = self._coordinator_conn().call(kp.ApiKey.SHARE_GROUP_HEARTBEAT, HEARTBEAT_VERSION, body)
         except (OSError, ConnectionError):
-            self._drop_coordinator()
-            self._next_heartbeat = time.monotonic() + 0.2
-            return
+            answer = {"error_code": 15}
+        except AdminError as exc:  # FindCoordinator's: no coordinator yet (a broker's first group)
+            if exc.code not in _RETRIABLE:
+                raise ShareError(exc.message) from None
+            answer = {"error_code": exc.code}
         code = answer["error_code"]
         if leaving:
             return
@@ -312,20 +314,20 @@ class ShareConsumer:
                 topics.setdefault(tp[0], []).append({"partition_index": tp[1],
                                                      "acknowledgement_batches": _batches(acks)})
             try:
-                if session.epoch > 0:
+                if session.epoch > 0 and topics:  # else the session ends with the connection
                     session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
                                       {"group_id": self.group, "member_id": self.member_id,
                                        "share_session_epoch": -1,
                                        "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
                                                   for t, ps in topics.items()]})
-            except (OSError, ConnectionError, KafkaError):
+            except (OSError, ConnectionError, KafkaError, kp.ProtocolError):
                 pass  # the broker releases what this session acquired once it is gone
             session.conn.close()
         self._sessions.clear()
         if self.member_epoch > 0:
             try:
                 self.heartbeat(leaving=True)
-            except (OSError, ConnectionError, KafkaError):
+            except (OSError, ConnectionError, KafkaError, kp.ProtocolError):
                 pass  # the member expires after the session timeout instead
         self._drop_coordinator()
         self.client.close()
