@@ -22,9 +22,9 @@ HELP_LINE = "This tool helps to read data from Kafka topics using share groups a
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic to consume from.")
 @click.option("--group", metavar="GROUP", shell_complete=complete_groups,
               help="The share group id of the consumer.  [default: console-share-consumer]")
-@click.option("--max-messages", type=JAVA_INT, metavar="N",
+@click.option("--max-messages", metavar="N",
               help="The maximum number of messages to consume before exiting. If not set, consumption is continual.")
-@click.option("--timeout-ms", type=JAVA_INT, metavar="MS",
+@click.option("--timeout-ms", metavar="MS",
               help="If specified, exit if no message is available for consumption for the specified interval.")
 @click.option("--reject", is_flag=True, help="If specified, messages are rejected as they are consumed.")
 @click.option("--release", is_flag=True, help="If specified, messages are released as they are consumed.")
@@ -59,6 +59,11 @@ def cli(bootstrap_server, **opts):
     from pk.commands.errors import ClientConfigError, PropertiesError, UsageError
     from pk.engine.errors import KafkaError
 
+    # Kafka 4.4 converts these two outside its option parsing, inside the run's catch-all:
+    # a bad value is logged as the run's error (--max-messages once the consumer exists).
+    timeout_ms, timeout_bad = _java_int(opts.pop("timeout_ms"), "timeout-ms")
+    max_messages, max_bad = _java_int(opts.pop("max_messages"), "max-messages")
+    opts.update(timeout_ms=timeout_ms, max_messages=max_messages)
     lists = {name: list(opts.pop(name)) for name in ("properties", "formatter_properties", "consumer_properties",
                                                      "command_properties")}
     options = cmd.ShareConsumerOptions(**lists, **opts)
@@ -68,6 +73,9 @@ def cli(bootstrap_server, **opts):
     except (UsageError, PropertiesError, OSError, ValueError) as exc:
         fail(str(exc))
 
+    if timeout_bad is not None:
+        _run_failed(timeout_bad)
+        sys.exit(1)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     from pk.commands.backends.wire import connection_security
     from pk.commands.backends.wire_share import ShareConsumer
@@ -80,6 +88,11 @@ def cli(bootstrap_server, **opts):
     except KeyboardInterrupt:
         sys.exit(130)
 
+    if max_bad is not None:
+        consumer.close()
+        sys.stderr.write("Processed a total of 0 messages\n")
+        _run_failed(max_bad)
+        sys.exit(1)
     tally = cmd.Tally()
     code = 0
     error = None  # Kafka reports the count first, then the error that ended the run
@@ -104,6 +117,24 @@ def cli(bootstrap_server, **opts):
         if options.enable_systest_events:
             print("shutdown_complete")
     sys.exit(code)
+
+
+def _java_int(text: str | None, name: str) -> tuple[int | None, str | None]:
+    """(value, None), or (None, jopt-simple's conversion error) for a value Integer refuses."""
+    if text is None:
+        return None, None
+    try:
+        return JAVA_INT.convert(text, None, None), None
+    except click.BadParameter:
+        return None, f"Cannot parse argument '{text}' of option {name}"
+
+
+def _run_failed(message: str) -> None:
+    from pk.commands.consumer import log4j_line
+    from pk.commands.share_consumer import CONSOLE_SHARE_CONSUMER
+
+    sys.stderr.write(log4j_line("ERROR", "Unknown error when running consumer: ", CONSOLE_SHARE_CONSUMER) + "\n")
+    sys.stderr.write(f"joptsimple.OptionArgumentConversionException: {message}\n")
 
 
 def main() -> None:

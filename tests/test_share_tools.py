@@ -130,7 +130,7 @@ def test_run_class_runs_the_share_tools(kafka):
 
 def test_bad_input_is_one_line():
     for tool, args in (("pk-console-share-consumer", ["--topic", "t", "--bootstrap-server", "127.0.0.1:1",
-                                                      "--max-messages", "x"]),
+                                                      "--reject", "--release"]),
                        ("pk-share-groups", ["--bootstrap-server", "127.0.0.1:1", "--list", "--state", "Nope"]),
                        ("pk-share-groups", ["--bootstrap-server", "127.0.0.1:1", "--reset-offsets", "--group", "g",
                                             "--all-topics", "--to-offset", "x", "--dry-run"])):
