@@ -159,6 +159,12 @@ def _settled(kafka_tools, *args: str):
     return _compare(kafka_tools, *args)
 
 
+def _offsets_known(bootstrap: str, group: str) -> bool:
+    r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    rows = [line.split() for line in r.stdout.decode().splitlines() if line.startswith(group)]
+    return r.returncode == 0 and len(rows) == 3 and all(row[3] != "-" for row in rows)
+
+
 def _state(bootstrap: str, group: str) -> str:
     r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group, "--state")
     lines = r.stdout.decode().split("\n")
@@ -166,7 +172,7 @@ def _state(bootstrap: str, group: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def groups(kafka, kafka_tools, topic):
+def groups(kafka, kafka_tools, topic, tmp_path_factory):
     """osg-live (a pk share consumer that keeps running) and osg-done (consumed, then left)."""
     b = kafka.bootstrap
     for g in ("osg-live", "osg-done", "osg-gone"):
@@ -175,10 +181,16 @@ def groups(kafka, kafka_tools, topic):
         r = _pk("pk-console-share-consumer", "--bootstrap-server", b, "--topic", topic, "--group", g,
                 "--max-messages", str(len(RECORDS)), "--timeout-ms", "90000", timeout=150)
         assert r.returncode == 0, r.stderr
-    live = subprocess.Popen([tool_path("pk-console-share-consumer"), "--bootstrap-server", b, "--topic", topic,
-                             "--group", "osg-live"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    printed = tmp_path_factory.mktemp("osg-live") / "out"
+    with open(printed, "wb") as out:
+        live = subprocess.Popen([tool_path("pk-console-share-consumer"), "--bootstrap-server", b, "--topic", topic,
+                                 "--group", "osg-live"], stdout=out, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: _state(b, "osg-live") == "Stable", timeout=90, what="osg-live's member")
+        # its records taken and acknowledged, and the start offsets written after them
+        wait_for(lambda: len(printed.read_bytes().splitlines()) == len(RECORDS), timeout=90,
+                 what="osg-live's records")
+        wait_for(lambda: _offsets_known(b, "osg-live"), timeout=90, what="osg-live's start offsets")
         wait_for(lambda: _state(b, "osg-done") == "Empty", timeout=90, what="osg-done to be empty")
         yield live
     finally:
