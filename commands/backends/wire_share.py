@@ -237,7 +237,7 @@ class ShareConsumer:
         if not body["topics"] and not forgotten:
             return []
         try:
-            lo, hi = session.conn.versions.get(int(kp.ApiKey.SHARE_FETCH), (None, None))
+            _, hi = session.conn.versions.get(int(kp.ApiKey.SHARE_FETCH), (None, None))
             if hi is None:
                 raise known_error(35, "The node does not support SHARE_FETCH")
             answer = session.conn.call(kp.ApiKey.SHARE_FETCH, min(hi, 2), body)
@@ -252,7 +252,7 @@ class ShareConsumer:
         if code:
             raise ShareError(known_error(code, answer.get("error_message")).message)
         session.epoch += 1
-        session.partitions = (session.partitions | wanted) - (session.partitions - wanted)
+        session.partitions = wanted  # the forgotten ones left the session with this request
         out: list[ShareRecord] = []
         for topic in answer["responses"]:
             name = self._names.get(topic["topic_id"])
