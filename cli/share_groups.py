@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from .common import KafkaCommand, fail, run_tool, version_option
+from .common import JAVA_LONG, KafkaCommand, fail, run_tool, version_option
 from .completion import complete_groups, complete_topics
 
 HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of share groups."
@@ -94,7 +94,7 @@ def check_args(o: dict) -> None:
               help="Reset offsets to offset from datetime. Format: 'YYYY-MM-DDThh:mm:ss.sss'")
 @click.option("--to-earliest", is_flag=True, help="Reset offsets to earliest offset.")
 @click.option("--to-latest", is_flag=True, help="Reset offsets to latest offset.")
-@click.option("--to-offset", metavar="OFFSET", type=click.INT, help="Reset offsets to a specific offset.")
+@click.option("--to-offset", metavar="OFFSET", help="Reset offsets to a specific offset.")
 @version_option
 def cli(**o):
     check_args(o)
@@ -105,12 +105,18 @@ def cli(**o):
     from pk.commands.properties import load_properties
     from pk.engine.errors import KafkaError
 
-    try:
-        timeout_ms = int(o["timeout"])
-    except ValueError:
-        _out(f"\nError: Executing share group command failed due to Cannot parse argument '{o['timeout']}' of "
-             "option timeout\n")
-        sys.exit(0)
+    # --timeout and --to-offset are converted while the command runs: a bad value is the
+    # command's error, printed as ShareGroupCommand.printError prints it (exit 0)
+    for name in ("timeout", "to_offset"):
+        if o[name] is not None:
+            try:
+                o[name] = JAVA_LONG.convert(o[name], None, None)
+            except click.BadParameter:
+                message = f"Cannot parse argument '{o[name]}' of option {name.replace('_', '-')}"
+                _out(f"\nError: Executing share group command failed due to {message}\n",
+                     f"joptsimple.OptionArgumentConversionException: {message}\n")
+                sys.exit(0)
+    timeout_ms = o["timeout"]
     try:
         states = cmd.parse_states(o["state"]) if o["list"] and o["state"] else None
         props = load_properties(o["command_config"]) if o["command_config"] is not None else {}

@@ -270,6 +270,15 @@ def test_share_groups_delete_offsets_and_delete(kafka, kafka_tools, groups):
     assert ours.stdout.decode() == theirs.stdout.decode().replace("osg-gone", "osg-done")
 
 
+def test_share_groups_numbers_converted_while_running(kafka, kafka_tools):
+    """--timeout and --to-offset are converted by the running command: Kafka prints the error
+    as the command's failure on stdout and exits 0."""
+    b = kafka.bootstrap
+    _compare(kafka_tools, "--bootstrap-server", b, "--describe", "--group", "osg-x", "--timeout", "soon")
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-x", "--all-topics",
+             "--to-offset", "x", "--dry-run")
+
+
 SG_BAD = [[], ["--list"], ["--describe"], ["--describe", "--group", "g", "--members", "--state"],
           ["--list", "--members"], ["--list", "--group", "g"], ["--describe", "--group", "g", "--all-groups"],
           ["--delete"], ["--delete-offsets", "--group", "g"], ["--reset-offsets", "--group", "g", "--topic", "t",

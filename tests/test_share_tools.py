@@ -133,7 +133,7 @@ def test_bad_input_is_one_line():
                                                       "--reject", "--release"]),
                        ("pk-share-groups", ["--bootstrap-server", "127.0.0.1:1", "--list", "--state", "Nope"]),
                        ("pk-share-groups", ["--bootstrap-server", "127.0.0.1:1", "--reset-offsets", "--group", "g",
-                                            "--all-topics", "--to-offset", "x", "--dry-run"])):
+                                            "--all-topics", "--to-offset", "1"])):
         r = _pk(tool, *args, timeout=60)
         assert r.returncode != 0
         assert len(r.stderr.decode().splitlines()) == 1, r.stderr
