@@ -109,6 +109,9 @@ CLASSES: dict[str, str] = {
     "org.apache.kafka.tools.StreamsResetter": "pk.cli.streams_resetter:cli",
     # kafka-groups.sh: org.apache.kafka.tools.GroupsCommand since it appeared in 4.0 (KIP-1043).
     "org.apache.kafka.tools.GroupsCommand": "pk.cli.groups:cli",
+    # kafka-console-share-consumer.sh and kafka-share-groups.sh (KIP-932), both since 4.0.
+    "org.apache.kafka.tools.consumer.ConsoleShareConsumer": "pk.cli.console_share_consumer:cli",
+    "org.apache.kafka.tools.consumer.group.ShareGroupCommand": "pk.cli.share_groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -107,7 +107,8 @@ class DefaultMessageFormatter:
         self.print_offset = _flag(props, "print.offset", False)
         self.print_headers = _flag(props, "print.headers", False)
         # Kafka 4.4's console consumer hands the formatter copies of its records without a
-        # leader epoch or delivery count: these print NOT_PRESENT.
+        # leader epoch or delivery count: these print NOT_PRESENT (the share consumer's
+        # records have a delivery count).
         self.print_delivery = _flag(props, "print.delivery", False)
         self.print_epoch = _flag(props, "print.epoch", False)
         self.key_separator = props.get("key.separator", "\t").encode()
@@ -145,8 +146,9 @@ class DefaultMessageFormatter:
         if self.print_offset:
             parts.append(b"Offset:" + str(record.offset).encode())
             parts.append(sep if any(later[2:]) else end)
-        if self.print_delivery:
-            parts.append(b"Delivery:NOT_PRESENT")
+        if self.print_delivery:  # a share consumer's records carry their delivery count
+            count = getattr(record, "delivery_count", None)
+            parts.append(b"Delivery:" + (str(count).encode() if count is not None else b"NOT_PRESENT"))
             parts.append(sep if any(later[3:]) else end)
         if self.print_epoch:
             parts.append(b"Epoch:NOT_PRESENT")

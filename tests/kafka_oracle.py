@@ -62,6 +62,8 @@ SCRIPTS_4 = {
     "kafka-client-metrics": "org.apache.kafka.tools.ClientMetricsCommand",
     "kafka-delegation-tokens": "org.apache.kafka.tools.DelegationTokenCommand",
     "kafka-groups": "org.apache.kafka.tools.GroupsCommand",
+    "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+    "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",
     "kafka-server-start": "kafka.Kafka",
 }

@@ -34,6 +34,7 @@ KAFKA_SCRIPTS = {
     "zookeeper-shell": "pk-zookeeper-shell",
     "kafka-metadata-quorum": "pk-metadata-quorum",
     "kafka-client-metrics": "pk-client-metrics",
+    "kafka-console-share-consumer": "pk-console-share-consumer", "kafka-share-groups": "pk-share-groups",
 }
 
 

@@ -53,9 +53,11 @@ class Broker:
 class _Connection:
     """One broker connection; `versions` is what its ApiVersions answer advertised."""
 
-    def __init__(self, host: str, port: int, timeout_s: float, security: "Security | None" = None):
+    def __init__(self, host: str, port: int, timeout_s: float, security: "Security | None" = None,
+                 client_id: str = CLIENT_ID):
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.corr = 0
+        self.client_id = client_id  # what a group's member list shows as CLIENT-ID
         try:
             if security is not None and security.tls is not None:
                 self.sock = security.tls.wrap_socket(self.sock, server_hostname=host)
@@ -115,7 +117,7 @@ class _Connection:
 
     def call(self, api_key: int, version: int, body: dict) -> dict:
         self.corr += 1
-        self.sock.sendall(kp.encode_request(api_key, version, self.corr, body, client_id=CLIENT_ID))
+        self.sock.sendall(kp.encode_request(api_key, version, self.corr, body, client_id=self.client_id))
         size = struct.unpack(">i", self._read(4))[0]
         corr, answer = kp.parse_response(self._read(size), api_key, version)
         if corr != self.corr:

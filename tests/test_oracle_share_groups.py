@@ -1,0 +1,307 @@
+"""pk-console-share-consumer and pk-share-groups against Kafka 4.4's kafka-console-share-consumer
+and kafka-share-groups (the oracle), on the session's Kafka 4.4 broker, which finalizes
+share.version=2 by default (KIP-932's share groups are on in 4.4).
+
+Each share group gets share.auto.offset.reset=earliest (a group config, through kafka-configs)
+so that it reads records produced before it starts. The console consumers run in groups of
+their own and must print the same records (per partition in offset order, with their delivery
+counts) and the same closing line; bad command lines give the same first stderr line and
+exit status. kafka-share-groups and pk-share-groups run back to back on the same groups and
+must print the same stdout byte for byte, the same status and the same first stderr line:
+with a live member (a pk-console-share-consumer process), after it left, and for the reset,
+delete-offsets and delete actions. Nothing is normalised: both tools see the same member.
+
+pk-server-start does not serve share groups yet (another slice of issue 26): only the Kafka
+broker is compared here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import tool_path
+from kafka_oracle import normalise
+from waits import create_topic_with_leaders, wait_for
+
+PREFIX = "osg-"
+TOPIC = "osg-topic"
+RECORDS = [f"k{i % 5}:v{i}" for i in range(30)]
+
+
+def _pk(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    tool = args[0]
+    return subprocess.run([tool_path(tool), *args[1:]], capture_output=True, timeout=timeout)
+
+
+def _first_line(err: bytes) -> str:
+    """The first line that is not blank and not a log4j line of the JVM's own set-up."""
+    for line in err.decode(errors="replace").splitlines():
+        if line.strip() and "log4j" not in line.lower() and "StatusLogger" not in line:
+            return line
+    return ""
+
+
+def _earliest(kafka_tools, bootstrap: str, group: str) -> None:
+    r = kafka_tools("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups",
+                    "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest")
+    assert r.returncode == 0, r.err
+
+
+@pytest.fixture(scope="module")
+def topic(kafka, kafka_tools):
+    create_topic_with_leaders(kafka.bootstrap, TOPIC, partitions=3)
+    r = kafka_tools("kafka-console-producer", "--bootstrap-server", kafka.bootstrap, "--topic", TOPIC,
+                    "--reader-property", "parse.key=true", "--reader-property", "key.separator=:",
+                    input="\n".join(RECORDS) + "\n")
+    assert r.returncode == 0, r.err
+    return TOPIC
+
+
+FORMAT = ["--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
+          "--formatter-property", "print.delivery=true", "--formatter-property", "print.key=true"]
+
+
+def _by_partition(out: bytes) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for line in out.decode().splitlines():
+        rows.setdefault(line.split("\t", 1)[0], []).append(line)
+    return rows
+
+
+def test_console_share_consumers_print_the_same_records(kafka, kafka_tools, topic):
+    common = ["--bootstrap-server", kafka.bootstrap, "--topic", topic, "--max-messages", str(len(RECORDS)),
+              "--timeout-ms", "90000", *FORMAT]
+    _earliest(kafka_tools, kafka.bootstrap, "osg-console-kafka")
+    _earliest(kafka_tools, kafka.bootstrap, "osg-console-pk")
+    theirs = kafka_tools("kafka-console-share-consumer", *common, "--group", "osg-console-kafka", timeout=150)
+    ours = _pk("pk-console-share-consumer", *common, "--group", "osg-console-pk", timeout=150)
+    assert (theirs.returncode, _first_line(theirs.stderr)) == (0, f"Processed a total of {len(RECORDS)} messages")
+    assert (ours.returncode, _first_line(ours.stderr)) == (0, f"Processed a total of {len(RECORDS)} messages")
+    assert _by_partition(ours.stdout) == _by_partition(theirs.stdout)
+    assert sum(len(v) for v in _by_partition(ours.stdout).values()) == len(RECORDS)
+
+
+BAD = [
+    ("no-topic", ["--bootstrap-server", "{b}"]),
+    ("no-bootstrap", ["--topic", TOPIC]),
+    ("reject-and-release", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--reject", "--release"]),
+    ("unknown-option", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--bogus"]),
+    ("group-mismatch", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--group", "a",
+                        "--command-property", "group.id=b"]),
+    ("unknown-formatter", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--formatter", "no.such.Formatter"]),
+    ("property-twice", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--property", "a=b",
+                        "--formatter-property", "c=d"]),
+    ("consumer-property-twice", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--consumer-property", "a=b",
+                                 "--command-property", "c=d"]),
+    ("bad-max-messages-missing", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--max-messages"]),
+    # converted outside the option parser: Kafka logs the failure of its run (with a timestamp)
+    ("bad-max-messages", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--max-messages", "x"]),
+    ("bad-timeout", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--timeout-ms", "x"]),
+    ("missing-formatter-config", ["--bootstrap-server", "{b}", "--topic", TOPIC, "--formatter-config", "/nonexistent"]),
+]
+
+
+@pytest.mark.parametrize("name,args", BAD, ids=[n for n, _ in BAD])
+def test_console_share_consumer_bad_input(kafka, kafka_tools, name, args):
+    args = [a.replace("{b}", kafka.bootstrap) for a in args]
+    theirs = kafka_tools("kafka-console-share-consumer", *args)
+    ours = _pk("pk-console-share-consumer", *args)
+    assert (ours.returncode, normalise(_first_line(ours.stderr))) == \
+        (theirs.returncode, normalise(_first_line(theirs.stderr)))
+    assert theirs.returncode != 0
+    assert b"Traceback" not in ours.stderr
+
+
+def test_console_share_consumer_timeout_and_systest_events(kafka, kafka_tools, topic):
+    """--timeout-ms ends the run as Kafka's does (its receive loop's TimeoutException, logged,
+    exit 0); --enable-systest-events prints shutdown_complete at the end."""
+    for tool in ("kafka", "pk"):  # each group takes every record first: then none is left
+        group = f"osg-timeout-{tool}"
+        _earliest(kafka_tools, kafka.bootstrap, group)
+        r = _pk("pk-console-share-consumer", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--group",
+                group, "--max-messages", str(len(RECORDS)), "--timeout-ms", "90000")
+        assert r.returncode == 0 and len(r.stdout.splitlines()) == len(RECORDS), r.stderr
+    args = ["--bootstrap-server", kafka.bootstrap, "--topic", topic, "--timeout-ms", "3000",
+            "--enable-systest-events", *FORMAT]
+    theirs = kafka_tools("kafka-console-share-consumer", *args, "--group", "osg-timeout-kafka", timeout=150)
+    ours = _pk("pk-console-share-consumer", *args, "--group", "osg-timeout-pk")
+    assert ours.returncode == theirs.returncode == 0
+    assert ours.stdout == theirs.stdout == b"shutdown_complete\n"
+    assert [normalise(line) for line in ours.stderr.decode().splitlines()] == \
+        [normalise(line) for line in theirs.stderr.decode().splitlines()]
+
+
+# --------------------------------------------------------------------------- kafka-share-groups
+def _compare(kafka_tools, *args: str):
+    theirs = kafka_tools("kafka-share-groups", *args)
+    ours = _pk("pk-share-groups", *args)
+    assert ours.stdout.decode() == theirs.stdout.decode(), args
+    assert (ours.returncode, _first_line(ours.stderr)) == (theirs.returncode, _first_line(theirs.stderr)), args
+    return ours
+
+
+def _settled(kafka_tools, *args: str):
+    """_compare for a group that may still be changing (a live member's records being
+    acknowledged, the start offsets written after them): both tools are asked again until
+    they agree, then compared."""
+    def agree() -> bool:
+        theirs = kafka_tools("kafka-share-groups", *args)
+        ours = _pk("pk-share-groups", *args)
+        return ours.stdout == theirs.stdout
+    try:
+        wait_for(agree, timeout=60, what="the two tools to agree", interval=0.5)
+    except AssertionError:
+        pass  # the comparison below shows the difference
+    return _compare(kafka_tools, *args)
+
+
+def _offsets_known(bootstrap: str, group: str) -> bool:
+    r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    rows = [line.split() for line in r.stdout.decode().splitlines() if line.startswith(group)]
+    return r.returncode == 0 and len(rows) == 3 and all(row[3] != "-" for row in rows)
+
+
+def _state(bootstrap: str, group: str) -> str:
+    r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group, "--state")
+    lines = r.stdout.decode().split("\n")
+    return lines[2].split()[3] if r.returncode == 0 and len(lines) > 2 and lines[2].startswith(group) else ""
+
+
+@pytest.fixture(scope="module")
+def groups(kafka, kafka_tools, topic, tmp_path_factory):
+    """osg-live (a pk share consumer that keeps running) and osg-done (consumed, then left)."""
+    b = kafka.bootstrap
+    for g in ("osg-live", "osg-done", "osg-gone"):
+        _earliest(kafka_tools, b, g)
+    for g in ("osg-done", "osg-gone"):
+        r = _pk("pk-console-share-consumer", "--bootstrap-server", b, "--topic", topic, "--group", g,
+                "--max-messages", str(len(RECORDS)), "--timeout-ms", "90000", timeout=150)
+        assert r.returncode == 0, r.stderr
+    printed = tmp_path_factory.mktemp("osg-live") / "out"
+    with open(printed, "wb") as out:
+        live = subprocess.Popen([tool_path("pk-console-share-consumer"), "--bootstrap-server", b, "--topic", topic,
+                                 "--group", "osg-live"], stdout=out, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: _state(b, "osg-live") == "Stable", timeout=90, what="osg-live's member")
+        # its records taken and acknowledged, and the start offsets written after them
+        wait_for(lambda: len(printed.read_bytes().splitlines()) == len(RECORDS), timeout=90,
+                 what="osg-live's records")
+        wait_for(lambda: _offsets_known(b, "osg-live"), timeout=90, what="osg-live's start offsets")
+        wait_for(lambda: _state(b, "osg-done") == "Empty", timeout=90, what="osg-done to be empty")
+        yield live
+    finally:
+        if live.poll() is None:
+            os.kill(live.pid, signal.SIGTERM)
+        live.wait(30)
+
+
+DESCRIBE = [[], ["--verbose"], ["--offsets"], ["--offsets", "--verbose"], ["--members"], ["--members", "--verbose"],
+            ["--state"], ["--state", "--verbose"]]
+
+
+@pytest.mark.parametrize("mode", DESCRIBE, ids=lambda m: "-".join(m) or "default")
+@pytest.mark.parametrize("group", ["osg-live", "osg-done", "osg-nonesuch"])
+def test_share_groups_describe(kafka, kafka_tools, groups, group, mode):
+    _settled(kafka_tools, "--bootstrap-server", kafka.bootstrap, "--describe", "--group", group, *mode)
+
+
+def test_share_groups_list_with_states(kafka, kafka_tools, groups):
+    for args in (["--list"], ["--list", "--state"], ["--list", "--state", "stable"], ["--list", "--state", "Empty"]):
+        theirs = kafka_tools("kafka-share-groups", "--bootstrap-server", kafka.bootstrap, *args)
+        ours = _pk("pk-share-groups", "--bootstrap-server", kafka.bootstrap, *args)
+        assert ours.returncode == theirs.returncode == 0
+        # other modules' share groups may come and go: this module's rows, and the header
+        mine = [line for line in ours.stdout.decode().splitlines() if line.startswith(PREFIX)]
+        kafkas = [line for line in theirs.stdout.decode().splitlines() if line.startswith(PREFIX)]
+        assert mine == kafkas and mine, args
+        assert ours.stdout.decode().splitlines()[0] == theirs.stdout.decode().splitlines()[0]
+
+
+RESETS = [["--to-earliest", "--dry-run"], ["--to-latest", "--dry-run"], ["--to-offset", "2", "--dry-run"],
+          ["--to-current", "--dry-run"], ["--to-earliest", "--dry-run", "--export"],
+          ["--to-datetime", "2000-01-01T00:00:00.000", "--dry-run"]]
+
+
+@pytest.mark.parametrize("reset", RESETS, ids=lambda r: "-".join(a.strip("-") for a in r))
+def test_share_groups_reset_plans(kafka, kafka_tools, groups, reset):
+    b = kafka.bootstrap
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-done", "--topic", TOPIC, *reset)
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-done", "--all-topics", *reset)
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-done", "--topic",
+             f"{TOPIC}:0,2", *reset)
+    # a group with a live member is refused
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-live", "--topic", TOPIC, *reset)
+
+
+def test_share_groups_reset_execute_then_describe(kafka, kafka_tools, groups):
+    b = kafka.bootstrap
+    theirs = kafka_tools("kafka-share-groups", "--bootstrap-server", b, "--reset-offsets", "--group", "osg-done",
+                         "--topic", f"{TOPIC}:0", "--to-offset", "1", "--execute")
+    assert theirs.returncode == 0, theirs.err
+    ours = _pk("pk-share-groups", "--bootstrap-server", b, "--reset-offsets", "--group", "osg-gone",
+               "--topic", f"{TOPIC}:0", "--to-offset", "1", "--execute")
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout.decode() == theirs.stdout.decode().replace("osg-done", "osg-gone")
+    for group in ("osg-done", "osg-gone"):
+        wait_for(lambda: f"{group}        {TOPIC}       0          1" in _pk(
+            "pk-share-groups", "--bootstrap-server", b, "--describe", "--group", group).stdout.decode(),
+            timeout=60, what=f"{group}'s new start offset")
+        _compare(kafka_tools, "--bootstrap-server", b, "--describe", "--group", group)
+
+
+def test_share_groups_delete_offsets_and_delete(kafka, kafka_tools, groups):
+    b = kafka.bootstrap
+    _compare(kafka_tools, "--bootstrap-server", b, "--delete-offsets", "--group", "osg-live", "--topic", TOPIC)
+    _compare(kafka_tools, "--bootstrap-server", b, "--delete-offsets", "--group", "osg-nonesuch", "--topic", TOPIC)
+    _compare(kafka_tools, "--bootstrap-server", b, "--delete", "--group", "osg-live")
+    _compare(kafka_tools, "--bootstrap-server", b, "--delete", "--group", "osg-nonesuch")
+    # the same deletion once each: Kafka's tool deletes osg-gone's offsets, pk's osg-done's
+    theirs = kafka_tools("kafka-share-groups", "--bootstrap-server", b, "--delete-offsets", "--group", "osg-gone",
+                         "--topic", TOPIC)
+    ours = _pk("pk-share-groups", "--bootstrap-server", b, "--delete-offsets", "--group", "osg-done", "--topic", TOPIC)
+    assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout)
+    theirs = kafka_tools("kafka-share-groups", "--bootstrap-server", b, "--delete", "--group", "osg-gone")
+    ours = _pk("pk-share-groups", "--bootstrap-server", b, "--delete", "--group", "osg-done")
+    assert ours.returncode == theirs.returncode == 0
+    assert ours.stdout.decode() == theirs.stdout.decode().replace("osg-gone", "osg-done")
+
+
+def test_share_groups_numbers_converted_while_running(kafka, kafka_tools):
+    """--timeout and --to-offset are converted by the running command: Kafka prints the error
+    as the command's failure on stdout and exits 0."""
+    b = kafka.bootstrap
+    _compare(kafka_tools, "--bootstrap-server", b, "--describe", "--group", "osg-x", "--timeout", "soon")
+    _compare(kafka_tools, "--bootstrap-server", b, "--reset-offsets", "--group", "osg-x", "--all-topics",
+             "--to-offset", "x", "--dry-run")
+
+
+SG_BAD = [[], ["--list"], ["--describe"], ["--describe", "--group", "g", "--members", "--state"],
+          ["--list", "--members"], ["--list", "--group", "g"], ["--describe", "--group", "g", "--all-groups"],
+          ["--delete"], ["--delete-offsets", "--group", "g"], ["--reset-offsets", "--group", "g", "--topic", "t",
+                                                               "--to-earliest"],
+          ["--reset-offsets", "--group", "g", "--topic", "t", "--dry-run"],
+          ["--reset-offsets", "--group", "g", "--to-earliest", "--dry-run"],
+          ["--reset-offsets", "--all-groups", "--topic", "t", "--to-earliest", "--dry-run"],
+          ["--list", "--state", "Bogus"]]
+
+
+def _states_sorted(line: str) -> str:
+    """Kafka lists the valid states from a HashSet of enum constants, whose order (identity
+    hash codes) changes from one JVM to the next: compared as a set."""
+    head, sep, states = line.partition("Valid states are: ")
+    return head + sep + ", ".join(sorted(states.split(", "))) if sep else line
+
+
+@pytest.mark.parametrize("args", SG_BAD, ids=lambda a: "_".join(x.strip("-") for x in a) or "none")
+def test_share_groups_bad_input(kafka, kafka_tools, args):
+    full = args if args == ["--list"] else ["--bootstrap-server", kafka.bootstrap, *args] if args else []
+    theirs = kafka_tools("kafka-share-groups", *full)
+    ours = _pk("pk-share-groups", *full)
+    assert (ours.returncode, _states_sorted(_first_line(ours.stderr))) == \
+        (theirs.returncode, _states_sorted(_first_line(theirs.stderr)))
+    assert theirs.returncode != 0
+    assert b"Traceback" not in ours.stderr
