@@ -100,6 +100,22 @@ def _file_props(path: str | None) -> dict[str, str]:
     return load_properties(path)
 
 
+def check_deprecated_options(o, config_option: str, warn: Callable[[str], None]) -> None:
+    """Kafka 4.4's deprecated --consumer-property and consumer config file option (named
+    `config_option`: --consumer.config for the console consumer, --consumer-config for the
+    share consumer) beside their --command-* successors: refused together, warned alone."""
+    if o.consumer_properties and o.command_properties:
+        raise UsageError("Options --consumer-property and --command-property cannot be specified together.")
+    if o.consumer_config is not None and o.command_config is not None:
+        raise UsageError(f"Options {config_option} and --command-config cannot be specified together.")
+    if o.consumer_properties:
+        warn("Option --consumer-property is deprecated and will be removed in a future version. "
+             "Use --command-property instead.")
+    if o.consumer_config is not None:
+        warn(f"Option {config_option} is deprecated and will be removed in a future version. "
+             "Use --command-config instead.")
+
+
 def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
          log: Callable[[str], None] = lambda line: None) -> Plan:
     """ConsoleConsumerOptions' checks, in Kafka 4.4's order; `warn` gets each deprecation
@@ -118,16 +134,7 @@ def plan(o: ConsumerOptions, warn: Callable[[str], None] = lambda line: None,
             raise UsageError("Options from-beginning and offset cannot be specified together.")
     elif o.offset is not None:
         raise UsageError("The partition is required when offset is specified.")
-    if o.consumer_properties and o.command_properties:
-        raise UsageError("Options --consumer-property and --command-property cannot be specified together.")
-    if o.consumer_config is not None and o.command_config is not None:
-        raise UsageError("Options --consumer.config and --command-config cannot be specified together.")
-    if o.consumer_properties:
-        warn("Option --consumer-property is deprecated and will be removed in a future version. "
-                        "Use --command-property instead.")
-    if o.consumer_config is not None:
-        warn("Option --consumer.config is deprecated and will be removed in a future version. "
-                        "Use --command-config instead.")
+    check_deprecated_options(o, "--consumer.config", warn)
     start = EARLIEST if o.from_beginning else LATEST
     if o.offset is not None:
         text = o.offset.lower()

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
-from .consumer import _file_props, _key_values, log4j_line
+from .consumer import _file_props, _key_values, check_deprecated_options, log4j_line
 from .errors import PropertiesError, UsageError
 from .formatter import make_formatter
 
@@ -66,16 +66,7 @@ def plan(o: ShareConsumerOptions, bootstrap: str | None, warn: Callable[[str], N
         raise UsageError('Missing required argument "[bootstrap-server]"')
     if o.reject and o.release:
         raise UsageError("At most one of --reject and --release may be specified.")
-    if o.consumer_properties and o.command_properties:
-        raise UsageError("Options --consumer-property and --command-property cannot be specified together.")
-    if o.consumer_config is not None and o.command_config is not None:
-        raise UsageError("Options --consumer-config and --command-config cannot be specified together.")
-    if o.consumer_properties:
-        warn("Option --consumer-property is deprecated and will be removed in a future version. "
-             "Use --command-property instead.")
-    if o.consumer_config is not None:
-        warn("Option --consumer-config is deprecated and will be removed in a future version. "
-             "Use --command-config instead.")
+    check_deprecated_options(o, "--consumer-config", warn)
     try:
         from_file = _file_props(o.command_config if o.command_config is not None else o.consumer_config)
     except PropertiesError as exc:  # Kafka 4.4 lets this exception escape its main()

@@ -242,7 +242,7 @@ ONE_WORKER_FIXTURES = {"kafka28_cluster": "kafka28", "kafka28": "kafka28", "kafk
 # and its broker, Kafka 2.8 clusters), or whose tests are the steps of one scenario on one
 # cluster (ELR): all their tests go to one worker, or each worker that draws one of them runs
 # the fixture again (the kill test's 100 s ran twice; ELR's later steps met a fresh cluster).
-ONE_WORKER_MODULES = ("test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
+ONE_WORKER_MODULES = ("test_oracle_share_groups.py", "test_replication_kill.py", "test_spark_cli.py", "test_oracle_replication_reassign.py",
                       "test_oracle_topics.py", "test_replication_elr.py", "test_spark_compact.py",
                       "test_oracle_fetch_limits.py", "test_spark_gaps.py", "test_spark_standalone.py")
 

@@ -38,9 +38,11 @@ def _pk(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def _first_line(err: bytes) -> str:
-    """The first line that is not blank and not a log4j line of the JVM's own set-up."""
+    """The first line that is not blank, not a log4j line of the JVM's own set-up and not a
+    client library's log line (org.apache.kafka.clients.*: whether one shows depends on timing)."""
     for line in err.decode(errors="replace").splitlines():
-        if line.strip() and "log4j" not in line.lower() and "StatusLogger" not in line:
+        if line.strip() and "log4j" not in line.lower() and "StatusLogger" not in line \
+                and "(org.apache.kafka.clients." not in line:
             return line
     return ""
 
