@@ -47,6 +47,7 @@ from pk.engine.errors import InvalidTopicError, KafkaError, RecordTooLargeError
 from pk.engine.partitioner import KeyPartitioner, StickyPartitioner
 from pk.engine.producer import BROKER_TOO_LARGE, EngineProducer, ProducerTimeoutError, _FieldPartitions
 from pk.engine.records import crc32c
+from pk.engine.records.varint import decode_unsigned, encode_unsigned
 
 from .wire import Security, _Connection, usable_security
 
@@ -688,9 +689,9 @@ def produce_request_pieces(version: int, corr: int, client_id: str, acks: int, t
     among them uncopied: the same bytes as protocol.encode_request writes
     (tests/test_wire_producer.py compares them), without joining megabytes per request."""
     head_fixed, body_fixed = _request_constants(client_id, acks, timeout_ms, topic)
-    pieces: list = [b"", body_fixed + _uvarint_bytes(len(batches) + 1)]
+    pieces: list = [b"", body_fixed + encode_unsigned(len(batches) + 1)]
     for partition, data in batches:
-        pieces.append(_INDEX.pack(partition) + _uvarint_bytes(len(data) + 1))
+        pieces.append(_INDEX.pack(partition) + encode_unsigned(len(data) + 1))
         pieces.append(data)
         pieces.append(b"\x00")  # the partition's tagged fields
     pieces.append(b"\x00\x00")  # the topic's and the request's tagged fields
@@ -707,26 +708,12 @@ def _request_constants(client_id: str, acks: int, timeout_ms: int, topic: str) -
     """What every Produce request of a producer repeats, encoded once: the header after the
     correlation id (header v2: client id with an int16 length, no tagged fields; then the
     body's null transactional id) and the body up to the partition count."""
-    from pk.engine.records.varint import encode_unsigned as uvarint
+
 
     client = client_id.encode()
     name = topic.encode()
     head = struct.pack(">h", len(client)) + client + b"\x00\x00"
-    return head, _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + uvarint(len(name) + 1) + name
-
-
-def _uvarint_bytes(n: int) -> bytes:
-    """An unsigned varint (a batch's length + 1, a count + 1: one to three bytes here)."""
-    if n < 0x80:
-        return bytes((n,))
-    if n < 0x4000:
-        return bytes(((n & 0x7F) | 0x80, n >> 7))
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return head, _ACKS_TIMEOUT.pack(acks, timeout_ms) + b"\x02" + encode_unsigned(len(name) + 1) + name
 
 
 def _send_pieces(sock, pieces: list) -> None:
@@ -758,7 +745,7 @@ def produce_answer_codes(frame: bytes, version: int) -> tuple[int, dict[int, int
     if FLEXIBLE_PRODUCE[0] <= version <= FLEXIBLE_PRODUCE[1]:
         try:
             return _read_flexible_produce_answer(frame)
-        except (IndexError, struct.error):
+        except (IndexError, struct.error, ValueError):  # ValueError: a varint too long
             pass  # the codec reports what is wrong with it
     corr, answer = kp.parse_response(frame, kp.ApiKey.PRODUCE, version)
     return corr, {part["index"]: part["error_code"]
@@ -773,12 +760,12 @@ _PARTITION_FIXED_REST = 8 + 8 + 8
 def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
     corr = _INDEX.unpack_from(frame, 0)[0]
     pos = _skip_tags(frame, 4)  # response header v1
-    topics, pos = _uvarint(frame, pos)
+    topics, pos = decode_unsigned(frame, pos)
     codes: dict[int, int] = {}
     for _ in range(topics - 1):
-        length, pos = _uvarint(frame, pos)
+        length, pos = decode_unsigned(frame, pos)
         pos += length - 1  # the topic's name: only one topic is ever asked for
-        partitions, pos = _uvarint(frame, pos)
+        partitions, pos = decode_unsigned(frame, pos)
         for _ in range(partitions - 1):
             index, code = _INDEX_CODE.unpack_from(frame, pos)
             codes[index] = code
@@ -787,12 +774,12 @@ def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
             if frame[pos] == 1 and frame[pos + 1] == 0 and frame[pos + 2] == 0:
                 pos += 3
                 continue
-            errors, pos = _uvarint(frame, pos)  # record_errors: batch index, message, tags
+            errors, pos = decode_unsigned(frame, pos)  # record_errors: batch index, message, tags
             for _ in range(errors - 1):
                 pos += 4
-                length, pos = _uvarint(frame, pos)
+                length, pos = decode_unsigned(frame, pos)
                 pos = _skip_tags(frame, pos + max(length - 1, 0))
-            length, pos = _uvarint(frame, pos)  # error_message (nullable: 0)
+            length, pos = decode_unsigned(frame, pos)  # error_message (nullable: 0)
             pos = _skip_tags(frame, pos + max(length - 1, 0))
         pos = _skip_tags(frame, pos)
     if pos + 4 > len(frame):  # throttle_time_ms and the body's tags follow
@@ -800,22 +787,11 @@ def _read_flexible_produce_answer(frame: bytes) -> tuple[int, dict[int, int]]:
     return corr, codes
 
 
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
 def _skip_tags(buf: bytes, pos: int) -> int:
-    count, pos = _uvarint(buf, pos)
+    count, pos = decode_unsigned(buf, pos)
     for _ in range(count):
-        _tag, pos = _uvarint(buf, pos)
-        size, pos = _uvarint(buf, pos)
+        _tag, pos = decode_unsigned(buf, pos)
+        size, pos = decode_unsigned(buf, pos)
         pos += size
     return pos
 

@@ -339,15 +339,23 @@ class ShareGroupHandlers:
         self.broker.notify_data()  # released records may be acquired by a waiting fetch
         return code
 
+    def _refused_group(self, request, group_id: str) -> dict | None:
+        """The answer to a ShareFetch or ShareAcknowledge without a group id (INVALID_REQUEST)
+        or without READ on its group; None when it may go on."""
+        if group_id and self.broker.guard.allows(request, acls.READ, acls.GROUP, group_id):
+            return None
+        code = E.GROUP_AUTHORIZATION_FAILED if group_id else E.INVALID_REQUEST
+        return {"throttle_time_ms": 0, "error_code": code, "responses": []}
+
     async def share_fetch(self, request) -> dict:
         body = request.body
         version = request.api_version
         group_id, member_id = body["group_id"], body["member_id"] or ""
         epoch = body["share_session_epoch"]
+        refused = self._refused_group(request, group_id)
+        if refused is not None:
+            return refused
         guard = self.broker.guard
-        if not group_id or not guard.allows(request, acls.READ, acls.GROUP, group_id or ""):
-            code = E.GROUP_AUTHORIZATION_FAILED if group_id else E.INVALID_REQUEST
-            return {"throttle_time_ms": 0, "error_code": code, "responses": []}
         session, code = self._session(group_id, member_id, epoch)
         if code != E.NONE:
             return {"throttle_time_ms": 0, "error_code": code, "responses": []}
@@ -505,10 +513,10 @@ class ShareGroupHandlers:
         body = request.body
         group_id, member_id = body["group_id"], body["member_id"] or ""
         epoch = body["share_session_epoch"]
+        refused = self._refused_group(request, group_id)
+        if refused is not None:
+            return refused
         guard = self.broker.guard
-        if not group_id or not guard.allows(request, acls.READ, acls.GROUP, group_id or ""):
-            code = E.GROUP_AUTHORIZATION_FAILED if group_id else E.INVALID_REQUEST
-            return {"throttle_time_ms": 0, "error_code": code, "responses": []}
         if epoch == INITIAL_EPOCH:  # acknowledging needs an open session
             return {"throttle_time_ms": 0, "error_code": E.INVALID_SHARE_SESSION_EPOCH, "responses": []}
         session, code = self._session(group_id, member_id, epoch)
