@@ -255,12 +255,6 @@ def _metadata(client, topic: str | None, timeout: float, errors: _Errors, on_tim
 
 
 # --------------------------------------------------------------------------- producer
-# How long a topic the cluster does not know (and does not create) is waited for before
-# the producer gives up with Kafka's max.block.ms text: a topic being created meanwhile
-# shows up within this; the engine knows at once.
-UNKNOWN_TOPIC_GRACE = 1.0
-
-
 class RemoteProducer:
     """A confluent-kafka Producer for one topic, with the engine producer's behaviour:
     send() raises for a record that can never be sent (size limits, unknown topic, an earlier
@@ -321,7 +315,7 @@ class RemoteProducer:
             if code in (_TOPIC_AUTHORIZATION_FAILED, _INVALID_TOPIC):
                 raise kafka_error(err, self.topic)
             now = time.monotonic()
-            if now >= deadline or (code == _UNKNOWN_TOPIC_OR_PART and now - start >= UNKNOWN_TOPIC_GRACE):
+            if now >= deadline:  # as Kafka's producer: an unknown topic may yet be created
                 raise timeout
             time.sleep(min(0.1, max(deadline - now, 0)))
 

@@ -864,7 +864,7 @@ class WireProducer(EngineProducer):
     def _load_topic(self) -> None:
         """Wait (at most max.block.ms) for the topic's partitions and leaders; Kafka's producer
         does this in its first send(), asking the broker to create a missing topic."""
-        from .kafka_clients import UNKNOWN_TOPIC_GRACE, _topic_invalid
+        from .kafka_clients import _topic_invalid
 
         if _topic_invalid(self.topic):
             raise InvalidTopicError(f"Invalid topics: [{self.topic}]")
@@ -888,7 +888,7 @@ class WireProducer(EngineProducer):
             if code == 0 and topic["partitions"] and sender.set_leaders(topic):
                 break
             now = time.monotonic()
-            if now >= deadline or (code == _UNKNOWN_TOPIC_OR_PARTITION and now - start >= UNKNOWN_TOPIC_GRACE):
+            if now >= deadline:  # as Kafka's producer: an unknown topic may yet be created
                 raise timeout
             time.sleep(min(0.1, max(deadline - now, 0)))
         n = len(topic["partitions"])
