@@ -2,10 +2,12 @@
 (transaction markers, an aborted transaction's records, records the log cleaner removed,
 records deleted with DeleteRecords), on the real Kafka 4.4 broker and on pk-server-start.
 
-Each gap kind is its own topic; one `pk-spark offsets`, `dump` and `compact` run reads them
-all (`--include`) through the installed tool, with kafkaConsumer.pollTimeoutMs far above
-any healthy run: a read that waits for records that never come shows as the run hanging
-past its subprocess timeout (reported as a stall), not as a slow pass.
+Each gap kind is its own topic; one `offsets`, `dump` and `compact` job reads them all
+(`--include`), with kafkaConsumer.pollTimeoutMs far above any healthy run: a read that waits
+for records that never come shows as the job hanging past RUN_TIMEOUT (reported as a stall),
+not as a slow pass. The jobs run on the suite's shared SparkSession (a Spark JVM of their own
+would cost the suite 10 CPU-s and 20 s each); the installed tool's path from its command line
+to these jobs is covered against a cluster by test_spark_remote_compact and test_spark_cli.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import subprocess
 import uuid
 
 import pytest
@@ -25,7 +26,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # no
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from conftest import BrokerProcess  # noqa: E402
-from test_spark_datasource import java_available  # noqa: E402
+from test_spark_datasource import java_available, spark  # noqa: E402,F401  (the shared session fixture)
 from waits import wait_for  # noqa: E402
 
 # Far above a healthy run (seconds) and above RUN_TIMEOUT: a stalled read never returns.
@@ -192,20 +193,33 @@ def _cleaner_backoff(bootstrap: str, ms: str | None) -> None:
         future.result(60)
 
 
-LOCAL = ("--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2")
+def run_job(spark, job, request):  # noqa: F811
+    """One pk-spark job (offsets_job, dump_job) on the shared session, in a thread: a job still
+    running after RUN_TIMEOUT is a stall (its Spark jobs are cancelled, so the session serves
+    the next test)."""
+    import threading
 
+    result: list = []
 
-def run_spark(pk, *args, launch=LOCAL):
-    """An installed pk-spark run reading a cluster (Spark options `launch`); a stall fails
-    with its own message."""
-    try:
-        proc = pk("pk-spark", *args, "--consumer-property", f"kafkaConsumer.pollTimeoutMs={POLL_TIMEOUT_MS}",
-                  *launch, "--no-progress", timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"pk-spark {args[0]} stalled for {RUN_TIMEOUT} s on offset gaps "
+    def run():
+        try:
+            result.append(job.run(spark, job.prepare(request)))
+        except Exception as exc:  # handed to the test's thread
+            result.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(RUN_TIMEOUT)
+    if thread.is_alive():
+        spark.sparkContext.cancelAllJobs()
+        pytest.fail(f"{job.__name__} stalled for {RUN_TIMEOUT} s on offset gaps "
                     f"(kafkaConsumer.pollTimeoutMs={POLL_TIMEOUT_MS})")
-    assert proc.returncode == 0, proc.err
-    return proc
+    if isinstance(result[0], Exception):
+        raise result[0]
+    return result[0]
+
+
+CONSUMER = {"kafkaConsumer.pollTimeoutMs": str(POLL_TIMEOUT_MS)}
 
 
 def read_jsonl(directory: str) -> list[dict]:
@@ -217,9 +231,8 @@ def read_jsonl(directory: str) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- the tests
-# The installed tool reads the pk-server-start topics only (pk_gap_cluster): each run is a JVM
-# of its own (the suite's time), and what differs on Kafka 4.4 is the gaps' shape, which the
-# reader's own tests below cover on both brokers.
+# The jobs read the pk-server-start topics only (pk_gap_cluster): what differs on Kafka 4.4 is
+# the gaps' shape, which the reader's own tests below cover on both brokers.
 def test_the_topics_have_gaps(gap_cluster):
     """The set-up is what the tests need: every topic reads fewer records than its offsets span."""
     _, prefix, records, marks = gap_cluster
@@ -230,18 +243,23 @@ def test_the_topics_have_gaps(gap_cluster):
     assert marks[(prefix + "txn", 0)][1] > records[(prefix + "txn", 0)][-1][0] + 1  # ends in a marker
 
 
-def test_offsets_counts_the_records_of_gapped_partitions(pk_gap_cluster, pk):
+def test_offsets_counts_the_records_of_gapped_partitions(pk_gap_cluster, spark):  # noqa: F811
+    from pk.spark_ops import offsets as offsets_job
+
     bootstrap, prefix, records, marks = pk_gap_cluster
-    proc = run_spark(pk, "offsets", "--bootstrap-server", bootstrap, "--include", f"{prefix}.*", "--format", "json")
-    rows = json.loads(proc.out)
+    rows = run_job(spark, offsets_job, offsets_job.OffsetsRequest(
+        bootstrap_server=bootstrap, include=f"{prefix}.*", consumer_properties=CONSUMER))
     assert [(r["topic"], r["partition"], r["earliest_offset"], r["latest_offset"], r["records"]) for r in rows] == [
         (t, p, marks[(t, p)][0], marks[(t, p)][1], len(records[(t, p)])) for t, p in sorted(marks)]
 
 
-def test_dump_writes_every_record_and_nothing_else(pk_gap_cluster, pk, tmp_path):
+def test_dump_writes_every_record_and_nothing_else(pk_gap_cluster, spark, tmp_path):  # noqa: F811
+    from pk.spark_ops import dump as dump_job
+
     bootstrap, prefix, records, marks = pk_gap_cluster
     out = str(tmp_path / "dump.jsonl")
-    run_spark(pk, "dump", "--bootstrap-server", bootstrap, "--include", f"{prefix}.*", "--output", out)
+    run_job(spark, dump_job, dump_job.DumpRequest(
+        output=out, bootstrap_server=bootstrap, include=f"{prefix}.*", consumer_properties=CONSUMER))
     got = sorted((r["topic"], r["partition"], r["offset"], r["key"], r["value"]) for r in read_jsonl(out))
     assert got == sorted((t, p, o, k.decode(), v.decode()) for (t, p), recs in records.items() for o, k, v in recs)
     with open(os.path.join(out, "_pk_manifest.json")) as f:
@@ -251,10 +269,13 @@ def test_dump_writes_every_record_and_nothing_else(pk_gap_cluster, pk, tmp_path)
         (t, p, marks[(t, p)][0], marks[(t, p)][1], len(records[(t, p)])) for t, p in sorted(marks)]
 
 
-def test_compact_snapshot_keeps_the_latest_record_per_key(pk_gap_cluster, pk, tmp_path):
+def test_compact_snapshot_keeps_the_latest_record_per_key(pk_gap_cluster, spark, tmp_path):  # noqa: F811
+    from pk.spark_ops import compact as compact_job
+
     bootstrap, prefix, records, _ = pk_gap_cluster
     out = str(tmp_path / "snapshot.jsonl")
-    run_spark(pk, "compact", "--bootstrap-server", bootstrap, "--include", f"{prefix}.*", "--output", out)
+    run_job(spark, compact_job, compact_job.CompactRequest(
+        bootstrap_server=bootstrap, include=f"{prefix}.*", consumer_properties=CONSUMER, output=out))
     latest: dict = {}
     for (t, p), recs in records.items():
         for o, k, v in recs:
