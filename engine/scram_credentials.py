@@ -22,7 +22,6 @@ import json
 import os
 from dataclasses import dataclass
 
-import scramp
 
 from . import paths
 from .fileutil import atomic_write, file_stamp, locked
@@ -74,6 +73,7 @@ class Credential:
     @classmethod
     def from_password(cls, mechanism: str, password: str, iterations: int = MIN_ITERATIONS,
                       salt: bytes | None = None) -> "Credential":
+        import scramp  # here, not at the top: its import costs every broker start 60 ms
         salt, stored_key, server_key, iterations = scramp.ScramMechanism(mechanism).make_auth_info(
             password, iteration_count=iterations, salt=salt)
         return cls(salt, stored_key, server_key, iterations)

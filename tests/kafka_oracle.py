@@ -252,6 +252,13 @@ class KafkaTools:
 from ports import free_port  # noqa: E402,F401  (below the ephemeral range: ports.py)
 
 
+# A share consumer gets its first assignment on its second heartbeat (Kafka's coordinator
+# computes it off the heartbeat's path): 5 s with Kafka's default interval, which the suite's
+# share-group tests paid on every consume. Every test broker, Kafka's and pk's (conftest's
+# BrokerProcess), runs with 1 s, so that their describes still agree.
+SHARE_HEARTBEATS = {"group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "1000"}
+
+
 class KafkaBroker:
     """A real Apache Kafka broker in its own JVM on loopback: KRaft (combined broker and
     controller, formatted by StorageTool first) when `zookeeper` is None, ZooKeeper mode
@@ -296,6 +303,7 @@ class KafkaBroker:
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 "share.coordinator.state.topic.replication.factor": "1",
                 "share.coordinator.state.topic.min.isr": "1",
+                **SHARE_HEARTBEATS,
             }
         else:
             mode = {

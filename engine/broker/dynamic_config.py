@@ -266,12 +266,21 @@ class DynamicBrokerConfigs:
     def broker_entries(self, with_synonyms: bool) -> list[dict]:
         """Every config of this broker, sorted: Kafka's KafkaConfig names, the dynamic ones set,
         and pk's own settings where server.properties sets them."""
-        static = {k: v for k, v in self.broker.config.values.items() if v is not None}
-        if "node.id" in static and "broker.id" not in static:
-            static["broker.id"] = static["node.id"]  # as KafkaConfig, which takes one for the other
+        static = self.static_values()
         names = set(KAFKA_CONFIGS) | set(self.per_broker()) | set(self.defaults()) | \
             {k for k in static if k in KNOWN}
         return [self.entry(key, with_synonyms, static, read_only=key not in DYNAMIC) for key in sorted(names)]
+
+    def static_values(self) -> dict[str, str]:
+        """What server.properties (and --override) set."""
+        static = {k: v for k, v in self.broker.config.values.items() if v is not None}
+        if "node.id" in static and "broker.id" not in static:
+            static["broker.id"] = static["node.id"]  # as KafkaConfig, which takes one for the other
+        return static
+
+    def synonyms(self, name: str) -> list[dict]:
+        """The synonym chain of one broker config, as a group config that defaults to it shows it."""
+        return self.entry(name, True, self.static_values(), read_only=True)["synonyms"]
 
     def entry(self, name: str, with_synonyms: bool, static: dict[str, str], read_only: bool) -> dict:
         """One config of this broker as DescribeConfigs tells it (ConfigHelper.createBrokerConfigEntry)."""

@@ -47,10 +47,11 @@ class GroupConfigs:
             default = group_config.default_of(key, self._broker_get)
             synonyms = [{"name": key.name, "value": current[key.name], "source": DYNAMIC_GROUP_CONFIG}] \
                 if dynamic else []
-            synonyms.append({"name": key.synonym, "value": group_config.broker_setting(self._broker_get, key.synonym)
-                             if key.synonym != key.name else key.default, "source": DEFAULT_CONFIG})
+            if key.synonym != key.name:  # the broker config's own chain: dynamic, static, Kafka's default
+                synonyms += [s for s in self.broker.dynamic_config.synonyms(key.synonym) if s["source"] != DEFAULT_CONFIG]
+            synonyms.append({"name": key.synonym, "value": key.default, "source": DEFAULT_CONFIG})
             entries.append({"name": key.name, "value": current[key.name] if dynamic else default,
-                            "read_only": False, "config_source": DYNAMIC_GROUP_CONFIG if dynamic else DEFAULT_CONFIG,
+                            "read_only": False, "config_source": synonyms[0]["source"] if synonyms else DEFAULT_CONFIG,
                             "is_sensitive": False, "config_type": CONFIG_TYPES[key.type],
                             "synonyms": synonyms if with_synonyms else [],
                             "documentation": key.documentation if with_documentation else None})

@@ -25,7 +25,6 @@ import re
 import time
 from dataclasses import dataclass, field
 
-import scramp
 
 from ..javacompat import hashmap_order
 from ..protocol import ApiKey
@@ -169,6 +168,7 @@ class _Scram:
         self.mechanism = mechanism
         self.credentials = credentials
         self.tokens = tokens
+        import scramp  # here, not at the top: its import costs every broker start 60 ms
         self.server = scramp.ScramMechanism(mechanism).make_server(self._lookup)
         self.complete = False
         self.authorization_id: str | None = None
