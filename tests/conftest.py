@@ -138,7 +138,7 @@ class BrokerProcess:
         self.port = port or free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.overrides = {"log.dirs": data_dir, "listeners": f"PLAINTEXT://{self.bootstrap}",
-                          "group.initial.rebalance.delay.ms": "0", **kafka_oracle.SHARE_HEARTBEATS,
+                          "group.initial.rebalance.delay.ms": "0", **kafka_oracle.GROUP_HEARTBEATS,
                           **(overrides or {})}
         self.proc: subprocess.Popen | None = None
         self.log_path = os.path.join(os.path.dirname(data_dir) or ".", f"broker-{self.port}.log")

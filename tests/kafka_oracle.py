@@ -253,10 +253,13 @@ from ports import free_port  # noqa: E402,F401  (below the ephemeral range: port
 
 
 # A share consumer gets its first assignment on its second heartbeat (Kafka's coordinator
-# computes it off the heartbeat's path): 5 s with Kafka's default interval, which the suite's
-# share-group tests paid on every consume. Every test broker, Kafka's and pk's (conftest's
-# BrokerProcess), runs with 1 s, so that their describes still agree.
-SHARE_HEARTBEATS = {"group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "1000"}
+# computes it off the heartbeat's path), and a KIP-848 consumer learns of a partition to give
+# up, or to take over, on its next heartbeat: 5 s each with Kafka's default interval, which
+# the suite's group tests paid again and again. Every test broker, Kafka's and pk's
+# (conftest's BrokerProcess), heartbeats every second, so that their describes still agree.
+GROUP_HEARTBEATS = {"group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "1000",
+                    "group.consumer.heartbeat.interval.ms": "1000",
+                    "group.consumer.min.heartbeat.interval.ms": "1000"}
 
 
 class KafkaBroker:
@@ -303,7 +306,7 @@ class KafkaBroker:
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 "share.coordinator.state.topic.replication.factor": "1",
                 "share.coordinator.state.topic.min.isr": "1",
-                **SHARE_HEARTBEATS,
+                **GROUP_HEARTBEATS,
             }
         else:
             mode = {
