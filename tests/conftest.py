@@ -525,6 +525,7 @@ def zookeeper(tmp_path_factory):
 # `backend.topic`-style suffixes); Kafka's tools run in one shared JVM. Without the jars the
 # tests that need them skip with one line saying what is missing, except where
 # PK_REQUIRE_KAFKA=1 (CI): there they fail.
+import jvm_archive  # noqa: E402
 import kafka_oracle  # noqa: E402
 
 
@@ -538,7 +539,8 @@ def _dist(line: str) -> "kafka_oracle.KafkaDist":
     import dataclasses
 
     try:
-        return dataclasses.replace(kafka_oracle.find_dist(line), options=TEST_JVM_OPTIONS)
+        dist = kafka_oracle.find_dist(line)
+        return dataclasses.replace(dist, options=(*TEST_JVM_OPTIONS, *jvm_archive.options(dist)))
     except kafka_oracle.KafkaMissing as e:
         _kafka_unavailable(str(e))
 
