@@ -84,7 +84,7 @@ class Description:
     state: str
     group_epoch: int
     assignment_epoch: int
-    coordinator: tuple[str, int, int]  # host, port, id
+    coordinator: tuple[str | None, int | None, int]  # host, port, id (no host: the bundled engine)
     members: list[Member]
 
 
@@ -247,7 +247,8 @@ def _no_members(d: Description) -> str:
 
 def state_text(d: Description, verbose: bool) -> tuple[str, str]:
     host, port, node = d.coordinator
-    coordinator = f"{host}:{port}  ({node})"
+    # the bundled engine has no network address: "-", as pk-consumer-groups prints it there
+    coordinator = f"{host}:{port}  ({node})" if host is not None else f"-  ({node})"
     widths = [_width([d.group]), max(25, len(coordinator)), 15]
     head = ["GROUP", "COORDINATOR (ID)", "STATE"]
     row = [d.group, coordinator, d.state]
