@@ -38,13 +38,13 @@ from .config_store import ConfigStore
 from .errors import KafkaError
 from .fileutil import atomic_write, inside, locked
 from .groups import _file_stem
+from .paths import share_groups_dir
 from .share_partition import GAP, InFlight, InvalidRecordState, SharePartition
 
 EMPTY, STABLE = "Empty", "Stable"
 ASSIGNOR_NAME = "simple"
 READ_CHUNK = 1 << 20
 CONTROL_BIT = 0x20
-SHARE_GROUPS_DIR = "share-groups"
 
 
 class GroupIdNotFoundError(KafkaError):
@@ -134,7 +134,7 @@ class ShareGroupStore:
 
     def __init__(self, engine):
         self.engine = engine
-        self.dir = os.path.join(engine.data_dir, ".pk", SHARE_GROUPS_DIR)
+        self.dir = share_groups_dir(engine.data_dir)
         self.configs = ConfigStore(engine.data_dir, group_config.FILE_NAME, "group config")
 
     # ------------------------------------------------------------------ files
