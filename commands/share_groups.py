@@ -285,6 +285,8 @@ def _dash(value: int) -> str:
 
 
 def offsets_text(group: str, rows: list[dict], verbose: bool) -> str:
+    if not rows:  # no share-partition state at all (none yet, or its offsets deleted)
+        return f"\nShare group '{group}' has no offset information.\n"
     widths = [_width([group]), _width(r["topic"] for r in rows), 10]
     head = ["GROUP", "TOPIC", "PARTITION"]
     if verbose:

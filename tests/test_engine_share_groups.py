@@ -217,3 +217,40 @@ def test_share_groups_prints_the_same_on_the_engine_and_on_pk_server_start(data_
     assert views[0] == views[1]
     assert views[0][0][1].split() == ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG",
                                       "GROUP", "TOPIC", "0", "0", "4", "6"]
+
+
+def test_reset_and_delete_offsets_on_the_engine(data_dir):
+    """--reset-offsets and --delete-offsets, served by the engine (not yet by pk-server-start),
+    print what Kafka 4.4's kafka-share-groups prints for the same steps on a Kafka 4.4 broker
+    (its texts, taken from a run of it); a reset group starts over where it was reset to."""
+    where = ["--data-dir", data_dir]
+    topic = _topic(where, ["a", "b", "c"])
+    other = _topic(where, [])
+    group = _group(where)
+    r = _pk("pk-console-share-consumer", *where, "--topic", topic, "--group", group, "--max-messages", "3",
+            "--timeout-ms", "30000")
+    assert (r.returncode, r.stdout) == (0, b"a\nb\nc\n"), r.stderr
+    names = {group + "x": "Gx", group: "G", other: "U", topic: "T"}
+    steps = [(["--delete-offsets", "--group", group, "--topic", other],
+              "\nTOPIC           STATUS\nU Error: There is no offset information to delete.\n"),
+             (["--delete-offsets", "--group", group, "--topic", "esg-nosuch"],
+              "\nTOPIC           STATUS\nesg-nosuch      Error: This server does not host this topic-partition.\n"),
+             (["--delete-offsets", "--group", group + "x", "--topic", topic],
+              "\nError: Group Gx not found.\n\nTOPIC           STATUS\nT Error: Group Gx not found.\n"),
+             (["--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute"],
+              "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\nG T 0          0\n"),
+             (["--describe", "--group", group],
+              "\nGROUP           TOPIC           PARTITION  START-OFFSET  LAG\nG T 0          0             3\n")]
+    for args, expected in steps:
+        r = _pk("pk-share-groups", *where, *args)
+        text = r.stdout.decode()
+        for name, short in names.items():  # the names' padding goes with them
+            text = re.sub(re.escape(name) + " *", short + " ", text)
+        assert (r.returncode, text) == (0, expected), r.stderr
+    r = _pk("pk-console-share-consumer", *where, "--topic", topic, "--group", group, *DELIVERY,
+            "--max-messages", "3", "--timeout-ms", "30000")
+    assert (r.returncode, _rows(r.stdout)) == (0, [(0, 1, "a"), (1, 1, "b"), (2, 1, "c")]), r.stderr
+    r = _pk("pk-share-groups", *where, "--delete-offsets", "--group", group, "--topic", topic)
+    assert r.stdout.decode().split() == ["TOPIC", "STATUS", topic, "Successful"]
+    r = _pk("pk-share-groups", *where, "--describe", "--group", group)
+    assert r.stdout.decode() == f"\nShare group '{group}' has no offset information.\n"

@@ -184,8 +184,17 @@ class EngineShareGroupService:
             found = self.store.delete_start_offsets(group, topics)
         except KafkaError as exc:
             return known_error(exc.code, str(exc)), {}
+        # Kafka 4.4's words for a topic the group has no state of, and for one that does not exist
+        none = known_error(3, "There is no offset information to delete.")
         unknown = known_error(3, "This server does not host this topic-partition.")
-        return None, {t: None if found.get(t) else unknown for t in topics}
+        return None, {t: None if found.get(t) else none if self._exists(t) else unknown for t in topics}
+
+    def _exists(self, topic: str) -> bool:
+        try:
+            self.engine.topic(topic)
+            return True
+        except UnknownTopicOrPartitionError:
+            return False
 
     def delete_group(self, group: str) -> AdminError | None:
         try:
