@@ -108,6 +108,8 @@ def test_three_members_split_a_topic_each_record_once(data_dir, tmp_path):
     r = _pk("pk-share-groups", *where, "--describe", "--group", group)
     assert r.stdout.decode().split() == ["GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LAG",
                                          group, topic, "0", "300", "0"], r.stderr
+    r = _pk("pk-groups", *where, "--list", "--share")  # listed with the engine's other groups
+    assert [group, "Share", "share"] in [line.split() for line in r.stdout.decode().splitlines()], r.stderr
 
 
 def test_release_redelivers_up_to_the_delivery_count_limit_and_reject_never(data_dir):
