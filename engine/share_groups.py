@@ -98,6 +98,7 @@ class ShareGroupState:
     assignment_epoch: int = 0
     members: dict[str, ShareMember] = field(default_factory=dict)
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)  # the topics the partitions are of
 
     @property
     def state(self) -> str:
@@ -113,14 +114,15 @@ class ShareGroupState:
                                         for o, r in sorted(sp.in_flight.items())]})
         doc = {"version": 1, "group_id": self.group_id, "group_epoch": self.group_epoch,
                "assignment_epoch": self.assignment_epoch,
-               "members": {mid: vars(m) for mid, m in self.members.items()}, "partitions": parts}
+               "members": {mid: vars(m) for mid, m in self.members.items()}, "partitions": parts,
+               "topic_ids": self.topic_ids}
         return json.dumps(doc, sort_keys=True).encode()
 
     @classmethod
     def from_json(cls, data: bytes) -> "ShareGroupState":
         doc = json.loads(data)
         state = cls(doc["group_id"], doc["group_epoch"], doc["assignment_epoch"],
-                    {mid: ShareMember(**m) for mid, m in doc["members"].items()})
+                    {mid: ShareMember(**m) for mid, m in doc["members"].items()}, topic_ids=doc["topic_ids"])
         for p in doc["partitions"]:
             sp = SharePartition(p["start"])
             sp.end_offset, sp.written, sp.changes = p["end"], p["written"], p["changes"]
@@ -159,9 +161,11 @@ class ShareGroupStore:
             state = self._read(path, group_id)
             if state is None and create:
                 state = ShareGroupState(group_id)
+            dirty = False
             if state is not None:
+                dirty = self._prune(state)
                 self._configure(state)
-            dirty = state is not None and self._upkeep(state)
+                dirty |= self._upkeep(state)
             result, changed = change(state)
             if state is not None and (dirty or changed):
                 atomic_write(path, state.to_json())  # durable: acknowledgements are kept
@@ -229,6 +233,23 @@ class ShareGroupStore:
             expired |= sp.expire_locks(now)
         return bool(dead) or expired
 
+    def _prune(self, state: ShareGroupState) -> bool:
+        """Forget the share-partitions of topics deleted since (a topic made again under the
+        same name has another id: its records are new to the group). True when any went."""
+        gone = []
+        for topic, topic_id in state.topic_ids.items():
+            try:
+                if self.engine.topic(topic).topic_id == topic_id:
+                    continue
+            except KafkaError:
+                pass
+            gone.append(topic)
+        for topic in gone:
+            del state.topic_ids[topic]
+            for key in [k for k in state.partitions if k[0] == topic]:
+                del state.partitions[key]
+        return bool(gone)
+
     def _remove(self, state: ShareGroupState, member_id: str) -> None:
         state.members.pop(member_id, None)
         for sp in state.partitions.values():
@@ -284,6 +305,7 @@ class ShareGroupStore:
     def _share_partition(self, state: ShareGroupState, topic: str, partition: int) -> SharePartition:
         sp = state.partitions.get((topic, partition))
         if sp is None:
+            state.topic_ids[topic] = self.engine.topic(topic).topic_id
             plog = self.engine.partition(topic, partition)
             policy = self.config(state.group_id, "share.auto.offset.reset").strip().lower()
             start = plog.log_start_offset if policy == "earliest" else plog.log_end_offset
@@ -431,6 +453,7 @@ class ShareGroupStore:
             if state.members:
                 raise NonEmptyGroupError(f"Share group '{group_id}' is not EMPTY.")
             for (topic, partition), offset in offsets.items():
+                state.topic_ids[topic] = self.engine.topic(topic).topic_id
                 sp = SharePartition(offset)
                 sp.written, sp.changes = True, 1
                 state.partitions[(topic, partition)] = sp
@@ -453,6 +476,7 @@ class ShareGroupStore:
                 found[topic] = bool(keys)
                 for key in keys:
                     del state.partitions[key]
+                state.topic_ids.pop(topic, None)
             return found, any(found.values())
 
         return self.update(group_id, change)
