@@ -116,6 +116,14 @@ def test_release_redelivers_up_to_the_delivery_count_limit_and_reject_never(data
     where = ["--data-dir", data_dir]
     topic = _topic(where, ["a", "b"])
     group = _group(where, **{"share.delivery.count.limit": "3"})
+    # the engine's group configs (pk-configs without --bootstrap-server), within Kafka's default bounds
+    r = _pk("pk-configs", *where, "--describe", "--entity-type", "groups", "--entity-name", group)
+    assert "  share.delivery.count.limit=3 sensitive=false" in r.stdout.decode(), r.stderr
+    r = _pk("pk-configs", *where, "--alter", "--entity-type", "groups", "--entity-name", group,
+            "--add-config", "share.record.lock.duration.ms=1000")
+    assert r.returncode == 1
+    assert r.stderr.decode().splitlines()[-1].endswith(
+        "InvalidConfigurationException: share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive.")
     r = _pk("pk-console-share-consumer", *where, "--topic", topic, "--group", group, "--release", *DELIVERY,
             "--max-messages", "6", "--timeout-ms", "30000")
     assert r.returncode == 0, r.stderr
