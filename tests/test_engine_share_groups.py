@@ -60,8 +60,9 @@ def _topic(where: list[str], lines: list[str], partitions: int = 1) -> str:
     topic = _name("esg-t")
     r = _pk("pk-topics", *where, "--create", "--topic", topic, "--partitions", str(partitions))
     assert r.returncode == 0, r.stderr
-    r = _pk("pk-console-producer", *where, "--topic", topic, input="".join(f"{x}\n" for x in lines).encode())
-    assert r.returncode == 0, r.stderr
+    if lines:
+        r = _pk("pk-console-producer", *where, "--topic", topic, input="".join(f"{x}\n" for x in lines).encode())
+        assert r.returncode == 0, r.stderr
     return topic
 
 
