@@ -11,7 +11,7 @@ import os
 
 from click.shell_completion import CompletionItem
 
-from pk.engine.paths import default_data_dir, groups_dir, topics_dir
+from pk.engine.paths import default_data_dir, groups_dir, share_groups_dir, topics_dir
 
 
 def _data_dir(ctx) -> str:
@@ -43,23 +43,25 @@ def complete_topics(ctx, _param, incomplete: str) -> list[CompletionItem]:
 
 
 def complete_groups(ctx, _param, incomplete: str) -> list[CompletionItem]:
-    folder = groups_dir(_data_dir(ctx))
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    found = []
-    for name in sorted(names):
-        if not name.endswith(".json"):
-            continue
+    """The engine's consumer groups and share groups (each one file of its folder)."""
+    data_dir = _data_dir(ctx)
+    found = set()
+    for folder in (groups_dir(data_dir), share_groups_dir(data_dir)):
         try:
-            with open(os.path.join(folder, name), "rb") as f:
-                group = json.loads(f.read())["group_id"]
-        except (OSError, ValueError, KeyError):
+            names = os.listdir(folder)
+        except OSError:
             continue
-        if group.startswith(incomplete):
-            found.append(CompletionItem(group))
-    return found
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    group = json.loads(f.read())["group_id"]
+            except (OSError, ValueError, KeyError):
+                continue
+            if group.startswith(incomplete):
+                found.add(group)
+    return [CompletionItem(g) for g in sorted(found)]
 
 
 def complete_profiles(_ctx, _param, incomplete: str) -> list[CompletionItem]:

@@ -1,7 +1,8 @@
 """pk-console-share-consumer: Kafka 4.4's kafka-console-share-consumer, a member of a share
 group (KIP-932) that writes the records it is given to standard output and acknowledges each
-(accept, or --reject / --release). A cluster only (--bootstrap-server), over pk's own share
-consumer (commands/backends/wire_share.py)."""
+(accept, or --reject / --release). On a cluster (--bootstrap-server) over pk's own share
+consumer (commands/backends/wire_share.py); without it, on the bundled engine's data directory
+(commands/backends/engine_share.py: several processes share the group through its files)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ import sys
 import click
 
 from .completion import complete_groups, complete_topics
-from .common import JAVA_INT, KafkaCommand, fail, run_tool, version_option
+from .common import JAVA_INT, KafkaCommand, data_dir_option, fail, run_tool, version_option
 
 HELP_LINE = "This tool helps to read data from Kafka topics using share groups and outputs it to standard output."
 
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
-@click.option("--bootstrap-server", metavar="SERVER", help="REQUIRED: The server(s) to connect to.")
+@click.option("--bootstrap-server", metavar="SERVER",
+              help="The server(s) to connect to. Without it pk works on the bundled engine's data directory.")
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics, help="The topic to consume from.")
 @click.option("--group", metavar="GROUP", shell_complete=complete_groups,
               help="The share group id of the consumer.  [default: console-share-consumer]")
@@ -53,8 +55,9 @@ HELP_LINE = "This tool helps to read data from Kafka topics using share groups a
 @click.option("--consumer-config", metavar="FILE", help="(DEPRECATED) The same as --command-config.")
 @click.option("--enable-systest-events", is_flag=True,
               help="Log lifecycle events of the share consumer (shutdown_complete).")
+@data_dir_option
 @version_option
-def cli(bootstrap_server, **opts):
+def cli(bootstrap_server, data_dir, **opts):
     from pk.commands import share_consumer as cmd
     from pk.commands.errors import ClientConfigError, PropertiesError, UsageError
     from pk.engine.errors import KafkaError
@@ -77,12 +80,20 @@ def cli(bootstrap_server, **opts):
         _run_failed(timeout_bad)
         sys.exit(1)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from pk.commands.backends.wire import connection_security
-    from pk.commands.backends.wire_share import ShareConsumer
-
     try:
-        consumer = ShareConsumer(bootstrap_server, plan.group, options.topic,
-                                 security=connection_security(plan.config), client_id=plan.config["client.id"])
+        if bootstrap_server is None:
+            from pk.commands.backends.engine_share import EngineShareConsumer
+
+            from pk.engine.consumer import _int
+
+            consumer = EngineShareConsumer(data_dir, plan.group, options.topic, client_id=plan.config["client.id"],
+                                           max_records=_int(plan.config, "max.poll.records", 500))
+        else:
+            from pk.commands.backends.wire import connection_security
+            from pk.commands.backends.wire_share import ShareConsumer
+
+            consumer = ShareConsumer(bootstrap_server, plan.group, options.topic,
+                                     security=connection_security(plan.config), client_id=plan.config["client.id"])
     except (KafkaError, ClientConfigError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:

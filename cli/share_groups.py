@@ -1,7 +1,8 @@
-"""pk-share-groups: Kafka 4.4's kafka-share-groups (ShareGroupCommand) on a cluster: --list,
---describe (--offsets, --members, --state, --verbose), --reset-offsets, --delete-offsets,
---delete. The work is commands/share_groups.py; here the options are checked in Kafka's order
-and the printers' text written."""
+"""pk-share-groups: Kafka 4.4's kafka-share-groups (ShareGroupCommand) on a cluster, or without
+--bootstrap-server on the bundled engine's data directory (commands/backends/engine_share.py):
+--list, --describe (--offsets, --members, --state, --verbose), --reset-offsets,
+--delete-offsets, --delete. The work is commands/share_groups.py; here the options are checked
+in Kafka's order and the printers' text written."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import click
 
-from .common import JAVA_LONG, KafkaCommand, fail, run_tool, version_option
+from .common import JAVA_LONG, KafkaCommand, data_dir_option, fail, run_tool, version_option
 from .completion import complete_groups, complete_topics
 
 HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of share groups."
@@ -31,8 +32,6 @@ def check_args(o: dict) -> None:
              if o[key] and not o["describe"]]
     if extra:
         _unavailable(extra)
-    if o["bootstrap_server"] is None:
-        fail('Missing required argument "[bootstrap-server]"')
     if o["groups"] and o["all_groups"]:
         fail('Option "[group]" can\'t be used with option "[all-groups]"')
     if o["list"] and o["groups"]:
@@ -60,7 +59,8 @@ def check_args(o: dict) -> None:
 
 @click.command(cls=KafkaCommand, help=HELP_LINE, no_args_message=HELP_LINE,
                context_settings={"help_option_names": ["--help"]})
-@click.option("--bootstrap-server", metavar="SERVER", help="REQUIRED: The server(s) to connect to.")
+@click.option("--bootstrap-server", metavar="SERVER",
+              help="The server(s) to connect to. Without it pk works on the bundled engine's data directory.")
 @click.option("--command-config", metavar="FILE", help="Property file containing configs to be passed to Admin Client.")
 @click.option("--list", "list", is_flag=True, help="List all share groups.")
 @click.option("--describe", is_flag=True, help="Describe share group, members and offset information.")
@@ -95,6 +95,7 @@ def check_args(o: dict) -> None:
 @click.option("--to-earliest", is_flag=True, help="Reset offsets to earliest offset.")
 @click.option("--to-latest", is_flag=True, help="Reset offsets to latest offset.")
 @click.option("--to-offset", metavar="OFFSET", help="Reset offsets to a specific offset.")
+@data_dir_option
 @version_option
 def cli(**o):
     check_args(o)
@@ -120,12 +121,18 @@ def cli(**o):
     try:
         states = cmd.parse_states(o["state"]) if o["list"] and o["state"] else None
         props = load_properties(o["command_config"]) if o["command_config"] is not None else {}
-        client = WireClient(o["bootstrap_server"], timeout_ms / 1000, "listGroups", security=connection_security(props))
+        if o["bootstrap_server"] is None:
+            from pk.commands.backends.engine_share import EngineShareGroupService
+
+            client = service = EngineShareGroupService(o["data_dir"])
+        else:
+            client = WireClient(o["bootstrap_server"], timeout_ms / 1000, "listGroups",
+                                security=connection_security(props))
+            service = cmd.ShareGroupService(client, timeout_ms)
     except (UsageError, PropertiesError, ClientConfigError) as exc:
         fail(str(exc))
     except KafkaError as exc:
         fail(f"Error: Executing share group command failed due to {exc}")
-    service = cmd.ShareGroupService(client, timeout_ms)
     try:
         code = _run(cmd, service, o, states)
     except AdminError as exc:

@@ -76,15 +76,20 @@ def table_lines(listings: list[GroupListing]) -> list[str]:
 def engine_listings(data_dir: str | None) -> list[GroupListing]:
     """The bundled engine's groups, as pk-consumer-groups --list finds them: classic consumer
     groups (one known only by its committed offsets has no protocol type, as a simple consumer
-    group on a broker)."""
+    group on a broker); then its share groups."""
     from pk.engine.groups import list_group_ids
 
     from .backends.engine_groups import EngineGroupsBackend
 
     backend = EngineGroupsBackend(data_dir)
     with_files = set(list_group_ids(backend.engine.groups_dir))
-    return [GroupListing(g, "Classic", CONSUMER_PROTOCOL if g in with_files else "")
-            for g, _state in backend.list_groups()]
+    listings = [GroupListing(g, "Classic", CONSUMER_PROTOCOL if g in with_files else "")
+                for g, _state in backend.list_groups()]
+    from pk.engine.share_groups import ShareGroupStore  # the share groups (engine/share_groups.py)
+
+    classic = {g.group_id for g in listings}
+    return listings + [GroupListing(g, "Share", "share") for g in ShareGroupStore(backend.engine).group_ids()
+                       if g not in classic]
 
 
 def error_message(exc: Exception) -> str:

@@ -3,7 +3,8 @@ of a share group and write its records to standard output, acknowledging each as
 written (accept by default, --reject or --release).
 
 The options are checked in ConsoleShareConsumerOptions' order; the client is
-backends/wire_share.py (librdkafka has no share consumer). As in Kafka's tool, the records of
+backends/wire_share.py on a cluster (librdkafka has no share consumer), backends/engine_share.py
+on the bundled engine (no --bootstrap-server). As in Kafka's tool, the records of
 the last poll that --max-messages leaves unprinted are not acknowledged by the loop: the
 consumer releases them at close, so the group delivers them again.
 """
@@ -59,11 +60,10 @@ class SharePlan:
 def plan(o: ShareConsumerOptions, bootstrap: str | None, warn: Callable[[str], None] = lambda line: None,
          log: Callable[[str], None] = lambda line: None) -> SharePlan:
     """ConsoleShareConsumerOptions' checks in Kafka 4.4's order; `warn` gets the deprecation
-    lines Kafka prints on stdout."""
+    lines Kafka prints on stdout. No `bootstrap`: the bundled engine (where Kafka's tool
+    says 'Missing required argument "[bootstrap-server]"')."""
     if o.topic is None:
         raise UsageError("--topic is a required argument")
-    if bootstrap is None:
-        raise UsageError('Missing required argument "[bootstrap-server]"')
     if o.reject and o.release:
         raise UsageError("At most one of --reject and --release may be specified.")
     check_deprecated_options(o, "--consumer-config", warn)
@@ -80,7 +80,9 @@ def plan(o: ShareConsumerOptions, bootstrap: str | None, warn: Callable[[str], N
         raise UsageError("The group ids provided in different places (directly using '--group', via "
                          "'--consumer-property', or via '--consumer-config') do not match. Detected group ids: "
                          + ", ".join(f"'{g}'" for g in groups))
-    config = {**from_file, **extra, "bootstrap.servers": bootstrap}
+    config = {**from_file, **extra}
+    if bootstrap is not None:  # else the bundled engine's data directory
+        config["bootstrap.servers"] = bootstrap
     config.setdefault("client.id", DEFAULT_CLIENT_ID)
     config["group.id"] = groups[0] if groups else DEFAULT_GROUP
     if o.properties and o.formatter_properties:

@@ -84,7 +84,7 @@ class Description:
     state: str
     group_epoch: int
     assignment_epoch: int
-    coordinator: tuple[str, int, int]  # host, port, id
+    coordinator: tuple[str | None, int | None, int]  # host, port, id (no host: the bundled engine)
     members: list[Member]
 
 
@@ -247,7 +247,8 @@ def _no_members(d: Description) -> str:
 
 def state_text(d: Description, verbose: bool) -> tuple[str, str]:
     host, port, node = d.coordinator
-    coordinator = f"{host}:{port}  ({node})"
+    # the bundled engine has no network address: "-", as pk-consumer-groups prints it there
+    coordinator = f"{host}:{port}  ({node})" if host is not None else f"-  ({node})"
     widths = [_width([d.group]), max(25, len(coordinator)), 15]
     head = ["GROUP", "COORDINATOR (ID)", "STATE"]
     row = [d.group, coordinator, d.state]
@@ -284,6 +285,8 @@ def _dash(value: int) -> str:
 
 
 def offsets_text(group: str, rows: list[dict], verbose: bool) -> str:
+    if not rows:  # no share-partition state at all (none yet, or its offsets deleted)
+        return f"\nShare group '{group}' has no offset information.\n"
     widths = [_width([group]), _width(r["topic"] for r in rows), 10]
     head = ["GROUP", "TOPIC", "PARTITION"]
     if verbose:

@@ -22,3 +22,7 @@ def topics_dir(data_dir: str) -> str:
 
 def groups_dir(data_dir: str) -> str:
     return os.path.join(data_dir, PK_DIR, "groups")
+
+
+def share_groups_dir(data_dir: str) -> str:
+    return os.path.join(data_dir, PK_DIR, "share-groups")

@@ -3,14 +3,11 @@ Kafka 4.4 broker: members of one group share a topic's records (each delivered o
 are accepted), --release hands records back for redelivery with a higher delivery count,
 --reject archives them for good; pk-run-class runs both share tools by Kafka's class names.
 
-Share groups on the bundled engine and on pk-server-start are later slices of issue 26: those
-tests skip, saying so."""
+Share groups on the bundled engine: tests/test_engine_share_groups.py."""
 
 from __future__ import annotations
 
 import subprocess
-
-import pytest
 
 from conftest import tool_path
 from waits import create_topic_with_leaders, wait_for
@@ -139,7 +136,3 @@ def test_bad_input_is_one_line():
         assert len(r.stderr.decode().splitlines()) == 1, r.stderr
         assert b"Traceback" not in r.stderr
 
-
-def test_share_groups_on_the_bundled_engine():
-    pytest.skip("share groups on the bundled engine (pk-console-share-consumer without --bootstrap-server) are a "
-                "later slice of issue 26")

@@ -1,7 +1,9 @@
 """kafka-configs on the bundled engine: topic configs (the topics' overrides, with the
-synonyms a pk-server-start broker reports for them) and the cluster's broker defaults.
+synonyms a pk-server-start broker reports for them), the cluster's broker defaults, and group
+configs (`.pk/group-configs.json`, what pk-server-start keeps and the engine's share groups
+read), checked against Kafka's default broker bounds (the engine has no server.properties).
 The engine has no broker process, so broker 0 has no dynamic configs, and users, clients,
-IPs, client-metrics, groups and broker loggers need a broker (--bootstrap-server)."""
+IPs, client-metrics and broker loggers need a broker (--bootstrap-server)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pk.engine.broker.admin import cluster_default_entries, topic_config_entries
 from pk.engine.engine import Engine
 from pk.engine.errors import KafkaError, UnknownTopicOrPartitionError
 
-from ..configs import BROKERS, SOURCES, TOPICS, ConfigCommandError, Entry
+from ..configs import BROKERS, GROUPS, SOURCES, TOPICS, ConfigCommandError, Entry
 from .configs_remote import execution_error
 from .kafka_admin import known_error
 
@@ -27,9 +29,25 @@ def _entry(e: dict) -> Entry:
                  [(SOURCES[s["source"]], s["name"], s["value"]) for s in e["synonyms"]])
 
 
+class _EngineAsBroker:
+    """What engine/broker/group_configs.py asks of a broker: its engine and its settings."""
+
+    def __init__(self, engine: Engine):
+        self.engine, self.config = engine, engine.broker_config
+
+
 class EngineConfigs:
     def __init__(self, data_dir: str | None):
         self.engine = Engine(data_dir)
+        self._groups = None
+
+    @property
+    def groups(self):
+        if self._groups is None:
+            from pk.engine.broker.group_configs import GroupConfigs
+
+            self._groups = GroupConfigs(_EngineAsBroker(self.engine))
+        return self._groups
 
     def entries(self, entity_type: str, name: str, describe_all: bool) -> list[Entry] | None:
         if entity_type == TOPICS:
@@ -42,6 +60,8 @@ class EngineConfigs:
             if name == "":
                 return [_entry(e) for e in cluster_default_entries(self.engine.broker_config, True)]
             return []  # no broker process, no dynamic broker configs
+        if entity_type == GROUPS:
+            return [_entry(e) for e in self.groups.config_entries(name, True, False)]
         raise _needs_broker(f"{entity_type} configs")
 
     def names(self, entity_type: str) -> list[str]:
@@ -49,9 +69,21 @@ class EngineConfigs:
             return topic_config.java_hashmap_order(self.engine.list_topics(), default_capacity=True)
         if entity_type == BROKERS:
             return [ENGINE_BROKER]
+        if entity_type == GROUPS:
+            return self.groups.names()
         raise _needs_broker(f"{entity_type} configs")
 
     def alter(self, entity_type: str, name: str, add: dict[str, str], delete: list[str]) -> None:
+        if entity_type == GROUPS:
+            from pk.engine.broker.group_configs import DELETE, SET
+
+            ops = [{"name": k, "config_operation": SET, "value": v} for k, v in add.items()]
+            ops += [{"name": k, "config_operation": DELETE, "value": None} for k in delete]
+            try:
+                self.groups.incremental_alter(name, ops, False)
+            except KafkaError as exc:
+                raise execution_error(known_error(exc.code, str(exc))) from None
+            return
         if entity_type != TOPICS:
             raise _needs_broker(f"{entity_type} configs")
         try:
