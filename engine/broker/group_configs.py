@@ -14,7 +14,7 @@ from ..config_store import ConfigStore
 from ..errors import InvalidConfigurationError, InvalidRequestError, KafkaError
 from ..protocol import errors as E
 
-DYNAMIC_GROUP_CONFIG, DEFAULT_CONFIG = 8, 5  # DescribeConfigs config sources
+DYNAMIC_GROUP_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 8, 4, 5  # DescribeConfigs config sources
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "list": 7}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -26,6 +26,14 @@ class GroupConfigs:
 
     def _broker_get(self, name: str):
         return self.broker.config.get(name)
+
+    def _broker_synonyms(self, name: str) -> list[dict]:
+        dynamic = getattr(self.broker, "dynamic_config", None)
+        if dynamic is not None:
+            return dynamic.synonyms(name)
+        # the bundled engine (commands/backends/configs_engine.py): its settings, as static ones
+        value = self._broker_get(name)
+        return [] if value is None else [{"name": name, "value": str(value), "source": STATIC_BROKER_CONFIG}]
 
     def names(self) -> list[str]:
         return list(self.store.resources())
@@ -48,7 +56,7 @@ class GroupConfigs:
             synonyms = [{"name": key.name, "value": current[key.name], "source": DYNAMIC_GROUP_CONFIG}] \
                 if dynamic else []
             if key.synonym != key.name:  # the broker config's own chain: dynamic, static, Kafka's default
-                synonyms += [s for s in self.broker.dynamic_config.synonyms(key.synonym) if s["source"] != DEFAULT_CONFIG]
+                synonyms += [s for s in self._broker_synonyms(key.synonym) if s["source"] != DEFAULT_CONFIG]
             synonyms.append({"name": key.synonym, "value": key.default, "source": DEFAULT_CONFIG})
             entries.append({"name": key.name, "value": current[key.name] if dynamic else default,
                             "read_only": False, "config_source": synonyms[0]["source"] if synonyms else DEFAULT_CONFIG,
