@@ -193,17 +193,16 @@ def _cleaner_backoff(bootstrap: str, ms: str | None) -> None:
         future.result(60)
 
 
-def run_job(spark, job, request):  # noqa: F811
-    """One pk-spark job (offsets_job, dump_job) on the shared session, in a thread: a job still
-    running after RUN_TIMEOUT is a stall (its Spark jobs are cancelled, so the session serves
-    the next test)."""
+def within_run_timeout(work, stalled: str, on_stall=None):
+    """work() in a daemon thread; a call still running after RUN_TIMEOUT is a stall (on_stall
+    runs, then the test fails with `stalled`); work's exception is raised in the test's thread."""
     import threading
 
     result: list = []
 
     def run():
         try:
-            result.append(job.run(spark, job.prepare(request)))
+            result.append(work())
         except Exception as exc:  # handed to the test's thread
             result.append(exc)
 
@@ -211,12 +210,21 @@ def run_job(spark, job, request):  # noqa: F811
     thread.start()
     thread.join(RUN_TIMEOUT)
     if thread.is_alive():
-        spark.sparkContext.cancelAllJobs()
-        pytest.fail(f"{job.__name__} stalled for {RUN_TIMEOUT} s on offset gaps "
-                    f"(kafkaConsumer.pollTimeoutMs={POLL_TIMEOUT_MS})")
+        if on_stall is not None:
+            on_stall()
+        pytest.fail(stalled)
     if isinstance(result[0], Exception):
         raise result[0]
     return result[0]
+
+
+def run_job(spark, job, request):  # noqa: F811
+    """One pk-spark job (offsets_job, dump_job, compact_job) on the shared session; a stalled
+    job's Spark jobs are cancelled, so the session serves the next test."""
+    return within_run_timeout(lambda: job.run(spark, job.prepare(request)),
+                              f"{job.__name__} stalled for {RUN_TIMEOUT} s on offset gaps "
+                              f"(kafkaConsumer.pollTimeoutMs={POLL_TIMEOUT_MS})",
+                              on_stall=spark.sparkContext.cancelAllJobs)
 
 
 CONSUMER = {"kafkaConsumer.pollTimeoutMs": str(POLL_TIMEOUT_MS)}
@@ -289,28 +297,13 @@ def read_offsets(bootstrap: str, topic: str, partition: int, start: int, end: in
                  poll_timeout_ms: int = POLL_TIMEOUT_MS) -> list[int]:
     """The offsets pklog's remote reader returns for [start, end), read in a thread: one still
     reading after RUN_TIMEOUT is a stall (the thread is a daemon, left behind)."""
-    import threading
-
     from pk.spark_ops.datasource import KafkaRangePartition, read_kafka_range
 
     part = KafkaRangePartition({"bootstrap.servers": bootstrap}, topic, partition, start, end, False, True,
                                poll_timeout_ms)
-    result: list = []
-
-    def read():
-        try:
-            result.append([o for batch in read_kafka_range(part) for o in batch.column("offset").to_pylist()])
-        except Exception as exc:  # handed to the test's thread
-            result.append(exc)
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    thread.join(RUN_TIMEOUT)
-    if thread.is_alive():
-        pytest.fail(f"reading {topic}-{partition} [{start}, {end}) stalled for {RUN_TIMEOUT} s")
-    if isinstance(result[0], Exception):
-        raise result[0]
-    return result[0]
+    return within_run_timeout(
+        lambda: [o for batch in read_kafka_range(part) for o in batch.column("offset").to_pylist()],
+        f"reading {topic}-{partition} [{start}, {end}) stalled for {RUN_TIMEOUT} s")
 
 
 def test_ranges_cut_at_gaps_read_exactly_their_records(gap_cluster):
