@@ -1,0 +1,182 @@
+"""pk-share-consumer-perf-test against Kafka 4.4's kafka-share-consumer-perf-test
+(ShareConsumerPerformance), on the session's Kafka 4.4 broker and on a pk-server-start.
+
+The perf figures differ from run to run, so outputs are compared by SHAPE as
+test_oracle_perf.py does for kafka-consumer-perf-test: every number blanked, the same lines
+with the same words. Each run reads in a share group of its own set to
+share.auto.offset.reset=earliest (a group config), so that it reads the records produced by the
+fixture. Option errors give Kafka's first stderr line (its help table follows) as pk's only
+line; an error of the run gives the header on stdout, then the exception's message.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import os
+import re
+
+import pytest
+
+from conftest import Runner
+from waits import create_topic_with_leaders
+
+P = "ost-"
+PERF = "org.apache.kafka.tools.ShareConsumerPerformance"
+RECORDS = 120
+NUMBER = re.compile(r"-?\d+(\.\d+)?|NaN|Infinity")
+DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}")
+HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms"
+_groups = itertools.count()
+
+
+def shape(text: str) -> list[str]:
+    """Lines with every figure (dates, counts, rates) blanked."""
+    return [NUMBER.sub("N", DATE.sub("DATE", line)) for line in text.splitlines()]
+
+
+@pytest.fixture(scope="module", params=["kafka", "pk"])
+def broker(request, kafka_tools, tmp_path_factory):
+    """(bootstrap, topic, pk runner) on the session's Kafka 4.4 broker or the module's
+    pk-server-start; the topic (per xdist worker: each worker builds this fixture) holds
+    RECORDS records over two partitions."""
+    bootstrap = (request.getfixturevalue("kafka") if request.param == "kafka"
+                 else request.getfixturevalue("pk_server")).bootstrap
+    topic = f"{P}{request.param}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    create_topic_with_leaders(bootstrap, topic, partitions=2)
+    r = kafka_tools("kafka-console-producer", "--bootstrap-server", bootstrap, "--topic", topic,
+                    input="".join(f"record-{i}\n" for i in range(RECORDS)))
+    assert r.returncode == 0, r.err
+    return bootstrap, topic, Runner(str(tmp_path_factory.mktemp("ost") / "pk-data"))
+
+
+def first_line(err: str) -> str:
+    """stderr's first line that is not a client library's log line (whether one shows, such as
+    a close that took over its 500 ms, depends on timing)."""
+    return next((line for line in err.splitlines() if "(org.apache.kafka.clients." not in line), "")
+
+
+def fresh_group(kafka_tools, bootstrap: str, side: str) -> str:
+    """A share group of its own that starts at the earliest offset."""
+    group = f"{P}{side}-{os.getpid()}-{next(_groups)}"
+    r = kafka_tools("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups",
+                    "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest")
+    assert r.returncode == 0, r.err
+    return group
+
+
+def both_perf(kafka_tools, broker, *args: str):
+    """Kafka's tool and pk's (through pk-run-class and the class name), each in a fresh earliest
+    group, on the same broker and topic; pk's runs while Kafka's does (each waits for its share
+    group's assignment)."""
+    bootstrap, topic, pk = broker
+    return both_raw(kafka_tools, broker, "--bootstrap-server", bootstrap, "--topic", topic, *args)
+
+
+def both_raw(kafka_tools, broker, *args: str):
+    bootstrap, _, pk = broker
+    ours_group, theirs_group = fresh_group(kafka_tools, bootstrap, "p"), fresh_group(kafka_tools, bootstrap, "k")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        ours = pool.submit(pk, "pk-run-class", PERF, *args, "--group", ours_group, timeout=150)
+        theirs = kafka_tools("kafka-share-consumer-perf-test", *args, "--group", theirs_group, timeout=150)
+        return theirs, ours.result()
+
+
+# --------------------------------------------------------------------------- ShareConsumerPerformance
+def test_share_perf_output_shape(kafka_tools, broker):
+    theirs, ours = both_perf(kafka_tools, broker, "--messages", str(RECORDS), "--hide-header")
+    assert (ours.returncode, theirs.returncode) == (0, 0), (ours.err, theirs.err)
+    assert shape(ours.out) == shape(theirs.out) == [  # deprecated: a warning first
+        "Warning: --messages is deprecated. Use --num-records instead.", "DATE, DATE, N, N, N, N, N"]
+    assert ours.err == ""
+    assert f", {RECORDS}, " in ours.out.splitlines()[-1]  # every record read, once
+
+
+# More records asked for than the topic holds. Kafka's tool waits --timeout + 100 ms for its
+# consumers' threads, then interrupts them: a consumer whose last record came after the start
+# is still reading then and the run fails with the interrupt; one that got nothing usually ends
+# first (Kafka's own race, of ~100 ms): either ending is Kafka's, and pk has both.
+TIMED_OUT = [HEADER, "Share consumer N having client id perf-share-consumer-client consumption metrics- "
+             "DATE, DATE, N, N, N, N, N",
+             "WARNING: Exiting before consuming the expected number of records: timeout (N ms) exceeded. "
+             "You can use the --timeout option to increase the timeout.", "DATE, DATE, N, N, N, N, N"]
+INTERRUPTED = "org.apache.kafka.common.errors.InterruptException: Timeout waiting for results from fetching records"
+
+
+def test_share_perf_timeout(kafka_tools, broker):
+    theirs, ours = both_perf(kafka_tools, broker, "--num-records", str(RECORDS * 10), "--timeout", "1500",
+                             "--show-consumer-stats")
+    endings = [(0, TIMED_OUT, ""), (1, [HEADER], INTERRUPTED)]
+    assert (theirs.returncode, shape(theirs.out), first_line(theirs.err)) in endings
+    assert (ours.returncode, shape(ours.out), ours.err.rstrip("\n")) in endings
+
+
+def test_share_perf_threads_detailed_stats_and_metrics(kafka_tools, broker):
+    """Two consumers (client ids numbered), progress lines (how many depends on timing), each
+    consumer's line, the group's line, then a metrics table per consumer: pk's rows are some of
+    the Kafka client's."""
+    theirs, ours = both_perf(kafka_tools, broker, "--num-records", str(RECORDS), "--threads", "2",
+                             "--show-consumer-stats", "--show-detailed-stats", "--reporting-interval", "1",
+                             "--print-metrics", "--command-property", "client.id=ost-client")
+    assert (ours.returncode, theirs.returncode) == (0, 0), (ours.err, theirs.err)
+    progress = "DATE, DATE, N, N, N, N, N for share consumer N"
+    for out in (theirs.out, ours.out):
+        lines = shape(out)
+        assert lines[0] == HEADER
+        body = [line for line in lines[1:lines.index("")] if line != progress]
+        assert body == ["Share consumer N having client id ost-clientN consumption metrics- "
+                        "DATE, DATE, N, N, N, N, N"] * 2 + ["DATE, DATE, N, N, N, N, N"], out
+    row = re.compile(r"([\w-]+:[\w-]+:\{[^}]*\}) +: (\S+)")
+    names = [{row.fullmatch(line).group(1) for line in out.splitlines() if row.fullmatch(line)}
+             for out in (theirs.out, ours.out)]
+    assert {"ost-client-1", "ost-client-2"} == {re.search(r"client-id=([\w-]+)", n).group(1) for n in names[1]}
+    assert names[1] and names[1] <= names[0]
+    assert ours.out.count("Metric Name") == theirs.out.count("Metric Name") == 2
+    assert ours.err.startswith("pk: ")
+    group_line = ours.out.splitlines()[ours.out.splitlines().index("") - 1]
+    assert f", {RECORDS}, " in group_line  # every record read, once, by the two consumers
+
+
+OPTION_ERRORS = [
+    ["--num-records", "5"],
+    ["--topic", "{t}"],  # neither --messages nor --num-records
+    ["--topic", "{t}", "--messages", "5", "--num-records", "5"],
+    ["--topic", "{t}", "--num-records", "5", "--consumer.config", "{props}", "--command-config", "{props}"],
+    ["--topic", "{t}", "--num-records", "5", "--bogus"],
+    ["--topic", "{t}", "--num-records"],
+    ["--topic", "{t}", "--num-records", "5", "--include", "x"],
+]
+RUN_ERRORS = [  # after the header: the exception's message
+    ["--topic", "{t}", "--num-records", "x"],
+    ["--topic", "{t}", "--num-records", "5", "--threads", "x"],
+    ["--topic", "{t}", "--num-records", "5", "--threads", "0"],
+    ["--topic", "{t}", "--num-records", "5", "--fetch-size", "big"],
+    ["--topic", "{t}", "--num-records", "5", "--command-config", "/nonexistent/x.properties"],
+    # read in the consumer's thread: the ExecutionException's message
+    ["--topic", "{t}", "--num-records", "5", "--date-format", "QQ"],
+    ["--topic", "{t}", "--num-records", "5", "--reporting-interval", "0"],
+]
+
+
+def test_share_perf_errors(kafka_tools, broker, tmp_path):
+    bootstrap, topic, pk = broker
+    if "-kafka-" not in topic:
+        pytest.skip("the errors do not depend on the broker: checked on Kafka's")
+    props = tmp_path / "c.properties"
+    props.write_text("a=b\n")
+    for args in OPTION_ERRORS + RUN_ERRORS:
+        full = ["--bootstrap-server", bootstrap] + [a.replace("{t}", topic).replace("{props}", str(props))
+                                                    for a in args]
+        theirs, ours = both_raw(kafka_tools, broker, *full)  # groups with records: the threads' checks run
+        assert (ours.returncode, ours.out, ours.err) == (theirs.returncode, theirs.out, theirs.err_first + "\n"), args
+    # no arguments: the description and the help on stderr, exit 1
+    theirs, ours = kafka_tools("kafka-share-consumer-perf-test"), pk("pk-share-consumer-perf-test")
+    assert (theirs.returncode, ours.returncode, theirs.out, ours.out) == (1, 1, "", "")
+    assert ours.err.split("\n")[0] == theirs.err_first == "This tool is used to verify the share consumer performance."
+    theirs, ours = kafka_tools("kafka-share-consumer-perf-test", "--version"), pk("pk-share-consumer-perf-test",
+                                                                                 "--version")
+    assert (ours.returncode, ours.out) == (theirs.returncode, theirs.out) and theirs.out.startswith("4.4.0")
+    theirs = kafka_tools("kafka-share-consumer-perf-test", "--topic", topic, "--num-records", "1")
+    ours = pk("pk-share-consumer-perf-test", "--topic", topic, "--num-records", "1")
+    assert (ours.returncode, ours.err) == (theirs.returncode, theirs.err_first + "\n") == \
+        (1, 'Missing required argument "[bootstrap-server]"\n')
