@@ -1,5 +1,7 @@
 """pk-share-consumer-perf-test against Kafka 4.4's kafka-share-consumer-perf-test
-(ShareConsumerPerformance), on the session's Kafka 4.4 broker and on a pk-server-start.
+(ShareConsumerPerformance), on the session's Kafka 4.4 broker and on a pk-server-start; and
+pk-dump-log --share-group-state-decoder against kafka-dump-log's on each broker's
+__share_group_state segments.
 
 The perf figures differ from run to run, so outputs are compared by SHAPE as
 test_oracle_perf.py does for kafka-consumer-perf-test: every number blanked, the same lines
@@ -15,11 +17,12 @@ import concurrent.futures
 import itertools
 import os
 import re
+import shutil
 
 import pytest
 
 from conftest import Runner
-from waits import create_topic_with_leaders
+from waits import create_topic_with_leaders, wait_for
 
 P = "ost-"
 PERF = "org.apache.kafka.tools.ShareConsumerPerformance"
@@ -37,17 +40,18 @@ def shape(text: str) -> list[str]:
 
 @pytest.fixture(scope="module", params=["kafka", "pk"])
 def broker(request, kafka_tools, tmp_path_factory):
-    """(bootstrap, topic, pk runner) on the session's Kafka 4.4 broker or the module's
+    """(bootstrap, topic, pk runner, log directory) on the session's Kafka 4.4 broker or the module's
     pk-server-start; the topic (per xdist worker: each worker builds this fixture) holds
     RECORDS records over two partitions."""
-    bootstrap = (request.getfixturevalue("kafka") if request.param == "kafka"
-                 else request.getfixturevalue("pk_server")).bootstrap
+    server = request.getfixturevalue("kafka") if request.param == "kafka" else request.getfixturevalue("pk_server")
+    bootstrap = server.bootstrap
+    log_dir = server.log_dir if request.param == "kafka" else server.data_dir
     topic = f"{P}{request.param}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     create_topic_with_leaders(bootstrap, topic, partitions=2)
     r = kafka_tools("kafka-console-producer", "--bootstrap-server", bootstrap, "--topic", topic,
                     input="".join(f"record-{i}\n" for i in range(RECORDS)))
     assert r.returncode == 0, r.err
-    return bootstrap, topic, Runner(str(tmp_path_factory.mktemp("ost") / "pk-data"))
+    return bootstrap, topic, Runner(str(tmp_path_factory.mktemp("ost") / "pk-data")), log_dir
 
 
 def first_line(err: str) -> str:
@@ -69,12 +73,12 @@ def both_perf(kafka_tools, broker, *args: str):
     """Kafka's tool and pk's (through pk-run-class and the class name), each in a fresh earliest
     group, on the same broker and topic; pk's runs while Kafka's does (each waits for its share
     group's assignment)."""
-    bootstrap, topic, pk = broker
+    bootstrap, topic, pk, _ = broker
     return both_raw(kafka_tools, broker, "--bootstrap-server", bootstrap, "--topic", topic, *args)
 
 
 def both_raw(kafka_tools, broker, *args: str):
-    bootstrap, _, pk = broker
+    bootstrap, _, pk, _ = broker
     ours_group, theirs_group = fresh_group(kafka_tools, bootstrap, "p"), fresh_group(kafka_tools, bootstrap, "k")
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         ours = pool.submit(pk, "pk-run-class", PERF, *args, "--group", ours_group, timeout=150)
@@ -159,7 +163,7 @@ RUN_ERRORS = [  # after the header: the exception's message
 
 
 def test_share_perf_errors(kafka_tools, broker, tmp_path):
-    bootstrap, topic, pk = broker
+    bootstrap, topic, pk, _ = broker
     if "-kafka-" not in topic:
         pytest.skip("the errors do not depend on the broker: checked on Kafka's")
     props = tmp_path / "c.properties"
@@ -180,3 +184,76 @@ def test_share_perf_errors(kafka_tools, broker, tmp_path):
     ours = pk("pk-share-consumer-perf-test", "--topic", topic, "--num-records", "1")
     assert (ours.returncode, ours.err) == (theirs.returncode, theirs.err_first + "\n") == \
         (1, 'Missing required argument "[bootstrap-server]"\n')
+
+
+# --------------------------------------------------------------------------- DumpLogSegments
+def _state_segments(log_dir: str) -> list[str]:
+    """The __share_group_state segments that hold records."""
+    found = []
+    for name in sorted(os.listdir(log_dir)):
+        if name.startswith("__share_group_state-"):
+            folder = os.path.join(log_dir, name)
+            found += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                      if f.endswith(".log") and os.path.getsize(os.path.join(folder, f)) > 0]
+    return found
+
+
+def test_dump_log_share_group_state_decoder(kafka_tools, broker, tmp_path):
+    """The broker's own __share_group_state segments (Kafka 4.4's share coordinator's, or
+    pk-server-start's), after a share group read and acknowledged the topic, through both
+    tools' --share-group-state-decoder: the same output byte for byte. The segments are copied
+    first, so that both tools read the same bytes while the broker keeps writing."""
+    bootstrap, topic, pk, log_dir = broker
+    group = fresh_group(kafka_tools, bootstrap, "d")
+    r = pk("pk-share-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
+           "--num-records", str(RECORDS), timeout=150)
+    assert r.returncode == 0 and f", {RECORDS}, " in r.out, r.err
+    wait_for(lambda: any(group.encode() in open(path, "rb").read() for path in _state_segments(log_dir)),
+             timeout=60, what=f"{group}'s share-partition state in __share_group_state")
+    copies = []
+    for i, path in enumerate(_state_segments(log_dir)):
+        folder = tmp_path / f"{os.path.basename(os.path.dirname(path))}"
+        folder.mkdir(exist_ok=True)
+        copies.append(str(folder / os.path.basename(path)))
+        shutil.copyfile(path, copies[-1])
+    seen = set()
+    for path in copies:
+        for extra in ([], ["--skip-record-metadata"]):
+            args = ["--files", path, "--share-group-state-decoder", *extra]
+            theirs, ours = kafka_tools("kafka-dump-log", *args), pk("pk-dump-log", *args)
+            assert (ours.returncode, ours.out) == (theirs.returncode, theirs.out), path
+            seen |= set(re.findall(r'key: \{"type":"(\d)"', ours.out))
+            seen |= {"complete"} if '"deliveryCompleteCount":' in ours.out else set()
+    # ShareSnapshot records; Kafka 4.4 also writes ShareUpdate ones, and delivery complete counts
+    assert seen >= ({"0", "1", "complete"} if "-kafka-" in topic else {"0"})
+
+
+STATE_FORMATTER = "org.apache.kafka.tools.consumer.group.share.ShareGroupStateMessageFormatter"
+
+
+def _offsets(kafka_tools, bootstrap: str, time: str) -> dict[int, int]:
+    r = kafka_tools("kafka-get-offsets", "--bootstrap-server", bootstrap, "--topic", "__share_group_state",
+                    "--time", time)
+    assert r.returncode == 0, r.err
+    return {int(p): int(o) for p, o in (line.rsplit(":", 2)[1:] for line in r.out.splitlines())}
+
+
+def test_console_consumer_share_group_state_formatter(kafka_tools, broker):
+    """The console consumer's ShareGroupStateMessageFormatter on the broker's busiest
+    __share_group_state partition, the same records read by both tools (from its start to the
+    end offset seen first): the same JSON lines."""
+    bootstrap, topic, pk, _ = broker
+    group = fresh_group(kafka_tools, bootstrap, "f")
+    r = pk("pk-share-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
+           "--num-records", str(RECORDS), timeout=150)
+    assert r.returncode == 0, r.err
+    wait_for(lambda: any(_offsets(kafka_tools, bootstrap, "-1").values()), timeout=60,
+             what="records in __share_group_state")
+    start, end = _offsets(kafka_tools, bootstrap, "-2"), _offsets(kafka_tools, bootstrap, "-1")
+    partition = max(end, key=lambda p: end[p] - start.get(p, 0))
+    args = ["--bootstrap-server", bootstrap, "--topic", "__share_group_state", "--partition", str(partition),
+            "--offset", "earliest", "--max-messages", str(end[partition] - start.get(partition, 0)),
+            "--formatter", STATE_FORMATTER]
+    theirs, ours = kafka_tools("kafka-console-consumer", *args), pk("pk-console-consumer", *args)
+    assert ours.returncode == theirs.returncode == 0, (ours.err, theirs.err)
+    assert ours.out == theirs.out and '{"key":{"type":0,"data":{"groupId":' in ours.out
