@@ -1,7 +1,6 @@
-"""pk-share-consumer-perf-test against Kafka 4.4's kafka-share-consumer-perf-test
-(ShareConsumerPerformance), on the session's Kafka 4.4 broker and on a pk-server-start; and
-pk-dump-log --share-group-state-decoder against kafka-dump-log's on each broker's
-__share_group_state segments.
+"""pk-share-consumer-perf-test, pk-verifiable-share-consumer, pk-dump-log
+--share-group-state-decoder and the console consumer's ShareGroupStateMessageFormatter against
+Kafka 4.4's own tools, on the session's Kafka 4.4 broker and on a pk-server-start.
 
 The perf figures differ from run to run, so outputs are compared by SHAPE as
 test_oracle_perf.py does for kafka-consumer-perf-test: every number blanked, the same lines
@@ -15,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
+import json
 import os
 import re
 import shutil
@@ -22,6 +22,7 @@ import shutil
 import pytest
 
 from conftest import Runner
+from kafka_oracle import normalise
 from waits import create_topic_with_leaders, wait_for
 
 P = "ost-"
@@ -257,3 +258,120 @@ def test_console_consumer_share_group_state_formatter(kafka_tools, broker):
     theirs, ours = kafka_tools("kafka-console-consumer", *args), pk("pk-console-consumer", *args)
     assert ours.returncode == theirs.returncode == 0, (ours.err, theirs.err)
     assert ours.out == theirs.out and '{"key":{"type":0,"data":{"groupId":' in ours.out
+
+
+# --------------------------------------------------------------------------- VerifiableShareConsumer
+VERIFIABLE = "verifiable-share-consumer"
+
+
+def _events(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _offsets_by_partition(events: list[dict], name: str) -> dict[int, list[int]]:
+    """Every offset the events of one name list, per partition (in the order printed)."""
+    found: dict[int, list[int]] = {}
+    for e in events:
+        if e["name"] == name:
+            for part in e["partitions"]:
+                assert part["count"] == len(part["offsets"])
+                found.setdefault(part["partition"], []).extend(part["offsets"])
+    return found
+
+
+def _event_shape(events: list[dict]) -> dict:
+    """What does not depend on timing: the first and last events (no timestamps), each event
+    name's fields in order, every offset consumed and acknowledged once, the record lines."""
+    for e in events:
+        assert list(e)[:2] == ["timestamp", "name"]
+    consumed = _offsets_by_partition(events, "records_consumed")
+    acked = [e for e in events if e["name"] == "offsets_acknowledged"]
+    for e in acked:  # one partition an event (Kafka's callback), all accepted
+        assert len(e["partitions"]) == 1 and e["success"] is True and e["count"] == e["partitions"][0]["count"]
+        # in no fixed order in Kafka 4.4 (lowest first, highest first, or runs of each): compared as sets
+    for e in events:
+        if e["name"] == "records_consumed":
+            assert e["count"] == sum(p["count"] for p in e["partitions"])
+            assert all(p["offsets"] == sorted(p["offsets"]) for p in e["partitions"])
+    return {
+        "ends": [{k: v for k, v in e.items() if k != "timestamp"} for e in events[:2] + events[-2:]],
+        "fields": {e["name"]: list(e) for e in events},
+        "partition fields": sorted({tuple(p) for e in events if e["name"] in ("records_consumed",
+                                                                               "offsets_acknowledged")
+                                    for p in e["partitions"]}),
+        "consumed": {p: sorted(o) for p, o in consumed.items()},
+        "acknowledged": {p: sorted(o) for p, o in _offsets_by_partition(acked, "offsets_acknowledged").items()},
+        "records": sorted((e["partition"], e["offset"], e["key"], e["value"]) for e in events
+                          if e["name"] == "record_data"),
+    }
+
+
+@pytest.mark.parametrize("mode", ["auto", "sync", "async"])
+def test_verifiable_share_consumer_events(kafka_tools, broker, mode):
+    """Each tool in a group of its own reads the topic's records (set to earliest by
+    --offset-reset-strategy) until all are acknowledged: the same events but for how the records
+    fall into polls and acknowledgement callbacks (timing): every record consumed and
+    acknowledged once, each event with Kafka's fields in Kafka's order."""
+    bootstrap, topic, pk, _ = broker
+    if (mode, "-kafka-" in topic) in (("async", True), ("sync", False)):
+        pytest.skip("the suite's time: sync on Kafka's broker, async on pk-server-start, auto on both")
+    args = ["--bootstrap-server", bootstrap, "--topic", topic, "--max-messages", str(RECORDS),
+            "--offset-reset-strategy", "earliest", "--acknowledgement-mode", mode]
+    if mode == "auto":
+        args.append("--verbose")
+    tag = f"{os.getpid()}-{next(_groups)}"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        ours = pool.submit(pk, "pk-run-class", "org.apache.kafka.tools.VerifiableShareConsumer", *args,
+                           "--group-id", f"{P}vp-{tag}", timeout=150)
+        theirs = kafka_tools.run_process("kafka-verifiable-share-consumer", *args, "--group-id", f"{P}vk-{tag}",
+                                         timeout=150)
+        ours = ours.result()
+    assert (ours.returncode, theirs.returncode) == (0, 0), (ours.err, theirs.err)
+    mine, kafkas = _event_shape(_events(ours.out)), _event_shape(_events(theirs.out))
+    assert mine == kafkas
+    assert sum(len(o) for o in mine["consumed"].values()) == RECORDS == sum(len(o) for o in mine["acknowledged"].values())
+    assert [e["name"] for e in mine["ends"]] == ["startup_complete", "offset_reset_strategy_set", "shutdown_complete",
+                                                 "shutdown_requested"]
+    assert ours.err == ""
+
+
+def test_verifiable_share_consumer_errors(kafka_tools, broker, tmp_path):
+    bootstrap, topic, pk, _ = broker
+    if "-kafka-" not in topic:
+        pytest.skip("the errors do not depend on the broker: checked on Kafka's")
+    common = ["--bootstrap-server", bootstrap, "--topic", topic]
+    usage = [  # argparse4j's errors: its usage, then `verifiable-share-consumer: error: ...`
+        ["--topic", topic, "--group-id", "g"],
+        common,
+        [*common, "--group-id", "g", "--max-messages", "x"],
+        [*common, "--group-id", "g", "--bogus"],
+        [*common, "--group-id", "g", "--command-config", str(tmp_path / "missing.properties")],
+        [*common, "--group-id", "g", "--ack-pattern", "accept"],
+        [*common, "--group-id", "g", "--ack-pattern", "renew,RENEW", "--acknowledgement-mode", "sync"],
+    ]
+    for args in usage:
+        theirs, ours = kafka_tools("kafka-verifiable-share-consumer", *args), pk("pk-verifiable-share-consumer", *args)
+        assert (ours.returncode, theirs.returncode) == (1, 1), args
+        assert ours.err == argparse_error(theirs.err, VERIFIABLE) + "\n", args
+        assert ours.out == ""
+    for args in ([*common, "--group-id", "g", "--acknowledgement-mode", "bogus"],
+                 [*common, "--group-id", "g", "--ack-pattern", "accept,maybe", "--acknowledgement-mode", "sync"]):
+        theirs, ours = kafka_tools("kafka-verifiable-share-consumer", *args), pk("pk-verifiable-share-consumer", *args)
+        assert (ours.returncode, ours.err) == (theirs.returncode, theirs.err_first + "\n") and ours.returncode == 1
+    # an unknown reset strategy fails the run, which Kafka logs; the run still ends as usual, exit 0
+    args = [*common, "--group-id", f"{P}bad-reset", "--offset-reset-strategy", "Bogus", "--max-messages", "1"]
+    theirs, ours = kafka_tools.run_process("kafka-verifiable-share-consumer", *args), pk("pk-verifiable-share-consumer",
+                                                                                      *args)
+    assert ours.returncode == theirs.returncode == 0
+    assert [e["name"] for e in _events(ours.out)] == [e["name"] for e in _events(theirs.out)] == [
+        "startup_complete", "shutdown_complete", "shutdown_requested"]
+    assert [normalise(line) for line in ours.err.splitlines()] == \
+        [normalise(line) for line in theirs.err.splitlines()[:2]]
+
+
+def argparse_error(err: str, prog: str) -> str:
+    """argparse4j's error paragraph after its usage, unwrapped."""
+    m = re.search(rf"{prog}:\s+error:", err)
+    assert m, err
+    text = err[m.start():].split("\n\n", 1)[0].rstrip("\n")
+    return re.sub(r"\s+", " ", re.sub(r"-\n", "-", text))
