@@ -32,6 +32,10 @@ NUMBER = re.compile(r"-?\d+(\.\d+)?|NaN|Infinity")
 DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}")
 HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms"
 _groups = itertools.count()
+# The wait for records, where every record must be read: a share group's first assignment can
+# take Kafka's broker several heartbeats (5 s each) on a loaded machine; a run still ends as soon
+# as --num-records arrived.
+PATIENT = ["--timeout", "60000"]
 
 
 def shape(text: str) -> list[str]:
@@ -89,7 +93,7 @@ def both_raw(kafka_tools, broker, *args: str):
 
 # --------------------------------------------------------------------------- ShareConsumerPerformance
 def test_share_perf_output_shape(kafka_tools, broker):
-    theirs, ours = both_perf(kafka_tools, broker, "--messages", str(RECORDS), "--hide-header")
+    theirs, ours = both_perf(kafka_tools, broker, "--messages", str(RECORDS), "--hide-header", *PATIENT)
     assert (ours.returncode, theirs.returncode) == (0, 0), (ours.err, theirs.err)
     assert shape(ours.out) == shape(theirs.out) == [  # deprecated: a warning first
         "Warning: --messages is deprecated. Use --num-records instead.", "DATE, DATE, N, N, N, N, N"]
@@ -111,9 +115,15 @@ INTERRUPTED = "org.apache.kafka.common.errors.InterruptException: Timeout waitin
 def test_share_perf_timeout(kafka_tools, broker):
     theirs, ours = both_perf(kafka_tools, broker, "--num-records", str(RECORDS * 10), "--timeout", "1500",
                              "--show-consumer-stats")
+    def ending(result, err: str):
+        """Kafka's interrupt may land in another place of its poll: another message."""
+        if err.startswith("org.apache.kafka.common.errors.InterruptException: "):
+            err = INTERRUPTED
+        return result.returncode, shape(result.out), err
+
     endings = [(0, TIMED_OUT, ""), (1, [HEADER], INTERRUPTED)]
-    assert (theirs.returncode, shape(theirs.out), first_line(theirs.err)) in endings
-    assert (ours.returncode, shape(ours.out), ours.err.rstrip("\n")) in endings
+    assert ending(theirs, first_line(theirs.err)) in endings
+    assert ending(ours, ours.err.rstrip("\n")) in endings
 
 
 def test_share_perf_threads_detailed_stats_and_metrics(kafka_tools, broker):
@@ -122,7 +132,7 @@ def test_share_perf_threads_detailed_stats_and_metrics(kafka_tools, broker):
     the Kafka client's."""
     theirs, ours = both_perf(kafka_tools, broker, "--num-records", str(RECORDS), "--threads", "2",
                              "--show-consumer-stats", "--show-detailed-stats", "--reporting-interval", "1",
-                             "--print-metrics", "--command-property", "client.id=ost-client")
+                             "--print-metrics", "--command-property", "client.id=ost-client", *PATIENT)
     assert (ours.returncode, theirs.returncode) == (0, 0), (ours.err, theirs.err)
     progress = "DATE, DATE, N, N, N, N, N for share consumer N"
     for out in (theirs.out, ours.out):
@@ -159,7 +169,7 @@ RUN_ERRORS = [  # after the header: the exception's message
     ["--topic", "{t}", "--num-records", "5", "--command-config", "/nonexistent/x.properties"],
     # read in the consumer's thread: the ExecutionException's message
     ["--topic", "{t}", "--num-records", "5", "--date-format", "QQ"],
-    ["--topic", "{t}", "--num-records", "5", "--reporting-interval", "0"],
+    ["--topic", "{t}", "--num-records", "5", "--reporting-interval", "0", "--timeout", "60000"],
 ]
 
 
@@ -207,7 +217,7 @@ def test_dump_log_share_group_state_decoder(kafka_tools, broker, tmp_path):
     bootstrap, topic, pk, log_dir = broker
     group = fresh_group(kafka_tools, bootstrap, "d")
     r = pk("pk-share-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
-           "--num-records", str(RECORDS), timeout=150)
+           "--num-records", str(RECORDS), *PATIENT, timeout=150)
     assert r.returncode == 0 and f", {RECORDS}, " in r.out, r.err
     wait_for(lambda: any(group.encode() in open(path, "rb").read() for path in _state_segments(log_dir)),
              timeout=60, what=f"{group}'s share-partition state in __share_group_state")
@@ -246,7 +256,7 @@ def test_console_consumer_share_group_state_formatter(kafka_tools, broker):
     bootstrap, topic, pk, _ = broker
     group = fresh_group(kafka_tools, bootstrap, "f")
     r = pk("pk-share-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
-           "--num-records", str(RECORDS), timeout=150)
+           "--num-records", str(RECORDS), *PATIENT, timeout=150)
     assert r.returncode == 0, r.err
     wait_for(lambda: any(_offsets(kafka_tools, bootstrap, "-1").values()), timeout=60,
              what="records in __share_group_state")
@@ -358,6 +368,10 @@ def test_verifiable_share_consumer_errors(kafka_tools, broker, tmp_path):
                  [*common, "--group-id", "g", "--ack-pattern", "accept,maybe", "--acknowledgement-mode", "sync"]):
         theirs, ours = kafka_tools("kafka-verifiable-share-consumer", *args), pk("pk-verifiable-share-consumer", *args)
         assert (ours.returncode, ours.err) == (theirs.returncode, theirs.err_first + "\n") and ours.returncode == 1
+    # a valid --ack-pattern: pk does not run explicit acknowledgement patterns (README's differences)
+    ours = pk("pk-verifiable-share-consumer", *common, "--group-id", "g", "--ack-pattern", "accept,release",
+              "--acknowledgement-mode", "sync")
+    assert (ours.returncode, ours.out) == (1, "") and ours.err.startswith("pk: --ack-pattern ")
     # an unknown reset strategy fails the run, which Kafka logs; the run still ends as usual, exit 0
     args = [*common, "--group-id", f"{P}bad-reset", "--offset-reset-strategy", "Bogus", "--max-messages", "1"]
     theirs, ours = kafka_tools.run_process("kafka-verifiable-share-consumer", *args), pk("pk-verifiable-share-consumer",
