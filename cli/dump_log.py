@@ -63,7 +63,7 @@ class DumpLogSegmentsCommand(JoptCommand):
 @click.option("--remote-log-metadata-decoder", is_flag=True,
               help="Kafka: parse log data as remote log metadata records (not supported by pk).")
 @click.option("--share-group-state-decoder", is_flag=True,
-              help="Kafka: parse log data as share group state from __share_group_state (not supported by pk).")
+              help="If set, log data will be parsed as share group state data from the __share_group_state topic.")
 @click.option("--skip-record-metadata", is_flag=True,
               help="Skip metadata when printing records. This flag also skips control records.")
 @version_option

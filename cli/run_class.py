@@ -112,6 +112,9 @@ CLASSES: dict[str, str] = {
     # kafka-console-share-consumer.sh and kafka-share-groups.sh (KIP-932), both since 4.0.
     "org.apache.kafka.tools.consumer.ConsoleShareConsumer": "pk.cli.console_share_consumer:cli",
     "org.apache.kafka.tools.consumer.group.ShareGroupCommand": "pk.cli.share_groups:cli",
+    # kafka-share-consumer-perf-test.sh and kafka-verifiable-share-consumer.sh (KIP-932), since 4.0.
+    "org.apache.kafka.tools.ShareConsumerPerformance": "pk.cli.share_consumer_perf:cli",
+    "org.apache.kafka.tools.VerifiableShareConsumer": "pk.cli.verifiable_share_consumer:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

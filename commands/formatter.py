@@ -6,8 +6,8 @@ later field is printed and by `line.separator` otherwise. Keys, values and heade
 written as raw bytes.
 
 The coordinator-record formatters (OffsetsMessageFormatter, GroupMetadataMessageFormatter,
-TransactionLogMessageFormatter) write each record of __consumer_offsets / __transaction_state
-as one JSON object, {"key":{"type":T,"data":{..}},"value":{"version":V,"data":{..}}}, with
+TransactionLogMessageFormatter, ShareGroupStateMessageFormatter) write each record of
+__consumer_offsets / __transaction_state / __share_group_state as one JSON object, {"key":{"type":T,"data":{..}},"value":{"version":V,"data":{..}}}, with
 nothing between records (as Kafka 4.4 does); the decoding is DumpLogSegments' (dump_log.parsers).
 """
 
@@ -34,6 +34,7 @@ FORMATTER_CLASSES = {
     "org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter": "group-metadata",
     "kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter": "transaction-log",
     "org.apache.kafka.tools.consumer.TransactionLogMessageFormatter": "transaction-log",
+    "org.apache.kafka.tools.consumer.group.share.ShareGroupStateMessageFormatter": "share-group-state",
 }
 
 _TIMESTAMP_TYPES = {0: b"CreateTime:", 1: b"LogAppendTime:"}
@@ -384,8 +385,31 @@ class TransactionLogMessageFormatter(CoordinatorRecordFormatter):
         return transaction_log_value_json(value)
 
 
+class ShareGroupStateMessageFormatter(CoordinatorRecordFormatter):
+    """__share_group_state's records: ShareSnapshot (0) and ShareUpdate (1), both shown."""
+
+    SHOWN = frozenset((0, 1))
+
+    def known(self, record_type: int) -> bool:
+        return record_type in self.SHOWN
+
+    def key_data(self, key: bytes, record_type: int) -> dict:
+        from .dump_log.share_state import key_json
+
+        return key_json(key)
+
+    def value_versions(self, record_type: int):
+        return (0,)
+
+    def value_json(self, value: bytes, record_type: int) -> tuple[int, dict]:
+        from .dump_log.share_state import value_json
+
+        return value_json(record_type, value)
+
+
 _COORDINATOR_FORMATTERS = {"offsets": OffsetsMessageFormatter, "group-metadata": GroupMetadataMessageFormatter,
-                           "transaction-log": TransactionLogMessageFormatter}
+                           "transaction-log": TransactionLogMessageFormatter,
+                           "share-group-state": ShareGroupStateMessageFormatter}
 
 
 def make_formatter(class_name: str | None, props: dict[str, str], log=None):

@@ -35,6 +35,8 @@ KAFKA_SCRIPTS = {
     "kafka-metadata-quorum": "pk-metadata-quorum",
     "kafka-client-metrics": "pk-client-metrics",
     "kafka-console-share-consumer": "pk-console-share-consumer", "kafka-share-groups": "pk-share-groups",
+    "kafka-share-consumer-perf-test": "pk-share-consumer-perf-test",
+    "kafka-verifiable-share-consumer": "pk-verifiable-share-consumer",
 }
 
 
@@ -45,7 +47,7 @@ def test_every_script_is_installed_and_knows_its_version():
         if script in ("pk-server-start", "pk-server-stop", "pk-spark", "pk-run-class", "pk-producer-perf-test",
                       "pk-cluster", "pk-features", "pk-storage", "pk-zookeeper-server-start",
                       "pk-zookeeper-server-stop", "pk-zookeeper-shell", "pk-verifiable-producer",
-                      "pk-verifiable-consumer", "pk-e2e-latency",
+                      "pk-verifiable-consumer", "pk-verifiable-share-consumer", "pk-e2e-latency",
                       "pk-metadata-quorum"):  # tools without --version (as Kafka's), the launchers
             continue
         r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)

@@ -97,6 +97,9 @@ class ShareConsumer:
         self.assignment: set[tuple[str, int]] = set()
         self._sessions: dict[int, _Session] = {}
         self._unhanded: list[ShareRecord] = []  # acquired, not handed out yet
+        # Kafka's AcknowledgementCommitCallback: called as (topic, partition, offsets, error
+        # message or None) for each partition whose acknowledgements a broker answered.
+        self.on_acknowledged = None
 
     # ------------------------------------------------------------------ membership
     def _coordinator_conn(self) -> _Connection:
@@ -236,6 +239,7 @@ class ShareConsumer:
                                           for t, ps in forgotten.items()]}
         if not body["topics"] and not forgotten:
             return []
+        sent = {tp: sorted(acks) for tp, acks in session.acks.items() if acks}
         try:
             _, hi = session.conn.versions.get(int(kp.ApiKey.SHARE_FETCH), (None, None))
             if hi is None:
@@ -253,6 +257,7 @@ class ShareConsumer:
             raise ShareError(known_error(code, answer.get("error_message")).message)
         session.epoch += 1
         session.partitions = wanted  # the forgotten ones left the session with this request
+        self._acknowledged(sent, answer["responses"], "acknowledge_error_code", "acknowledge_error_message")
         out: list[ShareRecord] = []
         for topic in answer["responses"]:
             name = self._names.get(topic["topic_id"])
@@ -298,6 +303,50 @@ class ShareConsumer:
             session.conn.close()
         self._refresh_metadata()
 
+    def _acknowledged(self, sent: dict, responses: list, code_field: str, message_field: str) -> None:
+        """Report each partition's acknowledgements the answer settles, in the answer's order."""
+        if self.on_acknowledged is None or not sent:
+            return
+        for topic in responses:
+            name = self._names.get(topic["topic_id"])
+            for part in topic["partitions"]:
+                offsets = sent.pop((name, part["partition_index"]), None)
+                if offsets is not None:
+                    code = part[code_field]
+                    error = None if not code else known_error(code, part.get(message_field)).message
+                    self.on_acknowledged(name, part["partition_index"], offsets, error)
+        for (name, partition), offsets in sent.items():  # answered without an error of their own
+            self.on_acknowledged(name, partition, offsets, None)
+
+    def commit(self) -> None:
+        """commitSync: the pending acknowledgements sent now, in a ShareAcknowledge of each
+        session (its next epoch), answered before this returns."""
+        for session in list(self._sessions.values()):
+            if session.epoch == 0 or not any(session.acks.values()):
+                continue
+            sent = {tp: sorted(acks) for tp, acks in session.acks.items() if acks}
+            topics: dict[str, list] = {}
+            for tp, acks in sorted(session.acks.items()):
+                topics.setdefault(tp[0], []).append({"partition_index": tp[1],
+                                                     "acknowledgement_batches": _batches(acks)})
+            session.acks = {}
+            try:
+                answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
+                                           {"group_id": self.group, "member_id": self.member_id,
+                                            "share_session_epoch": session.epoch,
+                                            "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
+                                                       for t, ps in topics.items()]})
+            except (OSError, ConnectionError, kp.ProtocolError):
+                continue  # the broker releases what the lost session held
+            session.epoch += 1
+            if answer["error_code"]:
+                for (name, partition), offsets in sent.items():
+                    if self.on_acknowledged is not None:
+                        self.on_acknowledged(name, partition, offsets,
+                                             known_error(answer["error_code"], answer.get("error_message")).message)
+                continue
+            self._acknowledged(sent, answer["responses"], "error_code", "error_message")
+
     def hand_back(self, unprocessed: list[ShareRecord]) -> None:
         """Records polled but not processed (--max-messages reached): released at close."""
         for rec in unprocessed:
@@ -313,13 +362,16 @@ class ShareConsumer:
             for tp, acks in sorted(session.acks.items()):
                 topics.setdefault(tp[0], []).append({"partition_index": tp[1],
                                                      "acknowledgement_batches": _batches(acks)})
+            sent = {tp: sorted(acks) for tp, acks in session.acks.items() if acks}
             try:
                 if session.epoch > 0 and topics:  # else the session ends with the connection
-                    session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
-                                      {"group_id": self.group, "member_id": self.member_id,
-                                       "share_session_epoch": -1,
-                                       "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
-                                                  for t, ps in topics.items()]})
+                    answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
+                                               {"group_id": self.group, "member_id": self.member_id,
+                                                "share_session_epoch": -1,
+                                                "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
+                                                           for t, ps in topics.items()]})
+                    if not answer["error_code"]:
+                        self._acknowledged(sent, answer["responses"], "error_code", "error_message")
             except (OSError, ConnectionError, KafkaError, kp.ProtocolError):
                 pass  # the broker releases what this session acquired once it is gone
             session.conn.close()

@@ -1,6 +1,7 @@
 """What --print-data-log prints for a record: the key and payload decoders
 (org.apache.kafka.tools.api's String/Long/Integer/Default decoders), Kafka 4.x's parsers for
-__consumer_offsets and __transaction_state records, and the text of control records."""
+__consumer_offsets and __transaction_state records (__share_group_state's: share_state.py), and
+the text of control records."""
 
 from __future__ import annotations
 
@@ -323,7 +324,9 @@ def message_parser(o: DumpOptions):
     if o.remote_log_metadata_decoder:
         raise Unsupported("--remote-log-metadata-decoder is not supported by pk")
     if o.share_group_state_decoder:
-        raise Unsupported("--share-group-state-decoder is not supported by pk")
+        from .share_state import ShareGroupStateMessageParser
+
+        return ShareGroupStateMessageParser()
     value_decoder = make_decoder(value_of("value-decoder-class", o.value_decoder_class, STRING_DECODER))
     key_decoder = make_decoder(value_of("key-decoder-class", o.key_decoder_class, STRING_DECODER))
     return DecoderMessageParser(key_decoder, value_decoder)
