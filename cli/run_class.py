@@ -112,6 +112,8 @@ CLASSES: dict[str, str] = {
     # kafka-console-share-consumer.sh and kafka-share-groups.sh (KIP-932), both since 4.0.
     "org.apache.kafka.tools.consumer.ConsoleShareConsumer": "pk.cli.console_share_consumer:cli",
     "org.apache.kafka.tools.consumer.group.ShareGroupCommand": "pk.cli.share_groups:cli",
+    # kafka-streams-groups.sh (KIP-1071), since 4.1.
+    "org.apache.kafka.tools.streams.StreamsGroupCommand": "pk.cli.streams_groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import time
 
+from .. import consumer_offsets as offsets_codec
 from ..errors import KafkaError
 from ..protocol import errors as E
 
@@ -42,6 +44,7 @@ EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE = "Empty", "NotReady", "Assigni
 STALE_TOPOLOGY, MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS, MISSING_INTERNAL_TOPICS, \
     SHUTDOWN_APPLICATION, ASSIGNMENT_DELAYED = range(6)
 
+STICKY = "sticky"  # group.streams.assignors: Kafka 4.4 has this one
 Tasks = dict[str, frozenset[int]]  # subtopology id -> partitions (task ids)
 
 
@@ -307,9 +310,18 @@ class StreamsGroups:
         group = self.groups.get(group_id)
         if group is None:
             if epoch != 0:
-                raise _Invalid(E.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
-            if self.classic.group(group_id) is not None or self.broker.groups.consumer.get(group_id) is not None:
+                # Kafka answers GROUP_ID_NOT_FOUND, which no member of a live group can meet there
+                # (its groups outlive a restart in __consumer_offsets). pk's do not: the member
+                # is told it is unknown, so that it joins again as after Kafka's restart.
+                raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+            classic = self.classic.groups.get(group_id)
+            if (classic is not None and classic.members) or self.broker.groups.consumer.get(group_id) is not None:
                 raise _Invalid(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+            if classic is not None:  # an empty classic group (or offsets only) becomes a streams group
+                if classic.protocol_type is not None:  # it had a GroupMetadata record: tombstoned
+                    self.classic.append(group_id, [(offsets_codec.group_metadata_key(group_id), None, (),
+                                                    int(time.time() * 1000))])
+                self.classic.drop(classic)
             group = self.groups[group_id] = StreamsGroup(group_id)
         member = group.members.get(member_id)
         changed = False
@@ -529,7 +541,8 @@ class StreamsGroups:
         return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state,
                 "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
                 "topology": topology, "members": members,
-                "authorized_operations": operations if include_operations else -2147483648}
+                "authorized_operations": operations if include_operations else -2147483648,
+                "assignor_name": STICKY}
 
     def listed_groups(self) -> dict[str, tuple[str, str, str]]:
         return {gid: (STREAMS_PROTOCOL_TYPE, g.state, STREAMS_GROUP_TYPE) for gid, g in self.groups.items()}
