@@ -21,6 +21,10 @@ NOT_YET = ("delete", "reset_offsets", "delete_offsets", "topology")
 def check_args(o: dict) -> None:
     """StreamsGroupCommandOptions.checkArgs and StreamsGroupCommand.main, as Kafka 4.4 words
     each refusal (the first line of what it prints)."""
+    # (jopt-simple's availableIf(describe): refused while parsing, before any other check)
+    extra = [name for name in ("members", "offsets", "topology", "verbose") if o[name] and not o["describe"]]
+    if extra:
+        fail(f"Option(s) [{', '.join(extra)}] are unavailable given other options on the command line")
     if o["bootstrap_server"] is None:
         fail('Missing required argument "[bootstrap-server]"')
     if o["describe"]:
@@ -30,8 +34,6 @@ def check_args(o: dict) -> None:
             fail("Option [describe] takes at most one of these options: [members], [offsets], [state], [topology]")
         if o["state"]:
             fail("Option [describe] does not take a value for [state]")
-    if o["list"] and (o["members"] or o["offsets"]):
-        fail(f"Option \"[list]\" can't be used with option \"[{'members' if o['members'] else 'offsets'}]\"")
     if o["groups"] and o["list"]:
         fail('Option "[group]" can\'t be used with option "[list]"')
     if sum(bool(o[a]) for a in ACTIONS) != 1:

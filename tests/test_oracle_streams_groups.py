@@ -8,6 +8,11 @@ internal topics (the app's first heartbeats report them missing) and assign four
 
 - The same input through pk-server-start and through Kafka 4.4 gives the same output records
   (word, count), the same internal topics, and ListGroups shows the group as type "streams".
+- pk-streams-groups and Kafka 4.4's kafka-streams-groups print the same stdout byte for byte,
+  with the same exit status, on both brokers (each tool pair on the same broker at the same
+  moment: nothing is normalised): --list, --describe with --offsets/--members/--state and
+  --verbose, while the app runs and once it stopped (an empty group), and for an unknown group;
+  bad command lines give the same first stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
   when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and the
   records produced meanwhile are counted on.
@@ -18,11 +23,12 @@ pk-server-start runs with a short streams heartbeat interval and no initial reba
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
 
 import pytest
 
-from conftest import BrokerProcess
+from conftest import BrokerProcess, tool_path
 from kafka_oracle import KafkaMissing
 from streams_app import StreamsApp, streams_home
 from waits import create_topic_with_leaders, wait_for
@@ -131,9 +137,52 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
         listed = {name: _list_groups(kafka_tools, b) for name, b in (("kafka", kafka.bootstrap),
                                                                     ("pk", pk_server.bootstrap))}
         assert APP in listed["pk"] and listed["pk"] == listed["kafka"]
+        for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+            _same_tool_output(kafka_tools, bootstrap, LIVE)
     finally:
         for app in apps.values():
             app.stop()
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        _same_tool_output(kafka_tools, bootstrap, STOPPED)
+
+
+LIVE = [["--list"], ["--list", "--state"], ["--list", "--state", "stable,empty"],
+        ["--describe", "--group", APP], ["--describe", "--group", APP, "--offsets", "--verbose"],
+        ["--describe", "--group", APP, "--members"], ["--describe", "--group", APP, "--members", "--verbose"],
+        ["--describe", "--group", APP, "--state"], ["--describe", "--all-groups", "--state", "--verbose"],
+        ["--describe", "--group", "ostr-unknown"]]
+STOPPED = [["--list", "--state"], ["--describe", "--group", APP], ["--describe", "--group", APP, "--members"],
+           ["--describe", "--group", APP, "--state"]]
+
+
+def _same_tool_output(kafka_tools, bootstrap: str, calls: list[list[str]]) -> None:
+    """Kafka's script and pk's tool, back to back: the same stdout and exit status. (A group
+    whose state moves between the two runs would differ: the calls come once the app is idle.)"""
+    for args in calls:
+        theirs = kafka_tools("kafka-streams-groups", "--bootstrap-server", bootstrap, *args)
+        ours = subprocess.run([tool_path("pk-streams-groups"), "--bootstrap-server", bootstrap, *args],
+                              capture_output=True, timeout=60)
+        assert (ours.stdout.decode(), ours.returncode) == (theirs.out, theirs.returncode), (bootstrap, args, ours.stderr)
+
+
+BAD = [["--describe"], ["--list", "--state", "bogus"], ["--describe", "--group", "g", "--members", "--state"],
+       ["--describe", "--group", "g", "--state", "Stable"], ["--list", "--group", "g"], ["--list", "--members"]]
+
+
+@pytest.mark.parametrize("args", BAD, ids=lambda a: " ".join(a))
+def test_bad_command_lines_as_kafka(kafka, kafka_tools, args):
+    theirs = kafka_tools("kafka-streams-groups", "--bootstrap-server", kafka.bootstrap, *args)
+    ours = subprocess.run([tool_path("pk-streams-groups"), "--bootstrap-server", kafka.bootstrap, *args],
+                          capture_output=True, timeout=60)
+    assert ours.returncode == theirs.returncode
+    assert _states_sorted(ours.stderr.decode().splitlines()[:1]) == _states_sorted(theirs.err.splitlines()[:1])
+
+
+def _states_sorted(lines: list[str]) -> list[str]:
+    """Kafka lists the valid states from a HashSet of enum constants, whose order changes from
+    one JVM to the next: compared as a set."""
+    head, sep, states = (lines[0] if lines else "").partition("Valid states are: ")
+    return [head + sep + ", ".join(sorted(states.split(", ")))] if sep else lines
 
 
 def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_path):
