@@ -1,8 +1,9 @@
 """pk-streams-groups: Kafka 4.4's kafka-streams-groups (StreamsGroupCommand) on a cluster:
 --list (with --state) and --describe (--offsets, --members, --state, --verbose) of streams
-groups (KIP-1071). The work is commands/streams_groups.py; here the options are checked in
-Kafka's order and the printers' text written. Kafka 4.4's --delete, --delete-offsets,
---reset-offsets and --topology are not done yet: they are refused in one line."""
+groups (KIP-1071), and --delete. The work is commands/streams_groups.py; here the options are
+checked in Kafka's order and the printers' text written. Kafka 4.4's --delete-offsets,
+--reset-offsets, --topology and --delete-all-internal-topics are not done yet: they are
+refused in one line."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .completion import complete_groups, complete_topics
 
 HELP_LINE = "This tool helps to list, describe, reset and delete streams groups."
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
-NOT_YET = ("delete", "reset_offsets", "delete_offsets", "topology")
+NOT_YET = ("reset_offsets", "delete_offsets", "topology", "delete_all_internal_topics")
 
 
 def check_args(o: dict) -> None:
@@ -39,6 +40,8 @@ def check_args(o: dict) -> None:
     if sum(bool(o[a]) for a in ACTIONS) != 1:
         fail("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, or "
              "--delete-offsets.")
+    if o["delete"] and not o["groups"] and not o["all_groups"]:
+        fail("Option [delete] takes one of these options: [all-groups], [group]")
     for name in NOT_YET:
         if o[name]:
             fail(f"pk-streams-groups: --{name.replace('_', '-')} is not supported yet")
@@ -51,7 +54,9 @@ def check_args(o: dict) -> None:
 @click.option("--list", "list", is_flag=True, help="List all streams groups.")
 @click.option("--describe", is_flag=True, help="Describe streams group and list offset lag related to given group.")
 @click.option("--delete", is_flag=True, help="Delete topic partition offsets and ownership information for one or "
-                                             "more streams groups (not supported yet).")
+                                             "more streams groups.")
+@click.option("--delete-all-internal-topics", is_flag=True,
+              help="Delete all internal topics linked to the streams group (not supported yet).")
 @click.option("--delete-offsets", is_flag=True, help="Delete offsets of streams group (not supported yet).")
 @click.option("--reset-offsets", is_flag=True, help="Reset offsets of streams group (not supported yet).")
 @click.option("--group", "groups", metavar="GROUP", multiple=True, shell_complete=complete_groups,
@@ -97,6 +102,9 @@ def cli(**o):
     try:
         if o["list"]:
             _out(cmd.list_text(service.listings(states), o["state"] is not None))
+        elif o["delete"]:
+            groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
+            _out(cmd.delete_text(*service.delete_groups(groups)))
         else:
             groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
             for group in groups:

@@ -1,5 +1,5 @@
-"""kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list and describe streams groups
-(KIP-1071) on a cluster.
+"""kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list, describe and delete streams
+groups (KIP-1071) on a cluster.
 
 Over pk's own codec (backends/wire.py): confluent-kafka's admin has no streams-group calls. The
 requests are those Kafka's admin client sends: ListGroups with the "streams" type filter,
@@ -29,6 +29,7 @@ STATES = ("Dead", "NotReady", "Reconciling", "Assigning", "Stable", "Empty")
 LIST_GROUPS_VERSION = 5
 DESCRIBE_VERSION = 1  # (v1 adds the assignor's name)
 OFFSET_FETCH_VERSION = 9
+DELETE_GROUPS_VERSION = 2
 LIST_OFFSETS_VERSION = 7
 METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
@@ -157,6 +158,33 @@ class StreamsGroupService:
                            topology["epoch"] if topology is not None else -1, self.coordinator(group), members,
                            sources, g.get("assignor_name") or "")
 
+    def delete_groups(self, groups: list[str]) -> tuple[list[str], dict[str, str]]:
+        """StreamsGroupService.deleteGroups: only streams groups, only empty ones (checked from
+        ListGroups' states first, as Kafka's tool does), then DeleteGroups for those. Returns
+        (deleted, {group: the exception Kafka's tool prints}), each in HashMap order."""
+        listed = dict(self.listings())
+        deleted, failed = [], {}
+        for group in dict.fromkeys(groups):
+            state = listed.get(group)
+            if state is None:
+                failed[group] = (f"java.lang.IllegalArgumentException: Group '{group}' does not exist or is not a "
+                                 f"streams group.")
+            elif state == "Dead":
+                failed[group] = (f"org.apache.kafka.common.errors.GroupIdNotFoundException: Streams group '{group}' "
+                                 f"group state is DEAD.")
+            elif state != "Empty":
+                failed[group] = (f"org.apache.kafka.common.errors.GroupNotEmptyException: Streams group '{group}' "
+                                 f"is not EMPTY.")
+            else:
+                answer = self._call(group, kp.ApiKey.DELETE_GROUPS, DELETE_GROUPS_VERSION, {"groups_names": [group]},
+                                    lambda a: a["results"][0]["error_code"] if a["results"] else 0)
+                code = answer["results"][0]["error_code"]
+                if code:
+                    failed[group] = known_error(code).execution_message()
+                else:
+                    deleted.append(group)
+        return hash_order(deleted, string_hash), {g: failed[g] for g in hash_order(failed, string_hash)}
+
     def committed(self, group: str) -> dict[tuple[str, int], tuple[int, int]]:
         """{(topic, partition): (offset, leader epoch)} of every committed offset of the group."""
         answer = self._call(group, kp.ApiKey.OFFSET_FETCH, OFFSET_FETCH_VERSION,
@@ -257,6 +285,18 @@ def state_text(d: Description, verbose: bool) -> str:
             (d.group, coordinator, assignor, d.state, d.group_epoch, d.assignment_epoch, len(d.members))]
     return out + "".join(f"{_pad(a, g)} {_pad(b, cw)} {_pad(c, aw)} {_pad(s, 25)} {_pad(e, 15)} {_pad(t, 25)} {n}\n"
                          for a, b, c, s, e, t, n in rows)
+
+
+def delete_text(deleted: list[str], failed: dict[str, str]) -> str:
+    def quoted(groups) -> str:
+        return ", ".join(f"'{g}'" for g in groups)
+    if not failed:
+        return f"Deletion of requested streams groups ({quoted(deleted)}) was successful.\n"
+    out = "\nError: Deletion of some streams groups failed:\n"
+    out += "".join(f"* Group '{g}' could not be deleted due to: {why}\n" for g, why in failed.items())
+    if deleted:
+        out += f"\nThese streams groups were deleted successfully: {quoted(deleted)}.\n"
+    return out
 
 
 @dataclass

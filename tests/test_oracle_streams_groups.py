@@ -12,10 +12,11 @@ internal topics (the app's first heartbeats report them missing) and assign four
   with the same exit status, on both brokers (each tool pair on the same broker at the same
   moment: nothing is normalised): --list, --describe with --offsets/--members/--state and
   --verbose, while the app runs and once it stopped (an empty group), and for an unknown group;
-  bad command lines give the same first stderr line and status.
+  --delete of the empty group and of an unknown one; bad command lines give the same first
+  stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
-  when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and the
-  records produced meanwhile are counted on.
+  when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and
+  every word's last count is its count in the input.
 
 pk-server-start runs with a short streams heartbeat interval and no initial rebalance delay
 (broker settings), so that the group moves within a second of a change.
@@ -80,12 +81,13 @@ def _words(lines: list[str]) -> int:
 class _Output:
     """The app's output topic read from the start, as (word, count) pairs."""
 
-    def __init__(self, bootstrap: str):
+    def __init__(self, bootstrap: str, topic: str = OUTPUT):
         from confluent_kafka import Consumer
 
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{APP}-reader",
+        self.topic = topic
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader",
                                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
-        self.consumer.subscribe([OUTPUT])
+        self.consumer.subscribe([topic])
         self.records: list[tuple[str, int]] = []
 
     def read_until(self, count: int) -> list[tuple[str, int]]:
@@ -94,18 +96,29 @@ class _Output:
             if message is not None and message.error() is None:
                 self.records.append((message.key().decode(), int(message.value())))
             return len(set(self.records)) >= count
-        wait_for(enough, timeout=90, what=f"{count} word counts in {OUTPUT}")
+        wait_for(enough, timeout=90, what=f"{count} word counts in {self.topic}")
         return sorted(set(self.records))
 
     def close(self) -> None:
         self.consumer.close()
 
 
-def _topics(bootstrap: str) -> dict[str, int]:
+def _topics(bootstrap: str, app: str = APP) -> dict[str, int]:
+    """The app's internal topics (named `<application id>-...`) and their partition counts."""
     from confluent_kafka.admin import AdminClient
 
     meta = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
-    return {name: len(t.partitions) for name, t in meta.topics.items() if name.startswith(APP)}
+    return {name: len(t.partitions) for name, t in meta.topics.items() if name.startswith(app + "-")}
+
+
+def _topic_overrides(bootstrap: str, topic: str) -> dict[str, str]:
+    """The configs a topic was created with (DescribeConfigs' DYNAMIC_TOPIC_CONFIG entries)."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
+
+    resource = ConfigResource("topic", topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # (kept alive until the answer is in)
+    entries = admin.describe_configs([resource])[resource].result(30)
+    return {k: e.value for k, e in entries.items() if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
 
 
 def _list_groups(kafka_tools, bootstrap: str) -> str:
@@ -132,7 +145,10 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
             finally:
                 output.close()
             assert _topics(bootstrap) == INTERNAL
+            results[name + " configs"] = {t: _topic_overrides(bootstrap, t) for t in INTERNAL}
         assert results["pk"] == results["kafka"]
+        assert results["pk configs"] == results["kafka configs"]  # the topology's topic configs
+        assert results["pk configs"][f"{APP}-counts-changelog"]["cleanup.policy"] == "compact"
         assert max(results["pk"], key=lambda pair: pair[1]) == ("the", _final(LINES)["the"])
         listed = {name: _list_groups(kafka_tools, b) for name, b in (("kafka", kafka.bootstrap),
                                                                     ("pk", pk_server.bootstrap))}
@@ -144,6 +160,14 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
             app.stop()
     for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
         _same_tool_output(kafka_tools, bootstrap, STOPPED)
+    # --delete: each tool deletes the group on one broker, then both fail to on either
+    deleted = {}
+    for bootstrap, tool in ((kafka.bootstrap, "kafka"), (pk_server.bootstrap, "pk")):
+        deleted[tool] = _tool(kafka_tools, tool, bootstrap, ["--delete", "--group", APP, "--group", "ostr-unknown"])
+    assert deleted["pk"] == deleted["kafka"]
+    assert "* Group 'ostr-unknown' could not be deleted" in deleted["pk"][0]
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        _same_tool_output(kafka_tools, bootstrap, [["--delete", "--group", APP], ["--list", "--state"]])
 
 
 LIVE = [["--list"], ["--list", "--state"], ["--list", "--state", "stable,empty"],
@@ -159,10 +183,19 @@ def _same_tool_output(kafka_tools, bootstrap: str, calls: list[list[str]]) -> No
     """Kafka's script and pk's tool, back to back: the same stdout and exit status. (A group
     whose state moves between the two runs would differ: the calls come once the app is idle.)"""
     for args in calls:
-        theirs = kafka_tools("kafka-streams-groups", "--bootstrap-server", bootstrap, *args)
-        ours = subprocess.run([tool_path("pk-streams-groups"), "--bootstrap-server", bootstrap, *args],
-                              capture_output=True, timeout=60)
-        assert (ours.stdout.decode(), ours.returncode) == (theirs.out, theirs.returncode), (bootstrap, args, ours.stderr)
+        theirs = _tool(kafka_tools, "kafka", bootstrap, args)
+        ours = _tool(kafka_tools, "pk", bootstrap, args)
+        assert ours == theirs, (bootstrap, args)
+
+
+def _tool(kafka_tools, which: str, bootstrap: str, args: list[str]) -> tuple[str, int]:
+    """(stdout, exit status) of kafka-streams-groups or pk-streams-groups."""
+    if which == "kafka":
+        r = kafka_tools("kafka-streams-groups", "--bootstrap-server", bootstrap, *args)
+        return r.out, r.returncode
+    r = subprocess.run([tool_path("pk-streams-groups"), "--bootstrap-server", bootstrap, *args],
+                       capture_output=True, timeout=60)
+    return r.stdout.decode(), r.returncode
 
 
 BAD = [["--describe"], ["--list", "--state", "bogus"], ["--describe", "--group", "g", "--members", "--state"],
@@ -186,19 +219,22 @@ def _states_sorted(lines: list[str]) -> list[str]:
 
 
 def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_path):
-    """(after the first test: the group is empty, its offsets committed; the input is there)"""
+    """An application of its own (its own group, internal topics and output) over the same
+    input; after the handover every word's last count is its count in the input: no record
+    lost, none counted twice."""
     bootstrap = pk_server.bootstrap
+    app_id, output_topic = f"{APP}-pair", f"{OUTPUT}-pair"
     if INPUT not in _topics_all(bootstrap):
         create_topic_with_leaders(bootstrap, INPUT, partitions=2)
-        create_topic_with_leaders(bootstrap, OUTPUT, partitions=1)
         _produce(bootstrap, LINES)
-    first = StreamsApp(bootstrap, APP, INPUT, OUTPUT, str(tmp_path / "first.log")).start()
+    create_topic_with_leaders(bootstrap, output_topic, partitions=1)
+    first = StreamsApp(bootstrap, app_id, INPUT, output_topic, str(tmp_path / "first.log")).start()
     second = None
     try:
         first.wait_running(90)
-        second = StreamsApp(bootstrap, APP, INPUT, OUTPUT, str(tmp_path / "second.log")).start()
+        second = StreamsApp(bootstrap, app_id, INPUT, output_topic, str(tmp_path / "second.log")).start()
 
-        def split(_=None) -> bool:
+        def split() -> bool:
             a, b = set((first.tasks or "").split()), set((second.tasks or "").split())
             return bool(a) and bool(b) and not a & b and " ".join(sorted(a | b)) == ALL_TASKS
         second.wait_for(lambda app: split(), 90, "the tasks split between the two instances")
@@ -207,13 +243,16 @@ def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_pa
         second.stop()
         first.wait_for(lambda app: app.tasks == ALL_TASKS, 90, "all tasks back on the first instance")
         _produce(bootstrap, MORE)
-        output = _Output(bootstrap)
+        output = _Output(bootstrap, output_topic)
         try:
             counts = output.read_until(_words(LINES) + _words(MORE))
         finally:
             output.close()
-        final = _final(LINES + MORE)
-        assert all((word, n) in counts for word, n in final.items())
+        last = {}
+        for word, n in counts:
+            last[word] = max(n, last.get(word, 0))
+        assert last == dict(_final(LINES + MORE))
+        assert _topics(bootstrap, app_id) == {f"{app_id}-words-repartition": 2, f"{app_id}-counts-changelog": 2}
     finally:
         first.stop()
         if second is not None:
