@@ -68,11 +68,19 @@ class StreamsApp:
                 left = deadline - time.monotonic()
                 if left <= 0 or self.proc.poll() is not None:
                     tail = open(self.log_path, errors="replace").read()[-3000:]
-                    raise AssertionError(f"WordCountApp: no {what} (states {self.states}, tasks {self.tasks!r}):\n{tail}")
+                    raise AssertionError(f"WordCountApp: no {what} (states {self.states}, tasks {self.tasks!r}):"
+                                         f"\n{tail}")
                 self._changed.wait(min(left, 0.5))
 
     def wait_running(self, timeout: float = 60.0) -> None:
         self.wait_for(lambda app: app.states[-1:] == ["RUNNING"] and bool(app.tasks), timeout, "RUNNING with tasks")
+
+    def kill(self) -> None:
+        """SIGKILL: the instance vanishes without leaving the group (its session must expire)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            self._log.close()
 
     def stop(self, timeout: float = 30.0) -> None:
         """SIGTERM: the app's shutdown hook closes Kafka Streams, which leaves the group."""

@@ -16,10 +16,11 @@ internal topics (the app's first heartbeats report them missing) and assign four
   stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
   when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and
-  every word's last count is its count in the input.
+  every word's last count is its count in the input; when one is killed (SIGKILL), its
+  session expires and the other takes its tasks.
 
-pk-server-start runs with a short streams heartbeat interval and no initial rebalance delay
-(broker settings), so that the group moves within a second of a change.
+pk-server-start runs with a short streams heartbeat interval, a short session timeout and no
+initial rebalance delay (broker settings), so that the group moves within a second of a change.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def streams_jars():
 def pk_server(tmp_path_factory):
     server = BrokerProcess(str(tmp_path_factory.mktemp("pk-streams") / "data"), {
         "group.streams.initial.rebalance.delay.ms": "0", "group.streams.heartbeat.interval.ms": "500",
-        "group.streams.min.heartbeat.interval.ms": "500"}).start()
+        "group.streams.min.heartbeat.interval.ms": "500", "group.streams.session.timeout.ms": "2500",
+        "group.streams.min.session.timeout.ms": "2500"}).start()
     try:
         yield server
     finally:
@@ -130,6 +132,10 @@ def _list_groups(kafka_tools, bootstrap: str) -> str:
 def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools, pk_server, tmp_path):
     results = {}
     apps = {}
+    # (Kafka's first assignment of a new streams group otherwise waits 3 s)
+    r = kafka_tools("kafka-configs", "--bootstrap-server", kafka.bootstrap, "--alter", "--entity-type", "groups",
+                    "--entity-name", APP, "--add-config", "streams.initial.rebalance.delay.ms=0")
+    assert r.returncode == 0, r.err
     try:
         for name, bootstrap in (("kafka", kafka.bootstrap), ("pk", pk_server.bootstrap)):
             create_topic_with_leaders(bootstrap, INPUT, partitions=2)
@@ -253,6 +259,15 @@ def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_pa
             last[word] = max(n, last.get(word, 0))
         assert last == dict(_final(LINES + MORE))
         assert _topics(bootstrap, app_id) == {f"{app_id}-words-repartition": 2, f"{app_id}-counts-changelog": 2}
+
+        # a third instance takes half, then vanishes (SIGKILL): its session expires (2.5 s
+        # here) and the first instance gets its tasks back
+        third = StreamsApp(bootstrap, app_id, INPUT, output_topic, str(tmp_path / "third.log")).start()
+        second = third
+        third.wait_for(lambda app: len((app.tasks or "").split()) == 2 and len(first.tasks.split()) == 2, 90,
+                       "the tasks split again")
+        third.kill()
+        first.wait_for(lambda app: app.tasks == ALL_TASKS, 90, "all tasks back after the session timeout")
     finally:
         first.stop()
         if second is not None:

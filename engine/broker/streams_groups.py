@@ -375,9 +375,9 @@ class StreamsGroups:
         if group.configured != was_configured and group.group_epoch == group.assignment_epoch:
             group.group_epoch += 1  # topic metadata changed: assign again
         if group.group_epoch > group.assignment_epoch:
-            if _now() < group.delay_until:
-                statuses.append((ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial "
-                                                     "rebalance delay."))
+            if _now() < group.delay_until:  # (Kafka lists this status first)
+                statuses.insert(0, (ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial "
+                                                        "rebalance delay."))
             else:
                 self._assign(group)
         before = (member.member_epoch, dict(member.assigned))
