@@ -15,6 +15,7 @@ internal topics (the app's first heartbeats report them missing) and assign four
   --delete of the empty group and of an unknown one; bad command lines give the same first
   stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
+  with one standby replica (group config) each keeps a standby of the other's stateful task;
   when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and
   every word's last count is its count in the input; when one is killed (SIGKILL), its
   session expires and the other takes its tasks.
@@ -234,6 +235,10 @@ def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_pa
         create_topic_with_leaders(bootstrap, INPUT, partitions=2)
         _produce(bootstrap, LINES)
     create_topic_with_leaders(bootstrap, output_topic, partitions=1)
+    configs = subprocess.run([tool_path("pk-configs"), "--bootstrap-server", bootstrap, "--alter", "--entity-type",
+                              "groups", "--entity-name", app_id, "--add-config", "streams.num.standby.replicas=1"],
+                             capture_output=True, timeout=60)
+    assert configs.returncode == 0, configs.stderr
     first = StreamsApp(bootstrap, app_id, INPUT, output_topic, str(tmp_path / "first.log")).start()
     second = None
     try:
@@ -245,6 +250,10 @@ def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_pa
             return bool(a) and bool(b) and not a & b and " ".join(sorted(a | b)) == ALL_TASKS
         second.wait_for(lambda app: split(), 90, "the tasks split between the two instances")
         assert len(first.tasks.split()) == 2 and len(second.tasks.split()) == 2
+        # one standby replica (group config): each instance keeps a standby of the other's
+        # stateful task (subtopology 1, the count), shown by pk-streams-groups
+        members = wait_for(lambda: _standbys(bootstrap, app_id), 60, "standby tasks on both members")
+        assert sorted(members) == ["1:[0]", "1:[1]"]
 
         second.stop()
         first.wait_for(lambda app: app.tasks == ALL_TASKS, 90, "all tasks back on the first instance")
@@ -272,6 +281,16 @@ def test_two_instances_split_tasks_and_take_over(streams_jars, pk_server, tmp_pa
         first.stop()
         if second is not None:
             second.stop()
+
+
+def _standbys(bootstrap: str, app_id: str) -> list[str] | None:
+    """Each member's standby tasks as pk-streams-groups --describe --members prints them
+    ("1:[0]"), once every member has some; None before."""
+    r = subprocess.run([tool_path("pk-streams-groups"), "--bootstrap-server", bootstrap, "--describe", "--group",
+                        app_id, "--members"], capture_output=True, timeout=60)
+    rows = r.stdout.decode().splitlines()[1:]
+    found = [row.partition("STANDBY: ")[2].rstrip("; ") for row in rows]
+    return found if len(rows) == 2 and all(found) else None
 
 
 def _topics_all(bootstrap: str) -> set[str]:

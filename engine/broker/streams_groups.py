@@ -68,16 +68,22 @@ def _wire(tasks: Tasks) -> list[dict]:
 
 # ---------------------------------------------------------------------------------- assignor
 def sticky_assign(tasks: list[tuple[str, int]], stateful: set[str], members: dict[str, str],
-                  previous: dict[str, Tasks]) -> dict[str, Tasks]:
-    """Kafka's sticky task assignor for active tasks: `members` maps member id -> process id,
-    `previous` each member's current active tasks. Stateful tasks are balanced first, then the
-    stateless ones; a task stays with its previous owner while that owner is below the quota
-    (the even share, recomputed as members fill up); the rest go, in subtopology order, to the
-    least loaded process (tasks per member of it) and within it to its least loaded member."""
+                  previous: dict[str, Tasks], num_standby: int = 0,
+                  previous_standby: dict[str, Tasks] | None = None) -> tuple[dict[str, Tasks], dict[str, Tasks]]:
+    """Kafka's sticky task assignor: (active, standby) tasks by member. `members` maps member
+    id -> process id, `previous` / `previous_standby` each member's current tasks.
+
+    Active: stateful tasks are balanced first, then the stateless ones; a task stays with its
+    previous owner while that owner is below the quota (the even share, recomputed as members
+    fill up); the rest go, in subtopology order, to the least loaded process (tasks per member
+    of it) and within it to its least loaded member.
+    Standby (`num_standby` per stateful task, never on a process that has the task already):
+    first back to members that had it as a standby while they are under the share of all
+    tasks, then to the least loaded processes; too few processes leave some unplaced."""
     counts = {m: 0 for m in members}
     result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     if not members:
-        return {}
+        return {}, {}
     process_members: dict[str, list[str]] = {}
     for m, p in sorted(members.items()):
         process_members.setdefault(p, []).append(m)
@@ -119,7 +125,43 @@ def sticky_assign(tasks: list[tuple[str, int]], stateful: set[str], members: dic
             result[m].append(task)
             counts[m] += 1
             filled(quota["active"], counts[m])
-    return {m: _as_tasks(ts) for m, ts in result.items()}
+
+    standby: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    stateful_tasks = [t for t in tasks if t[0] in stateful]
+    if num_standby > 0 and stateful_tasks:
+        total = len(tasks) + num_standby * len(stateful_tasks)
+        share = _per_member(total, len(members))
+        had = {}
+        for m, ts in (previous_standby or {}).items():
+            if m in members:
+                for s, ps in ts.items():
+                    for p in ps:
+                        had.setdefault((s, p), []).append(m)
+
+        def holds(process: str, task) -> bool:
+            return any(task in result[m] or task in standby[m] for m in process_members[process])
+
+        leftovers = []
+        for task in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
+            need = num_standby
+            for m in had.get(task, []):  # sticky pass
+                if need and not holds(members[m], task) and counts[m] < share:
+                    standby[m].append(task)
+                    counts[m] += 1
+                    need -= 1
+            if need:
+                leftovers.append((task, need))
+        for task, need in sorted(leftovers, reverse=True):
+            for _ in range(need):
+                candidates = [p for p in process_members if not holds(p, task)]
+                if not candidates:
+                    log.warning("Not enough capacity for %d standby replica(s) of task %s_%d.", need, *task)
+                    break
+                process = min(candidates, key=lambda p: (load(p), p))
+                m = min(process_members[process], key=lambda x: (counts[x], x))
+                standby[m].append(task)
+                counts[m] += 1
+    return ({m: _as_tasks(ts) for m, ts in result.items()}, {m: _as_tasks(ts) for m, ts in standby.items()})
 
 
 def _per_member(total: int, members: int) -> int:
@@ -150,6 +192,7 @@ class StreamsMember:
         self.rebalance_timeout_ms = 300000
         self.assigned: Tasks = {}      # active tasks the member has been given
         self.revoking: Tasks = {}      # active tasks it must give up
+        self.standby: Tasks = {}       # standby tasks it has been given
         self.task_offsets: list[dict] = []
         self.task_end_offsets: list[dict] = []
         self.session_timer: asyncio.TimerHandle | None = None
@@ -168,6 +211,7 @@ class StreamsGroup:
         self.topology: dict | None = None   # the heartbeat's Topology struct
         self.members: dict[str, StreamsMember] = {}
         self.target: dict[str, Tasks] = {}
+        self.target_standby: dict[str, Tasks] = {}
         self.configured: dict | None = None  # {subtopology: task count} once every topic exists
         self.delay_until = 0.0               # monotonic end of the initial rebalance delay
 
@@ -380,7 +424,7 @@ class StreamsGroups:
                                                         "rebalance delay."))
             else:
                 self._assign(group)
-        before = (member.member_epoch, dict(member.assigned))
+        before = (member.member_epoch, dict(member.assigned), dict(member.standby))
         self._reconcile(group, member, _tasks_of(body["active_tasks"]))
         self._schedule_session(group, member)
 
@@ -390,9 +434,10 @@ class StreamsGroups:
             self._config(group_id, "streams.acceptable.recovery.lag")
         answer["task_offset_interval_ms"] = self._config(group_id, "streams.task.offset.interval.ms")
         answer["status"] = [{"status_code": c, "status_detail": d} for c, d in statuses]
-        if joining or body["active_tasks"] is not None or (member.member_epoch, member.assigned) != before:
+        if joining or body["active_tasks"] is not None or \
+                (member.member_epoch, member.assigned, member.standby) != before:
             answer["active_tasks"] = _wire(member.assigned)
-            answer["standby_tasks"] = []
+            answer["standby_tasks"] = _wire(member.standby)
             answer["warmup_tasks"] = []
         answer["endpoint_information_epoch"] = body["endpoint_information_epoch"]
         return answer
@@ -456,8 +501,10 @@ class StreamsGroups:
         stateful = {s["subtopology_id"] for s in (group.topology or {"subtopologies": []})["subtopologies"]
                     if s["state_changelog_topics"]}
         previous = {mid: group.target.get(mid, m.assigned) for mid, m in group.members.items()}
-        group.target = sticky_assign(tasks, stateful, {mid: m.process_id or mid for mid, m in group.members.items()},
-                                     previous)
+        previous_standby = {mid: group.target_standby.get(mid, m.standby) for mid, m in group.members.items()}
+        group.target, group.target_standby = sticky_assign(
+            tasks, stateful, {mid: m.process_id or mid for mid, m in group.members.items()}, previous,
+            self._config(group.group_id, "streams.num.standby.replicas"), previous_standby)
         group.assignment_epoch = group.group_epoch
 
     def _reconcile(self, group: StreamsGroup, member: StreamsMember, owned: Tasks | None) -> None:
@@ -468,7 +515,8 @@ class StreamsGroups:
             if owned is None or _intersect(owned, member.revoking):
                 return  # still revoking
             member.revoking = {}
-        if member.member_epoch == group.assignment_epoch and not _minus(target, member.assigned):
+        if member.member_epoch == group.assignment_epoch and not _minus(target, member.assigned) and \
+                member.standby == group.target_standby.get(member.member_id, {}):
             return
         to_revoke = _minus(member.assigned, target)
         if to_revoke:
@@ -478,6 +526,7 @@ class StreamsGroups:
         held = group.owned_elsewhere(member.member_id)
         free = {s: frozenset(p for p in ps if (s, p) not in held) for s, ps in target.items()}
         member.assigned = {s: ps for s, ps in free.items() if ps}
+        member.standby = group.target_standby.get(member.member_id, {})
         if member.member_epoch != group.assignment_epoch:
             member.previous_epoch = member.member_epoch
             member.member_epoch = group.assignment_epoch
@@ -496,6 +545,7 @@ class StreamsGroups:
         member.cancel_timers()
         group.members.pop(member.member_id, None)
         group.target.pop(member.member_id, None)
+        group.target_standby.pop(member.member_id, None)
         group.group_epoch += 1
 
     def _schedule_session(self, group: StreamsGroup, member: StreamsMember) -> None:
@@ -534,9 +584,11 @@ class StreamsGroups:
                 "rack_id": m.rack_id, "client_id": m.client_id, "client_host": m.client_host,
                 "topology_epoch": m.topology_epoch, "process_id": m.process_id, "user_endpoint": m.user_endpoint,
                 "client_tags": m.client_tags, "task_offsets": m.task_offsets, "task_end_offsets": m.task_end_offsets,
-                "assignment": {"active_tasks": _wire(m.assigned), "standby_tasks": [], "warmup_tasks": []},
+                "assignment": {"active_tasks": _wire(m.assigned), "standby_tasks": _wire(m.standby),
+                               "warmup_tasks": []},
                 "target_assignment": {"active_tasks": _wire(group.target.get(m.member_id, {})),
-                                      "standby_tasks": [], "warmup_tasks": []},
+                                      "standby_tasks": _wire(group.target_standby.get(m.member_id, {})),
+                                      "warmup_tasks": []},
                 "is_classic": False})
         return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state,
                 "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
