@@ -312,7 +312,10 @@ class OffsetRow:
 def offset_rows(service: StreamsGroupService, d: Description) -> list[OffsetRow]:
     """The partitions the members' active tasks read (their subtopology's source and
     repartition topics), in HashMap<TopicPartition> order: committed offset, log end, lag
-    (from the committed offset, else from the log start)."""
+    (from the committed offset, else from the log start). Two partitions in one bucket of
+    that map come in an order Kafka's own tool does not keep from one run to the next (it
+    gathers them through an immutable set, whose iteration order is salted per JVM): pk keeps
+    the members' order, then the tasks'."""
     partitions = []
     for m in d.members:
         for s, ps in m.active:

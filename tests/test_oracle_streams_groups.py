@@ -11,7 +11,9 @@ internal topics (the app's first heartbeats report them missing) and assign four
 - pk-streams-groups and Kafka 4.4's kafka-streams-groups print the same stdout byte for byte,
   with the same exit status, on both brokers (each tool pair on the same broker at the same
   moment: nothing is normalised): --list, --describe with --offsets/--members/--state and
-  --verbose, while the app runs and once it stopped (an empty group), and for an unknown group;
+  --verbose, while the app runs and once it stopped (an empty group), and for an unknown group
+  (the topics' partitions share no bucket of Java's HashMap, where Kafka's tool orders them
+  differently from one JVM to the next);
   --delete of the empty group and of an unknown one; bad command lines give the same first
   stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
