@@ -35,6 +35,7 @@ KAFKA_SCRIPTS = {
     "kafka-metadata-quorum": "pk-metadata-quorum",
     "kafka-client-metrics": "pk-client-metrics",
     "kafka-console-share-consumer": "pk-console-share-consumer", "kafka-share-groups": "pk-share-groups",
+    "kafka-streams-groups": "pk-streams-groups",
 }
 
 
