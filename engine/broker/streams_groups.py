@@ -214,6 +214,7 @@ class StreamsGroup:
         self.target_standby: dict[str, Tasks] = {}
         self.configured: dict | None = None  # {subtopology: task count} once every topic exists
         self.delay_until = 0.0               # monotonic end of the initial rebalance delay
+        self.shutdown_by = ""                # a member that asked the whole application to stop
 
     @property
     def state(self) -> str:
@@ -369,11 +370,17 @@ class StreamsGroups:
             group = self.groups[group_id] = StreamsGroup(group_id)
         member = group.members.get(member_id)
         changed = False
+        new_member = member is None
         if member is None:
             if epoch != 0:
                 raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             member = group.members[member_id] = StreamsMember(member_id)
             changed = True
+        elif epoch > member.member_epoch:
+            raise _Invalid(E.FENCED_MEMBER_EPOCH,
+                           f"The streams group member has a greater member epoch ({epoch}) than the one known by "
+                           f"the group coordinator ({member.member_epoch}). The member must abandon all its "
+                           f"partitions and rejoin.")
         elif epoch != 0 and epoch != member.member_epoch:
             owned = _tasks_of(body["active_tasks"])
             # a member one epoch behind may carry on if it owns only tasks it was given
@@ -400,17 +407,29 @@ class StreamsGroups:
             member.task_end_offsets = body["task_end_offsets"]
         topology = body["topology"]
         if topology is not None:
+            if group.topology is not None and topology["epoch"] > group.topology["epoch"] and \
+                    set(group.members) != {member_id}:
+                # (Kafka 4.4 keeps a group's topology while it has other members)
+                if new_member:
+                    del group.members[member_id]
+                raise _Invalid(E.STREAMS_INVALID_TOPOLOGY_EPOCH, "Topology updates are not supported yet.")
             member.topology_epoch = topology["epoch"]
             if group.topology is None or topology["epoch"] > group.topology["epoch"]:
                 group.topology = topology
                 group.configured = None
                 changed = True
+        if body["shutdown_application"] and not group.shutdown_by:
+            group.shutdown_by = member_id
+            log.info("[GroupId %s] Member %s requested a shutdown of the streams application.", group_id, member_id)
         if changed:
             if group.group_epoch == 0:
                 group.delay_until = _now() + self._config(group_id, "streams.initial.rebalance.delay.ms") / 1000
             group.group_epoch += 1
 
         statuses = []
+        if group.shutdown_by:
+            statuses.append((SHUTDOWN_APPLICATION, f"Streams group member {group.shutdown_by} encountered a fatal "
+                                                   f"error and requested a shutdown for the entire application."))
         if group.topology is not None and member.topology_epoch != group.topology["epoch"]:
             statuses.append((STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the "
                                              f"group's topology epoch {group.topology['epoch']}."))
@@ -488,10 +507,12 @@ class StreamsGroups:
                            for name, count, t in missing])
             names = ", ".join(sorted(name for name, _, _ in missing))
             return [(MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {names}")]
-        wrong = sorted(name for name, count, t in wanted if self._partitions(name) != count)
-        if wrong:
-            return [(INCORRECTLY_PARTITIONED_TOPICS,
-                     f"Following topics do not have the same number of partitions: [{', '.join(wrong)}]")]
+        for name, count, t in wanted:
+            found = self._partitions(name)
+            if found != count:
+                return [(INCORRECTLY_PARTITIONED_TOPICS,
+                         f"Existing topic {name} has different number of partitions: expected {count}, "
+                         f"found {found}")]
         group.configured = tasks
         return []
 
@@ -544,6 +565,9 @@ class StreamsGroups:
     def _remove(self, group: StreamsGroup, member: StreamsMember) -> None:
         member.cancel_timers()
         group.members.pop(member.member_id, None)
+        if not group.members and group.shutdown_by:
+            log.info("[GroupId %s] Clearing shutdown requested for the streams application.", group.group_id)
+            group.shutdown_by = ""
         group.target.pop(member.member_id, None)
         group.target_standby.pop(member.member_id, None)
         group.group_epoch += 1
