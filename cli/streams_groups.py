@@ -1,7 +1,7 @@
 """pk-streams-groups: Kafka 4.4's kafka-streams-groups (StreamsGroupCommand) on a cluster:
 --list (with --state) and --describe (--offsets, --members, --state, --verbose) of streams
-groups (KIP-1071), and --delete. The work is commands/streams_groups.py; here the options are
-checked in Kafka's order and the printers' text written. Kafka 4.4's --delete-offsets,
+groups (KIP-1071), --delete and --delete-offsets. The work is commands/streams_groups.py;
+here the options are checked in Kafka's order and the printers' text written. Kafka 4.4's
 --reset-offsets, --topology and --delete-all-internal-topics are not done yet: they are
 refused in one line."""
 
@@ -16,7 +16,7 @@ from .completion import complete_groups, complete_topics
 
 HELP_LINE = "This tool helps to list, describe, reset and delete streams groups."
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
-NOT_YET = ("reset_offsets", "delete_offsets", "topology", "delete_all_internal_topics")
+NOT_YET = ("reset_offsets", "topology", "delete_all_internal_topics")
 
 
 def check_args(o: dict) -> None:
@@ -42,6 +42,8 @@ def check_args(o: dict) -> None:
              "--delete-offsets.")
     if o["delete"] and not o["groups"] and not o["all_groups"]:
         fail("Option [delete] takes one of these options: [all-groups], [group]")
+    if o["delete_offsets"] and (len(o["groups"]) != 1 or not (o["input_topics"] or o["all_input_topics"])):
+        fail("Option [delete-offsets] takes the [group] and one of these options: [all-input-topics], [input-topic]")
     for name in NOT_YET:
         if o[name]:
             fail(f"pk-streams-groups: --{name.replace('_', '-')} is not supported yet")
@@ -57,7 +59,8 @@ def check_args(o: dict) -> None:
                                              "more streams groups.")
 @click.option("--delete-all-internal-topics", is_flag=True,
               help="Delete all internal topics linked to the streams group (not supported yet).")
-@click.option("--delete-offsets", is_flag=True, help="Delete offsets of streams group (not supported yet).")
+@click.option("--delete-offsets", is_flag=True,
+              help="Delete offsets of streams group. Supports one streams group at a time, and multiple topics.")
 @click.option("--reset-offsets", is_flag=True, help="Reset offsets of streams group (not supported yet).")
 @click.option("--group", "groups", metavar="GROUP", multiple=True, shell_complete=complete_groups,
               help="The streams group id.")
@@ -102,6 +105,21 @@ def cli(**o):
     try:
         if o["list"]:
             _out(cmd.list_text(service.listings(states), o["state"] is not None))
+        elif o["delete_offsets"]:
+            group = o["groups"][0]
+            if o["input_topics"]:
+                topics = list(dict.fromkeys(o["input_topics"]))
+                partitions, failed = service.partitions(topics)
+            else:  # the committed offsets of the group's input topics
+                try:
+                    inputs = set(_input_topics(service.describe(group)))
+                except AdminError as exc:  # (Kafka's tool wraps this one once more)
+                    _out(f"\nError: Executing streams group command failed due to java.util.concurrent."
+                         f"ExecutionException: {exc.execution_message()}\n")
+                    sys.exit(1)
+                partitions, failed = sorted(tp for tp in service.committed(group) if tp[0] in inputs), {}
+                topics = list(dict.fromkeys(t for t, _ in partitions))
+            _out(cmd.delete_offsets_text(group, *service.delete_offsets(group, partitions), topics, failed))
         elif o["delete"]:
             groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
             _out(cmd.delete_text(*service.delete_groups(groups)))
@@ -125,6 +143,13 @@ def cli(**o):
     finally:
         client.close()
     sys.exit(code)
+
+
+def _input_topics(d) -> list[str]:
+    """--all-input-topics: the topics the group's subtopologies read that are not its own
+    repartition topics (the application's input)."""
+    internal = {t for ts in d.sources.values() for t in ts if t.startswith(d.group + "-")}
+    return list(dict.fromkeys(t for ts in d.sources.values() for t in ts if t not in internal))
 
 
 def _out(text: str) -> None:

@@ -1,5 +1,5 @@
 """kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list, describe and delete streams
-groups (KIP-1071) on a cluster.
+groups (KIP-1071), and delete their committed offsets, on a cluster.
 
 Over pk's own codec (backends/wire.py): confluent-kafka's admin has no streams-group calls. The
 requests are those Kafka's admin client sends: ListGroups with the "streams" type filter,
@@ -185,6 +185,33 @@ class StreamsGroupService:
                     deleted.append(group)
         return hash_order(deleted, string_hash), {g: failed[g] for g in hash_order(failed, string_hash)}
 
+    def partitions(self, topics: list[str]) -> tuple[list[tuple[str, int]], dict[str, int]]:
+        """Every partition of the topics (Metadata), in the order given, and {topic: error code}
+        of those that cannot be described (an unknown topic: a row of its own, partition "-")."""
+        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
+                              {"topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
+                               "include_topic_authorized_operations": False})
+        found, failed = {}, {}
+        for t in md["topics"]:
+            if t["error_code"]:
+                failed[t["name"]] = t["error_code"]
+            else:
+                found[t["name"]] = sorted(p["partition_index"] for p in t["partitions"])
+        return [(t, p) for t in topics for p in found.get(t, [])], failed
+
+    def delete_offsets(self, group: str, partitions: list[tuple[str, int]]) -> tuple[int, dict]:
+        """OffsetDelete: (the group-level error code, {(topic, partition): error code})."""
+        topics: dict[str, list[dict]] = {}
+        for t, p in partitions:
+            topics.setdefault(t, []).append({"partition_index": p})
+        if not partitions:
+            return 0, {}
+        answer = self._call(group, kp.ApiKey.OFFSET_DELETE, 0,
+                            {"group_id": group, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+                            lambda a: a["error_code"])
+        codes = {(t["name"], p["partition_index"]): p["error_code"] for t in answer["topics"] for p in t["partitions"]}
+        return answer["error_code"], {tp: codes.get(tp, 0) for tp in partitions}
+
     def committed(self, group: str) -> dict[tuple[str, int], tuple[int, int]]:
         """{(topic, partition): (offset, leader epoch)} of every committed offset of the group."""
         answer = self._call(group, kp.ApiKey.OFFSET_FETCH, OFFSET_FETCH_VERSION,
@@ -296,6 +323,42 @@ def delete_text(deleted: list[str], failed: dict[str, str]) -> str:
     out += "".join(f"* Group '{g}' could not be deleted due to: {why}\n" for g, why in failed.items())
     if deleted:
         out += f"\nThese streams groups were deleted successfully: {quoted(deleted)}.\n"
+    return out
+
+
+_PARTITION_ERRORS = {"GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION"}
+_GROUP_MESSAGES = {"INVALID_GROUP_ID": "The configured groupId is invalid.",
+                   "GROUP_ID_NOT_FOUND": "The group id does not exist.",
+                   "GROUP_AUTHORIZATION_FAILED": "Group authorization failed.",
+                   "NON_EMPTY_GROUP": "The group is not empty."}
+
+
+def delete_offsets_text(group: str, top: int, codes: dict[tuple[str, int], int],
+                        topics: list[str], failed: dict[str, int]) -> str:
+    """What --delete-offsets prints: a summary line (success, or Kafka's words for the
+    OffsetDelete answer's group-level error, else its first partition-level one), then each
+    asked partition's status, a topic that could not be described on one row ("-")."""
+    first = top or next((c for c in codes.values() if c), 0)
+    if not first:
+        out = f"Request succeeded for deleting offsets from group {group}.\n"
+    else:
+        name = known_error(first).name
+        if top and name in _GROUP_MESSAGES:
+            line = _GROUP_MESSAGES[name]
+        elif name in _PARTITION_ERRORS:
+            line = "Encountered some partition-level error, see the follow-up details."
+        else:
+            line = f"Encountered some unknown error: {name}"
+        out = f"\nError: {line}\n"
+    # (rows by topic name, then partition; a topic that could not be described is partition -1)
+    found = {(t, -1): code for t, code in failed.items() if t in topics}
+    found.update({tp: top or code for tp, code in codes.items()})
+    rows = [(t, "-" if p < 0 else p, found[(t, p)]) for t, p in sorted(found)]
+    width = _width(t for t, _, _ in rows)
+    out += f"\n{_pad('TOPIC', width)} {_pad('PARTITION', 10)} {_pad('STATUS', 15)}\n"
+    for topic, partition, code in rows:
+        status = f"Error: {known_error(code).execution_message()}" if code else "Successful"
+        out += f"{_pad(topic, width)} {_pad(partition, 10)} {_pad(status, 15)}\n"
     return out
 
 

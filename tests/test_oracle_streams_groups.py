@@ -14,8 +14,8 @@ internal topics (the app's first heartbeats report them missing) and assign four
   --verbose, while the app runs and once it stopped (an empty group), and for an unknown group
   (the topics' partitions share no bucket of Java's HashMap, where Kafka's tool orders them
   differently from one JVM to the next);
-  --delete of the empty group and of an unknown one; bad command lines give the same first
-  stderr line and status.
+  --delete-offsets and --delete of the empty group and of an unknown one; bad command lines
+  give the same first stderr line and status.
 - Two instances on pk-server-start split the tasks between them (disjoint, all four covered);
   with one standby replica (group config) each keeps a standby of the other's stateful task;
   when one stops (SIGTERM: Kafka Streams leaves the group), the other takes its tasks, and
@@ -169,7 +169,17 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
             app.stop()
     for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
         _same_tool_output(kafka_tools, bootstrap, STOPPED)
-    # --delete: each tool deletes the group on one broker, then both fail to on either
+    # --delete-offsets and --delete: each tool changes the group on one broker, then both
+    # tools see the same result on either
+    dropped = {}
+    for bootstrap, tool in ((kafka.bootstrap, "kafka"), (pk_server.bootstrap, "pk")):
+        dropped[tool] = _tool(kafka_tools, tool, bootstrap, ["--delete-offsets", "--group", APP, "--all-input-topics"])
+    assert dropped["pk"] == dropped["kafka"]
+    assert f"{INPUT}      0          Successful" in dropped["pk"][0]
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        _same_tool_output(kafka_tools, bootstrap, [
+            ["--delete-offsets", "--group", APP, "--input-topic", "ostr-unknown", "--input-topic", INPUT],
+            ["--delete-offsets", "--group", "ostr-unknown", "--all-input-topics"]])
     deleted = {}
     for bootstrap, tool in ((kafka.bootstrap, "kafka"), (pk_server.bootstrap, "pk")):
         deleted[tool] = _tool(kafka_tools, tool, bootstrap, ["--delete", "--group", APP, "--group", "ostr-unknown"])
@@ -207,7 +217,7 @@ def _tool(kafka_tools, which: str, bootstrap: str, args: list[str]) -> tuple[str
     return r.stdout.decode(), r.returncode
 
 
-BAD = [["--describe"], ["--list", "--state", "bogus"], ["--describe", "--group", "g", "--members", "--state"],
+BAD = [["--describe"], ["--list", "--state", "bogus"], ["--delete-offsets", "--group", "g"], ["--delete"], ["--describe", "--group", "g", "--members", "--state"],
        ["--describe", "--group", "g", "--state", "Stable"], ["--list", "--group", "g"], ["--list", "--members"]]
 
 
