@@ -309,3 +309,37 @@ def _topics_all(bootstrap: str) -> set[str]:
     from confluent_kafka.admin import AdminClient
 
     return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
+
+
+def test_streams_version_zero_turns_the_protocol_off(pk_server):
+    """With streams.version downgraded to 0, a heartbeat is answered UNSUPPORTED_VERSION and
+    nothing else, as Kafka 4.4 answers (seen on a Kafka broker of the test's author's own:
+    the session's broker is shared, its features are left alone); upgraded again, it joins."""
+    from pk.commands.backends.wire import WireClient
+    from pk.engine import protocol as kp
+
+    def features(action: str, level: int) -> None:
+        r = subprocess.run([tool_path("pk-features"), "--bootstrap-server", pk_server.bootstrap, action,
+                            "--feature", f"streams.version={level}"], capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+
+    topology = {"epoch": 0, "subtopologies": [{
+        "subtopology_id": "0", "source_topics": [INPUT], "source_topic_regex": [], "state_changelog_topics": [],
+        "repartition_sink_topics": [], "repartition_source_topics": [], "copartition_groups": []}]}
+    body = {"group_id": "ostr-gated", "member_id": "ostr-member", "member_epoch": 0, "endpoint_information_epoch": 0,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000, "topology": topology,
+            "active_tasks": [], "standby_tasks": [], "warmup_tasks": [], "process_id": "ostr-process",
+            "user_endpoint": None, "client_tags": None, "task_offsets": None, "task_end_offsets": None,
+            "shutdown_application": False}
+    client = WireClient(pk_server.bootstrap, 30)
+    try:
+        features("downgrade", 0)
+        try:
+            r = client.call(kp.ApiKey.STREAMS_GROUP_HEARTBEAT, 1, body)
+        finally:
+            features("upgrade", 1)
+        assert (r["error_code"], r["error_message"], r["member_id"], r["status"]) == (35, None, "", [])
+        r = client.call(kp.ApiKey.STREAMS_GROUP_HEARTBEAT, 1, body)
+        assert (r["error_code"], r["member_id"], r["member_epoch"]) == (0, "ostr-member", 1)
+    finally:
+        client.close()

@@ -27,11 +27,12 @@ from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from . import features
 from .consumer_group_848 import ConsumerGroups
-from .streams_groups import StreamsGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
                           STABLE, ClassicGroups, append_error, client_host, join_error, named_topics, now_ms, resolve,
                           sync_answer, topic_ids_by_name)
+from .streams_groups import StreamsGroups
 from .topic_ids import TopicIds
 
 log = logging.getLogger("kafka.coordinator.group.GroupCoordinator")
@@ -716,12 +717,16 @@ class GroupHandlers:
         missing are created when the caller may CREATE them (else a status says so)."""
         body = request.body
         guard = self.broker.guard
+        # (Kafka's error answers are an empty response with the code: no message, no member id,
+        # an empty status list)
         refused = {"throttle_time_ms": 0, "member_id": "", "member_epoch": 0, "heartbeat_interval_ms": 0,
-                   "acceptable_recovery_lag_legacy": 0, "task_offset_interval_ms": 0, "status": None,
+                   "acceptable_recovery_lag_legacy": 0, "task_offset_interval_ms": 0, "status": [],
                    "endpoint_information_epoch": 0, "error_message": None}
+        if features.load_levels(self.broker.engine.data_dir)[1].get("streams.version", 0) < 1:
+            # (Kafka 4.4 with streams.version downgraded to 0: the protocol is off, first of all)
+            return {**refused, "error_code": E.UNSUPPORTED_VERSION}
         if not guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
-            return {**refused, "error_code": E.GROUP_AUTHORIZATION_FAILED,
-                    "error_message": "Group authorization failed."}
+            return {**refused, "error_code": E.GROUP_AUTHORIZATION_FAILED}
         if body["topology"] is not None:
             required = [name for s in body["topology"]["subtopologies"]
                         for name in (*s["source_topics"], *s["repartition_sink_topics"],
