@@ -14,7 +14,7 @@ import click
 from .common import JAVA_LONG, KafkaCommand, fail, run_tool, version_option
 from .completion import complete_groups, complete_topics
 
-HELP_LINE = "This tool helps to list, describe, reset and delete streams groups."
+HELP_LINE = "This tool helps to list, describe, delete and manage the offsets of streams groups."
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
 NOT_YET = ("reset_offsets", "topology", "delete_all_internal_topics")
 

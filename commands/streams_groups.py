@@ -276,7 +276,8 @@ def members_text(d: Description, verbose: bool) -> str:
     cw = _width(m.client_id for m in d.members)
     rows = []
     if not verbose:
-        rows.append(f"{_pad('GROUP', g)} {_pad('MEMBER', mw)} {_pad('PROCESS', pw)} {_pad('CLIENT-ID', cw)} ASSIGNMENTS")
+        rows.append(f"{_pad('GROUP', g)} {_pad('MEMBER', mw)} {_pad('PROCESS', pw)} {_pad('CLIENT-ID', cw)} "
+                    f"ASSIGNMENTS")
         for m in d.members:
             tasks = _assignment([("ACTIVE", m.active), ("STANDBY", m.standby), ("WARMUP", m.warmup)])
             rows.append(f"{_pad(d.group, g)} {_pad(m.member_id, mw)} {_pad(m.process_id, pw)} "

@@ -217,7 +217,8 @@ def _tool(kafka_tools, which: str, bootstrap: str, args: list[str]) -> tuple[str
     return r.stdout.decode(), r.returncode
 
 
-BAD = [["--describe"], ["--list", "--state", "bogus"], ["--delete-offsets", "--group", "g"], ["--delete"], ["--describe", "--group", "g", "--members", "--state"],
+BAD = [["--describe"], ["--list", "--state", "bogus"], ["--delete-offsets", "--group", "g"], ["--delete"],
+       ["--describe", "--group", "g", "--members", "--state"],
        ["--describe", "--group", "g", "--state", "Stable"], ["--list", "--group", "g"], ["--list", "--members"]]
 
 

@@ -6,8 +6,8 @@ and ConsumerGroupDescribe, and KIP-1071's StreamsGroupHeartbeat and StreamsGroup
 
 Classic groups, their state machine, timers and durable records are group_state.py's
 `ClassicGroups`; consumer-protocol groups are consumer_group_848.py's `ConsumerGroups`,
-streams groups streams_groups.py's `StreamsGroups` (one group id space: a group is one kind). A handler reads the request, asks them, and
-shapes the answer. A JoinGroup or
+streams groups streams_groups.py's `StreamsGroups` (one group id space: a group is one
+kind). A handler reads the request, asks them, and shapes the answer. A JoinGroup or
 SyncGroup answer may be parked there until the group moves on: since the server answers one
 connection's requests strictly in order, a parked request blocks only its own connection, as
 in Kafka.
@@ -734,8 +734,9 @@ class GroupHandlers:
                                      *(t["name"] for t in s["state_changelog_topics"]))]
             prohibited = [t for t in required if topic_names.is_internal(t)]
             if prohibited:
-                return {**refused, "error_code": E.STREAMS_INVALID_TOPOLOGY, "error_message":
-                        f"Use of Kafka internal topics {','.join(prohibited)} in a Kafka Streams topology is prohibited."}
+                return {**refused, "error_code": E.STREAMS_INVALID_TOPOLOGY,
+                        "error_message": f"Use of Kafka internal topics {','.join(prohibited)} in a Kafka Streams "
+                                         f"topology is prohibited."}
             invalid = [t for t in required if topic_names.invalid_reason(t) is not None]
             if invalid:
                 return {**refused, "error_code": E.STREAMS_INVALID_TOPOLOGY,
