@@ -139,6 +139,11 @@ class GroupHandlers:
             if modern.members:  # classic members cannot join a consumer-protocol group
                 return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
             self.consumer.drop(group_id)  # an empty one becomes classic
+        streams = self.streams.get(group_id)
+        if streams is not None:  # (the same for a streams group)
+            if streams.members:
+                return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            self.streams.drop(group_id)
         new_member = member_id == ""
         group = self.coordinator.group(group_id, create=new_member)
         if group is None:

@@ -632,6 +632,11 @@ class StreamsGroups:
         log.info("[GroupId %s] Streams group deleted.", group_id)
         return E.NONE
 
+    def drop(self, group_id: str) -> None:
+        """An empty streams group becomes a classic one (a classic member joins its id)."""
+        del self.groups[group_id]
+        log.info("[GroupId %s] Converted the empty streams group to a classic group.", group_id)
+
     def close(self) -> None:
         for group in self.groups.values():
             for m in group.members.values():
