@@ -115,6 +115,8 @@ CLASSES: dict[str, str] = {
     # kafka-share-consumer-perf-test.sh and kafka-verifiable-share-consumer.sh (KIP-932), since 4.0.
     "org.apache.kafka.tools.ShareConsumerPerformance": "pk.cli.share_consumer_perf:cli",
     "org.apache.kafka.tools.VerifiableShareConsumer": "pk.cli.verifiable_share_consumer:cli",
+    # kafka-streams-groups.sh (KIP-1071), since 4.1.
+    "org.apache.kafka.tools.streams.StreamsGroupCommand": "pk.cli.streams_groups:cli",
 }
 
 # kafka-run-class.sh options before the class name: `-name <service>` and `-loggc` only

@@ -790,6 +790,64 @@ def row_consumer_group_describe(t: Target):
     return tuple((x["error_code"], x["authorized_operations"]) for x in r["groups"])
 
 
+# ---------------------------------------------------------------------- streams groups (KIP-1071)
+def _streams_heartbeat(c: ProtocolClient, group: str, source: str, changelog: str) -> dict:
+    """A Kafka Streams member joining with a one-subtopology topology: `source` in, a store
+    whose changelog topic is `changelog`."""
+    topology = {"epoch": 0, "subtopologies": [{
+        "subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+        "state_changelog_topics": [{"name": changelog, "partitions": 0, "replication_factor": 0,
+                                    "topic_configs": [{"key": "cleanup.policy", "value": "compact"}]}],
+        "repartition_sink_topics": [], "repartition_source_topics": [], "copartition_groups": []}]}
+    return c.call(ApiKey.STREAMS_GROUP_HEARTBEAT, 0, {
+        "group_id": group, "member_id": uuid.uuid4().hex[:22], "member_epoch": 0, "endpoint_information_epoch": 0,
+        "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000, "topology": topology,
+        "active_tasks": [], "standby_tasks": [], "warmup_tasks": [], "process_id": str(uuid.uuid4()),
+        "user_endpoint": None, "client_tags": [], "task_offsets": [], "task_end_offsets": [],
+        "shutdown_application": False})
+
+
+@row((E.GROUP_AUTHORIZATION_FAILED, (E.TOPIC_AUTHORIZATION_FAILED, None, 0),
+      (E.NONE, "Unauthorized to CREATE on topics {changelog}.", False)))
+def row_streams_group_heartbeat(t: Target):
+    """Group READ; then every topic of the topology needs DESCRIBE, else the heartbeat is refused
+    as a whole; an internal topic the coordinator finds missing is created only with CREATE
+    (cluster or topic), else the MISSING_INTERNAL_TOPICS status says so and nothing is made."""
+    secret, mine = t.topic(), t.topic()
+    g_denied, g = unique("stg"), unique("stg")
+    changelog = f"{g}-store-changelog"
+    t.coordinator(g)
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, mine, A.DESCRIBE), (A.TOPIC, changelog, A.DESCRIBE))
+    with u.client() as c:
+        refused = _streams_heartbeat(c, g_denied, mine, changelog)
+        leak = _streams_heartbeat(c, g, secret, changelog)
+
+        def joined():
+            r = _streams_heartbeat(c, g, mine, changelog)
+            return r if r["error_code"] not in RETRIABLE else None  # (Kafka: its offsets topic coming up)
+        ok = wait_for(joined, 120, "a streams heartbeat answer")
+    details = [s["status_detail"] for s in ok["status"] or [] if s["status_code"] == 3]  # MISSING_INTERNAL_TOPICS
+    unauthorized = details[0].rpartition("; ")[2].replace(changelog, "{changelog}") if details else None
+    with t.su() as c:
+        made = c.call(ApiKey.METADATA, 12, {"topics": [{"name": changelog, "topic_id": ZERO}],
+                                            "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    return (refused["error_code"], (leak["error_code"], leak["error_message"], leak["member_epoch"]),
+            (ok["error_code"], unauthorized, made["topics"][0]["error_code"] == E.NONE))
+
+
+@row(((E.GROUP_AUTHORIZATION_FAILED, INT32_MIN),))
+def row_streams_group_describe(t: Target):
+    """Group READ does not give DESCRIBE on another group."""
+    g, other = unique("stg"), unique("stg")
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.READ))
+    with u.client() as c:
+        r = c.call(ApiKey.STREAMS_GROUP_DESCRIBE, 0, {"group_ids": [other], "include_authorized_operations": True})
+    return tuple((x["error_code"], x["authorized_operations"]) for x in r["groups"])
+
+
 # ---------------------------------------------------------------------- share groups (KIP-932)
 def _share_heartbeat(c: ProtocolClient, group: str, member: str, topics: list[str]) -> dict:
     return c.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, {"group_id": group, "member_id": member, "member_epoch": 0,

@@ -64,6 +64,7 @@ SCRIPTS_4 = {
     "kafka-groups": "org.apache.kafka.tools.GroupsCommand",
     "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
     "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",
     "kafka-acls": "org.apache.kafka.tools.AclCommand",
     "kafka-server-start": "kafka.Kafka",
 }

@@ -151,6 +151,8 @@ KAFKA_PYTHON_LACKS |= {(41, v) for v in range(1, 4)}  # DescribeDelegationToken
 # KIP-932's share-group APIs: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
 # ShareAcknowledge, DescribeShareGroupOffsets
 KAFKA_PYTHON_LACKS |= {(76, 1), (77, 1), (78, 1), (78, 2), (79, 1), (79, 2), (90, 0), (90, 1)}
+# KIP-1071's streams-group APIs: StreamsGroupHeartbeat, StreamsGroupDescribe
+KAFKA_PYTHON_LACKS |= {(88, 0), (88, 1), (89, 0), (89, 1)}
 
 
 def test_kafka_python_covers_every_api_of_the_profile():

@@ -37,6 +37,7 @@ KAFKA_SCRIPTS = {
     "kafka-console-share-consumer": "pk-console-share-consumer", "kafka-share-groups": "pk-share-groups",
     "kafka-share-consumer-perf-test": "pk-share-consumer-perf-test",
     "kafka-verifiable-share-consumer": "pk-verifiable-share-consumer",
+    "kafka-streams-groups": "pk-streams-groups",
 }
 
 

@@ -154,6 +154,17 @@ class Listener:
     def sasl(self) -> bool:
         return self.security_protocol.startswith("SASL_")
 
+# The streams group coordinator's settings (KIP-1071; defaults in engine/group_config.py, which
+# reads them as the bounds and defaults of a streams group's own configs).
+KNOWN.update({name: None for name in (
+    "group.streams.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+    "group.streams.initial.rebalance.delay.ms", "group.streams.num.standby.replicas",
+    "group.streams.acceptable.recovery.lag", "group.streams.assignors", "group.streams.max.size",
+    "group.streams.task.offset.interval.ms", "group.streams.num.warmup.replicas",
+    "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms",
+    "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms",
+    "group.streams.max.standby.replicas", "group.streams.min.task.offset.interval.ms")})
+
 _LISTENER = re.compile(r"^(?:(?P<name>[A-Za-z0-9_]+)://)?(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>\d+)$")
 
 

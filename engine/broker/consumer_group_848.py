@@ -357,7 +357,9 @@ class ConsumerGroups:
         if group is not None:
             return group
         classic = self.classic.groups.get(group_id)
-        if classic is not None and classic.members:
+        handlers = getattr(self.broker, "groups", None)  # (a streams group holds the id: not ours)
+        if (classic is not None and classic.members) or \
+                (handlers is not None and handlers.streams.get(group_id) is not None):
             raise _Invalid(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if not create:
             raise _Invalid(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")

@@ -1,12 +1,13 @@
 """The group coordinator's request handlers, one coroutine per API: FindCoordinator, the
 classic protocol's JoinGroup, SyncGroup, Heartbeat and LeaveGroup, OffsetCommit, OffsetFetch,
-ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat
-and ConsumerGroupDescribe (docs/protocol.md says what each version adds).
+ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, KIP-848's ConsumerGroupHeartbeat
+and ConsumerGroupDescribe, and KIP-1071's StreamsGroupHeartbeat and StreamsGroupDescribe
+(docs/protocol.md says what each version adds).
 
 Classic groups, their state machine, timers and durable records are group_state.py's
-`ClassicGroups`; consumer-protocol groups are consumer_group_848.py's `ConsumerGroups` (one
-group id space: a group is one or the other). A handler reads the request, asks them, and
-shapes the answer. A JoinGroup or
+`ClassicGroups`; consumer-protocol groups are consumer_group_848.py's `ConsumerGroups`,
+streams groups streams_groups.py's `StreamsGroups` (one group id space: a group is one
+kind). A handler reads the request, asks them, and shapes the answer. A JoinGroup or
 SyncGroup answer may be parked there until the group moves on: since the server answers one
 connection's requests strictly in order, a parked request blocks only its own connection, as
 in Kafka.
@@ -20,16 +21,18 @@ import logging
 from .. import acls
 from .. import consumer_offsets as codec
 from .. import transaction_log as tlog
-from .. import validation
+from .. import topic_names, validation
 from ..errors import KafkaError
 from ..offsets import CommittedOffset
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from . import features
 from .consumer_group_848 import ConsumerGroups
 from .group_state import (COMPLETING_REBALANCE, CONSUMER_PROTOCOL_TYPE, DEAD, EMPTY, PREPARING_REBALANCE,
                           STABLE, ClassicGroups, append_error, client_host, join_error, named_topics, now_ms, resolve,
                           sync_answer, topic_ids_by_name)
+from .streams_groups import StreamsGroups
 from .topic_ids import TopicIds
 
 log = logging.getLogger("kafka.coordinator.group.GroupCoordinator")
@@ -54,6 +57,9 @@ class GroupHandlers:
         self.groups = self.coordinator.groups  # the same dict: groups in memory, by id
         self.topic_ids = TopicIds(broker.engine)
         self.consumer = ConsumerGroups(broker, self.coordinator, self.topic_ids)  # KIP-848 groups
+        self.streams = StreamsGroups(broker, self.coordinator)  # KIP-1071 groups
+        consumer_lookup = self.coordinator.modern_groups  # (offset commits and fetches ask either)
+        self.coordinator.modern_groups = lambda gid: consumer_lookup(gid) or self.streams.get(gid)
         for key, handler in (
             (ApiKey.FIND_COORDINATOR, self.find_coordinator),
             (ApiKey.JOIN_GROUP, self.join_group),
@@ -68,6 +74,8 @@ class GroupHandlers:
             (ApiKey.OFFSET_DELETE, self.offset_delete),
             (ApiKey.CONSUMER_GROUP_HEARTBEAT, self.consumer_group_heartbeat),
             (ApiKey.CONSUMER_GROUP_DESCRIBE, self.consumer_group_describe),
+            (ApiKey.STREAMS_GROUP_HEARTBEAT, self.streams_group_heartbeat),
+            (ApiKey.STREAMS_GROUP_DESCRIBE, self.streams_group_describe),
         ):
             broker.register(key, handler)
         broker.leadership_listeners.append(self.on_leadership)
@@ -131,6 +139,11 @@ class GroupHandlers:
             if modern.members:  # classic members cannot join a consumer-protocol group
                 return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
             self.consumer.drop(group_id)  # an empty one becomes classic
+        streams = self.streams.get(group_id)
+        if streams is not None:  # (the same for a streams group)
+            if streams.members:
+                return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            self.streams.drop(group_id)
         new_member = member_id == ""
         group = self.coordinator.group(group_id, create=new_member)
         if group is None:
@@ -509,6 +522,7 @@ class GroupHandlers:
         listed = {gid: (ptype, state, CLASSIC_GROUP_TYPE)
                   for gid, (ptype, state) in self.coordinator.listed_groups().items()}
         listed.update(self.consumer.listed_groups())
+        listed.update(self.streams.listed_groups())
         share = getattr(self.broker, "share_groups", None)  # (made after this coordinator)
         if share is not None:
             listed.update(share.listed_groups())
@@ -534,14 +548,15 @@ class GroupHandlers:
                 continue
             if guard.enabled and operations != INT32_MIN:
                 operations = guard.operations(request, acls.GROUP, group_id)
-            group = self.coordinator.group(group_id) if self.consumer.get(group_id) is None else None
+            modern = self.consumer.get(group_id) is not None or self.streams.get(group_id) is not None
+            group = self.coordinator.group(group_id) if not modern else None
             if group is not None and group.state == EMPTY and not self.coordinator.known_empty(group):
                 group = None
             if group is None:
                 missing = {"error_code": E.NONE, "group_id": group_id, "group_state": DEAD, "protocol_type": "",
                            "protocol_data": "", "members": [], "authorized_operations": operations}
                 if version >= 6:  # KIP-1043: v6 tells a missing (or not classic) group apart
-                    kind = "is not a classic group" if self.consumer.get(group_id) is not None else "not found"
+                    kind = "is not a classic group" if modern else "not found"
                     missing.update(error_code=E.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} {kind}.",
                                    authorized_operations=INT32_MIN)
                 described.append(missing)
@@ -570,6 +585,9 @@ class GroupHandlers:
                 continue
             if self.consumer.get(group_id) is not None:
                 results.append({"group_id": group_id, "error_code": self.consumer.delete(group_id)})
+                continue
+            if self.streams.get(group_id) is not None:
+                results.append({"group_id": group_id, "error_code": self.streams.delete(group_id)})
                 continue
             if self.broker.share_groups.has(group_id):
                 results.append({"group_id": group_id, "error_code": self.broker.share_groups.delete(group_id)})
@@ -618,7 +636,7 @@ class GroupHandlers:
         return await self._offset_delete(group_id, body)
 
     async def _offset_delete(self, group_id: str, body: dict) -> dict:
-        modern = self.consumer.get(group_id)
+        modern = self.consumer.get(group_id) or self.streams.get(group_id)
         if modern is not None:
             subscribed = modern.subscribed_topics()
             return self._delete_offsets(group_id, body["topics"], lambda topic: topic in subscribed)
@@ -697,7 +715,101 @@ class GroupHandlers:
         operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
         return self.consumer.describe(gid, include, operations)
 
+    # ================================================================== KIP-1071
+    async def streams_group_heartbeat(self, request) -> dict:
+        """KafkaApis.handleStreamsGroupHeartbeat: group READ; a topology's topics must be valid,
+        not Kafka's internal ones, and DESCRIBE-able; internal topics the coordinator finds
+        missing are created when the caller may CREATE them (else a status says so)."""
+        body = request.body
+        guard = self.broker.guard
+        # (Kafka's error answers are an empty response with the code: no message, no member id,
+        # an empty status list)
+        refused = {"throttle_time_ms": 0, "member_id": "", "member_epoch": 0, "heartbeat_interval_ms": 0,
+                   "acceptable_recovery_lag_legacy": 0, "task_offset_interval_ms": 0, "status": [],
+                   "endpoint_information_epoch": 0, "error_message": None}
+        if features.load_levels(self.broker.engine.data_dir)[1].get("streams.version", 0) < 1:
+            # (Kafka 4.4 with streams.version downgraded to 0: the protocol is off, first of all)
+            return {**refused, "error_code": E.UNSUPPORTED_VERSION}
+        if not guard.allows(request, acls.READ, acls.GROUP, body["group_id"]):
+            return {**refused, "error_code": E.GROUP_AUTHORIZATION_FAILED}
+        if body["topology"] is not None:
+            required = [name for s in body["topology"]["subtopologies"]
+                        for name in (*s["source_topics"], *s["repartition_sink_topics"],
+                                     *(t["name"] for t in s["repartition_source_topics"]),
+                                     *(t["name"] for t in s["state_changelog_topics"]))]
+            prohibited = [t for t in required if topic_names.is_internal(t)]
+            if prohibited:
+                return {**refused, "error_code": E.STREAMS_INVALID_TOPOLOGY,
+                        "error_message": f"Use of Kafka internal topics {','.join(prohibited)} in a Kafka Streams "
+                                         f"topology is prohibited."}
+            invalid = [t for t in required if topic_names.invalid_reason(t) is not None]
+            if invalid:
+                return {**refused, "error_code": E.STREAMS_INVALID_TOPOLOGY,
+                        "error_message": f"Topic names {','.join(invalid)} are not valid topic names."}
+            if guard.enabled and len(guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, required)) < len(
+                    set(required)):
+                return {**refused, "error_code": E.TOPIC_AUTHORIZATION_FAILED}
+        not_ours = self.coordinator.coordinator_error(body["group_id"])
+        if not_ours:
+            return {**refused, "error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE}
+        unauthorized: list[str] = []
+
+        def create(topics) -> None:
+            allowed = {name for name, *_ in topics}
+            if guard.enabled and not guard.allows_cluster(request, acls.CREATE):
+                allowed = guard.allowed_names(request, acls.CREATE, acls.TOPIC, allowed)
+            unauthorized.extend(sorted(name for name, *_ in topics if name not in allowed))
+            for name, partitions, replication, configs in topics:
+                if name in allowed:
+                    try:
+                        self.broker.engine.create_topic(name, partitions, replication, configs=configs)
+                        log.info("Created streams internal topic %s with %d partitions", name, partitions)
+                    except KafkaError as exc:  # (created meanwhile, or refused: the next heartbeat tells)
+                        log.warning("Cannot create streams internal topic %s: %s", name, exc)
+
+        answer = self.streams.heartbeat(body, request.api_version, request.client_id or "", client_host(request),
+                                        create)
+        if unauthorized:
+            message = f"Unauthorized to CREATE on topics {', '.join(unauthorized)}."
+            statuses = answer["status"] if answer["status"] is not None else []
+            for status in statuses:
+                if status["status_code"] == 3:  # MISSING_INTERNAL_TOPICS
+                    status["status_detail"] += "; " + message
+                    break
+            else:
+                statuses.append({"status_code": 3, "status_detail": message})
+            answer["status"] = statuses
+        if answer["error_code"] == E.NONE:
+            self.broker.notify_data()
+        return answer
+
+    async def streams_group_describe(self, request) -> dict:
+        include = request.body["include_authorized_operations"]
+        guard = self.broker.guard
+        described = []
+        for gid in request.body["group_ids"]:
+            if not guard.allows(request, acls.DESCRIBE, acls.GROUP, gid):
+                described.append({"error_code": E.GROUP_AUTHORIZATION_FAILED,
+                                  "error_message": "Group authorization failed.", "group_id": gid, "group_state": "",
+                                  "group_epoch": 0, "assignment_epoch": 0, "topology": None, "members": [],
+                                  "authorized_operations": INT32_MIN})
+                continue
+            not_ours = self.coordinator.coordinator_error(gid)
+            if not_ours:
+                described.append({"error_code": not_ours, "error_message": NOT_COORDINATOR_MESSAGE, "group_id": gid,
+                                  "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "topology": None,
+                                  "members": [], "authorized_operations": INT32_MIN})
+                continue
+            operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
+            answer = self.streams.describe(gid, include, operations)
+            if answer["error_code"] == E.GROUP_ID_NOT_FOUND and (
+                    self.consumer.get(gid) is not None or self.coordinator.group(gid) is not None):
+                answer["error_message"] = f"Group {gid} is not a streams group."
+            described.append(answer)
+        return {"throttle_time_ms": 0, "groups": described}
+
     # ================================================================== lifecycle
     def close(self) -> None:
+        self.streams.close()
         self.consumer.close()
         self.coordinator.close()

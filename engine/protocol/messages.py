@@ -83,6 +83,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.SHARE_GROUP_DESCRIBE: (1, 1),
     ApiKey.SHARE_FETCH: (1, 2),
     ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
+    ApiKey.STREAMS_GROUP_HEARTBEAT: (0, 1),
+    ApiKey.STREAMS_GROUP_DESCRIBE: (0, 1),
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 1),
 }.items()}
 

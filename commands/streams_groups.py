@@ -1,0 +1,418 @@
+"""kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list, describe and delete streams
+groups (KIP-1071), and delete their committed offsets, on a cluster.
+
+Over pk's own codec (backends/wire.py): confluent-kafka's admin has no streams-group calls. The
+requests are those Kafka's admin client sends: ListGroups with the "streams" type filter,
+StreamsGroupDescribe (89) and OffsetFetch to the group's coordinator, ListOffsets (earliest and
+latest) for the partitions the members' active tasks read.
+
+What the tool prints, as Kafka 4.4 prints it: tables whose variable columns are padded to their
+longest cell (15 at least), fixed ones to Kafka's widths; the partitions of --describe in the
+iteration order of Java's HashMap by TopicPartition; an empty group shows nothing for
+--offsets and --members, and "Streams group 'g' has no active members." above its --state.
+Each printer returns the stdout text, so the CLI only writes it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from pk.engine import protocol as kp
+
+from .backends.kafka_admin import known_error
+from .errors import UsageError
+from .java_hash import hash_order, string_hash, topic_partition_hash
+
+# GroupState.groupStatesForType(STREAMS), in the order Kafka's error message lists them
+STATES = ("Dead", "NotReady", "Reconciling", "Assigning", "Stable", "Empty")
+LIST_GROUPS_VERSION = 5
+DESCRIBE_VERSION = 1  # (v1 adds the assignor's name)
+OFFSET_FETCH_VERSION = 9
+DELETE_GROUPS_VERSION = 2
+LIST_OFFSETS_VERSION = 7
+METADATA_VERSION = 12
+EARLIEST, LATEST = -2, -1
+_COORDINATOR_ERRORS = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def parse_states(text: str) -> list[str]:
+    """StreamsGroupCommand's --state list (GroupState.parse: case-insensitive, comma-separated)."""
+    states = []
+    for word in text.split(","):
+        match = next((s for s in STATES if s.lower() == word.strip().lower()), None)
+        if match is None:
+            raise UsageError(f"Invalid state list '{text}'. Valid states are: {', '.join(STATES)}")
+        states.append(match)
+    return states
+
+
+def _pad(text, width: int) -> str:
+    text = str(text)
+    return text + " " * max(width - len(text), 0)
+
+
+def _width(values, least: int = 15) -> int:
+    return max([least] + [len(v) for v in values])
+
+
+@dataclass
+class Member:
+    member_id: str
+    member_epoch: int
+    process_id: str
+    client_id: str
+    is_classic: bool
+    active: list[tuple[str, list[int]]]
+    standby: list[tuple[str, list[int]]]
+    warmup: list[tuple[str, list[int]]]
+    target_active: list[tuple[str, list[int]]]
+    target_standby: list[tuple[str, list[int]]]
+    target_warmup: list[tuple[str, list[int]]]
+
+
+@dataclass
+class Description:
+    group: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    topology_epoch: int
+    coordinator: tuple[str, int, int]  # host, port, id
+    members: list[Member]
+    sources: dict[str, list[str]] = field(default_factory=dict)  # subtopology -> topics it reads
+    assignor: str = ""
+
+
+def _tasks(wire: list) -> list[tuple[str, list[int]]]:
+    return [(t["subtopology_id"], list(t["partitions"])) for t in wire]
+
+
+class StreamsGroupService:
+    def __init__(self, client, timeout_ms: int = 30000):
+        self.client = client
+        self.timeout_ms = timeout_ms
+        self._coordinators: dict[str, tuple[str, int, int]] = {}
+
+    # ------------------------------------------------------------------ requests
+    def coordinator(self, group: str) -> tuple[str, int, int]:
+        """(host, port, node id) of the group's coordinator; retriable errors wait and retry."""
+        if group not in self._coordinators:
+            deadline = time.monotonic() + self.timeout_ms / 1000
+            while True:
+                answer = self.client.call(kp.ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+                if not answer["error_code"]:
+                    break
+                if answer["error_code"] not in (14, 15) or time.monotonic() > deadline:
+                    raise known_error(answer["error_code"], answer.get("error_message"))
+                time.sleep(0.1)
+            self._coordinators[group] = (answer["host"], answer["port"], answer["node_id"])
+        return self._coordinators[group]
+
+    def _call(self, group: str, api: int, version: int, body: dict, first_error) -> dict:
+        """A request to the group's coordinator, asked again (after a new look-up) while the
+        coordinator moves or loads, until the timeout, as Kafka's admin client retries."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while True:
+            answer = self.client.call(api, version, body, node=self.coordinator(group)[2])
+            if first_error(answer) not in _COORDINATOR_ERRORS or time.monotonic() > deadline:
+                return answer
+            self._coordinators.pop(group, None)
+            time.sleep(0.2)
+
+    def listings(self, states: list[str] | None = None) -> list[tuple[str, str]]:
+        """(group id, state) of every streams group, in the order Kafka's admin client
+        collects them (a HashMap by group id, the brokers' answers inserted in turn)."""
+        found: dict[str, str] = {}
+        for broker in self.client.brokers():
+            answer = self.client.call(kp.ApiKey.LIST_GROUPS, LIST_GROUPS_VERSION,
+                                      {"states_filter": states or [], "types_filter": ["streams"]},
+                                      node=broker.node_id)
+            if answer["error_code"]:
+                raise known_error(answer["error_code"])
+            for g in answer["groups"]:
+                found.setdefault(g["group_id"], g.get("group_state") or "")
+        return [(g, found[g]) for g in hash_order(found, string_hash)]
+
+    def describe(self, group: str) -> Description:
+        answer = self._call(group, kp.ApiKey.STREAMS_GROUP_DESCRIBE, DESCRIBE_VERSION,
+                            {"group_ids": [group], "include_authorized_operations": False,
+                             "include_topology_description": False},
+                            lambda a: a["groups"][0]["error_code"] if a["groups"] else 0)
+        g = answer["groups"][0]
+        if g["error_code"]:
+            raise known_error(g["error_code"], g.get("error_message"))
+        members = [Member(m["member_id"], m["member_epoch"], m["process_id"], m["client_id"], m["is_classic"],
+                          _tasks(m["assignment"]["active_tasks"]), _tasks(m["assignment"]["standby_tasks"]),
+                          _tasks(m["assignment"]["warmup_tasks"]), _tasks(m["target_assignment"]["active_tasks"]),
+                          _tasks(m["target_assignment"]["standby_tasks"]),
+                          _tasks(m["target_assignment"]["warmup_tasks"]))
+                   for m in g["members"]]
+        topology = g["topology"]
+        sources = {}
+        if topology is not None:
+            for s in topology["subtopologies"] or []:
+                sources[s["subtopology_id"]] = list(s["source_topics"]) + [
+                    t["name"] for t in s["repartition_source_topics"] if t["name"] not in s["source_topics"]]
+        return Description(group, g["group_state"], g["group_epoch"], g["assignment_epoch"],
+                           topology["epoch"] if topology is not None else -1, self.coordinator(group), members,
+                           sources, g.get("assignor_name") or "")
+
+    def delete_groups(self, groups: list[str]) -> tuple[list[str], dict[str, str]]:
+        """StreamsGroupService.deleteGroups: only streams groups, only empty ones (checked from
+        ListGroups' states first, as Kafka's tool does), then DeleteGroups for those. Returns
+        (deleted, {group: the exception Kafka's tool prints}), each in HashMap order."""
+        listed = dict(self.listings())
+        deleted, failed = [], {}
+        for group in dict.fromkeys(groups):
+            state = listed.get(group)
+            if state is None:
+                failed[group] = (f"java.lang.IllegalArgumentException: Group '{group}' does not exist or is not a "
+                                 f"streams group.")
+            elif state == "Dead":
+                failed[group] = (f"org.apache.kafka.common.errors.GroupIdNotFoundException: Streams group '{group}' "
+                                 f"group state is DEAD.")
+            elif state != "Empty":
+                failed[group] = (f"org.apache.kafka.common.errors.GroupNotEmptyException: Streams group '{group}' "
+                                 f"is not EMPTY.")
+            else:
+                answer = self._call(group, kp.ApiKey.DELETE_GROUPS, DELETE_GROUPS_VERSION, {"groups_names": [group]},
+                                    lambda a: a["results"][0]["error_code"] if a["results"] else 0)
+                code = answer["results"][0]["error_code"]
+                if code:
+                    failed[group] = known_error(code).execution_message()
+                else:
+                    deleted.append(group)
+        return hash_order(deleted, string_hash), {g: failed[g] for g in hash_order(failed, string_hash)}
+
+    def partitions(self, topics: list[str]) -> tuple[list[tuple[str, int]], dict[str, int]]:
+        """Every partition of the topics (Metadata), in the order given, and {topic: error code}
+        of those that cannot be described (an unknown topic: a row of its own, partition "-")."""
+        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
+                              {"topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False,
+                               "include_topic_authorized_operations": False})
+        found, failed = {}, {}
+        for t in md["topics"]:
+            if t["error_code"]:
+                failed[t["name"]] = t["error_code"]
+            else:
+                found[t["name"]] = sorted(p["partition_index"] for p in t["partitions"])
+        return [(t, p) for t in topics for p in found.get(t, [])], failed
+
+    def delete_offsets(self, group: str, partitions: list[tuple[str, int]]) -> tuple[int, dict]:
+        """OffsetDelete: (the group-level error code, {(topic, partition): error code})."""
+        topics: dict[str, list[dict]] = {}
+        for t, p in partitions:
+            topics.setdefault(t, []).append({"partition_index": p})
+        if not partitions:
+            return 0, {}
+        answer = self._call(group, kp.ApiKey.OFFSET_DELETE, 0,
+                            {"group_id": group, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+                            lambda a: a["error_code"])
+        codes = {(t["name"], p["partition_index"]): p["error_code"] for t in answer["topics"] for p in t["partitions"]}
+        return answer["error_code"], {tp: codes.get(tp, 0) for tp in partitions}
+
+    def committed(self, group: str) -> dict[tuple[str, int], tuple[int, int]]:
+        """{(topic, partition): (offset, leader epoch)} of every committed offset of the group."""
+        answer = self._call(group, kp.ApiKey.OFFSET_FETCH, OFFSET_FETCH_VERSION,
+                            {"groups": [{"group_id": group, "member_id": None, "member_epoch": -1, "topics": None}],
+                             "require_stable": False},
+                            lambda a: a["groups"][0]["error_code"] if a["groups"] else 0)
+        g = answer["groups"][0]
+        if g["error_code"]:
+            raise known_error(g["error_code"])
+        return {(t["name"], p["partition_index"]): (p["committed_offset"], p["committed_leader_epoch"])
+                for t in g["topics"] for p in t["partitions"] if p["committed_offset"] >= 0}
+
+    def offsets(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
+        """Each partition's offset for EARLIEST or LATEST, asked of its leader (from Metadata)."""
+        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
+                              {"topics": [{"name": t} for t in sorted({t for t, _ in tps})],
+                               "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+        leaders = {(t["name"], p["partition_index"]): p["leader_id"] for t in md["topics"] for p in t["partitions"]}
+        by_leader: dict[int, dict[str, list]] = {}
+        for topic, partition in tps:
+            by_leader.setdefault(leaders.get((topic, partition), -1), {}).setdefault(topic, []).append(
+                {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp})
+        out = {}
+        for node, topics in by_leader.items():
+            if node < 0:
+                raise known_error(3)  # UNKNOWN_TOPIC_OR_PARTITION
+            answer = self.client.call(kp.ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION,
+                                      {"replica_id": -1, "isolation_level": 0,
+                                       "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+                                      node=node)
+            for t in answer["topics"]:
+                for p in t["partitions"]:
+                    if p["error_code"]:
+                        raise known_error(p["error_code"])
+                    out[(t["name"], p["partition_index"])] = p["offset"]
+        return out
+
+
+# ---------------------------------------------------------------------------------- printers
+def list_text(listings: list[tuple[str, str]], with_state: bool) -> str:
+    if not with_state:
+        return "".join(f"{g}\n" for g, _ in listings)
+    width = _width(g for g, _ in listings)
+    return "".join(f"{_pad(g, width)} {s}\n" for g, s in [("GROUP", "STATE"), *listings])
+
+
+def _assignment(kinds: list[tuple[str, list[tuple[str, list[int]]]]]) -> str:
+    """"ACTIVE: 0:[0,1]; 1:[0]; " for each kind of tasks a member has."""
+    out = ""
+    for name, tasks in kinds:
+        if tasks:
+            out += f"{name}: " + "".join(f"{s}:[{','.join(map(str, ps))}]; " for s, ps in tasks)
+    return out
+
+
+def members_text(d: Description, verbose: bool) -> str:
+    if d.state in ("Empty", "Dead") or not d.members:
+        return ""
+    g = _width([d.group])
+    mw = _width(m.member_id for m in d.members)
+    pw = _width(m.process_id for m in d.members)
+    cw = _width(m.client_id for m in d.members)
+    rows = []
+    if not verbose:
+        rows.append(f"{_pad('GROUP', g)} {_pad('MEMBER', mw)} {_pad('PROCESS', pw)} {_pad('CLIENT-ID', cw)} "
+                    f"ASSIGNMENTS")
+        for m in d.members:
+            tasks = _assignment([("ACTIVE", m.active), ("STANDBY", m.standby), ("WARMUP", m.warmup)])
+            rows.append(f"{_pad(d.group, g)} {_pad(m.member_id, mw)} {_pad(m.process_id, pw)} "
+                        f"{_pad(m.client_id, cw)} {tasks}")
+    else:
+        rows.append(f"{_pad('GROUP', g)} {_pad('TARGET-ASSIGNMENT-EPOCH', 25)} {_pad('TOPOLOGY-EPOCH', 15)}"
+                    f"{_pad('MEMBER', mw)} {_pad('MEMBER-PROTOCOL', 15)} {_pad('MEMBER-EPOCH', 15)} "
+                    f"{_pad('PROCESS', pw)} {_pad('CLIENT-ID', cw)} ASSIGNMENTS")
+        for m in d.members:
+            tasks = _assignment([("ACTIVE", m.active), ("STANDBY", m.standby), ("WARMUP", m.warmup),
+                                 ("TARGET-ACTIVE", m.target_active), ("TARGET-STANDBY", m.target_standby),
+                                 ("TARGET-WARMUP", m.target_warmup)])
+            rows.append(f"{_pad(d.group, g)} {_pad(d.assignment_epoch, 25)} {_pad(d.topology_epoch, 15)}"
+                        f"{_pad(m.member_id, mw)} {_pad('classic' if m.is_classic else 'streams', 15)} "
+                        f"{_pad(m.member_epoch, 15)} {_pad(m.process_id, pw)} {_pad(m.client_id, cw)} {tasks}")
+    return "".join(row + "\n" for row in rows)
+
+
+def state_text(d: Description, verbose: bool) -> str:
+    out = ""
+    if d.state == "Empty":
+        out += f"\nError: Streams group '{d.group}' has no active members.\n"
+    g = _width([d.group])
+    coordinator = f"{d.coordinator[0]}:{d.coordinator[1]} ({d.coordinator[2]})"
+    cw = _width([coordinator], 25)
+    assignor = d.assignor
+    aw = _width([assignor])
+    if not verbose:
+        rows = [("GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE", "#MEMBERS"),
+                (d.group, coordinator, assignor, d.state, len(d.members))]
+        return out + "".join(f"{_pad(a, g)} {_pad(b, cw)} {_pad(c, aw)} {_pad(s, 25)} {n}\n" for a, b, c, s, n in rows)
+    rows = [("GROUP", "COORDINATOR (ID)", "ASSIGNOR", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"),
+            (d.group, coordinator, assignor, d.state, d.group_epoch, d.assignment_epoch, len(d.members))]
+    return out + "".join(f"{_pad(a, g)} {_pad(b, cw)} {_pad(c, aw)} {_pad(s, 25)} {_pad(e, 15)} {_pad(t, 25)} {n}\n"
+                         for a, b, c, s, e, t, n in rows)
+
+
+def delete_text(deleted: list[str], failed: dict[str, str]) -> str:
+    def quoted(groups) -> str:
+        return ", ".join(f"'{g}'" for g in groups)
+    if not failed:
+        return f"Deletion of requested streams groups ({quoted(deleted)}) was successful.\n"
+    out = "\nError: Deletion of some streams groups failed:\n"
+    out += "".join(f"* Group '{g}' could not be deleted due to: {why}\n" for g, why in failed.items())
+    if deleted:
+        out += f"\nThese streams groups were deleted successfully: {quoted(deleted)}.\n"
+    return out
+
+
+_PARTITION_ERRORS = {"GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_TOPIC_OR_PARTITION"}
+_GROUP_MESSAGES = {"INVALID_GROUP_ID": "The configured groupId is invalid.",
+                   "GROUP_ID_NOT_FOUND": "The group id does not exist.",
+                   "GROUP_AUTHORIZATION_FAILED": "Group authorization failed.",
+                   "NON_EMPTY_GROUP": "The group is not empty."}
+
+
+def delete_offsets_text(group: str, top: int, codes: dict[tuple[str, int], int],
+                        topics: list[str], failed: dict[str, int]) -> str:
+    """What --delete-offsets prints: a summary line (success, or Kafka's words for the
+    OffsetDelete answer's group-level error, else its first partition-level one), then each
+    asked partition's status, a topic that could not be described on one row ("-")."""
+    first = top or next((c for c in codes.values() if c), 0)
+    if not first:
+        out = f"Request succeeded for deleting offsets from group {group}.\n"
+    else:
+        name = known_error(first).name
+        if top and name in _GROUP_MESSAGES:
+            line = _GROUP_MESSAGES[name]
+        elif name in _PARTITION_ERRORS:
+            line = "Encountered some partition-level error, see the follow-up details."
+        else:
+            line = f"Encountered some unknown error: {name}"
+        out = f"\nError: {line}\n"
+    # (rows by topic name, then partition; a topic that could not be described is partition -1)
+    found = {(t, -1): code for t, code in failed.items() if t in topics}
+    found.update({tp: top or code for tp, code in codes.items()})
+    rows = [(t, "-" if p < 0 else p, found[(t, p)]) for t, p in sorted(found)]
+    width = _width(t for t, _, _ in rows)
+    out += f"\n{_pad('TOPIC', width)} {_pad('PARTITION', 10)} {_pad('STATUS', 15)}\n"
+    for topic, partition, code in rows:
+        status = f"Error: {known_error(code).execution_message()}" if code else "Successful"
+        out += f"{_pad(topic, width)} {_pad(partition, 10)} {_pad(status, 15)}\n"
+    return out
+
+
+@dataclass
+class OffsetRow:
+    topic: str
+    partition: int
+    current: int | None
+    leader_epoch: int | None
+    end: int
+    lag: int
+
+
+def offset_rows(service: StreamsGroupService, d: Description) -> list[OffsetRow]:
+    """The partitions the members' active tasks read (their subtopology's source and
+    repartition topics), in HashMap<TopicPartition> order: committed offset, log end, lag
+    (from the committed offset, else from the log start). Two partitions in one bucket of
+    that map come in an order Kafka's own tool does not keep from one run to the next (it
+    gathers them through an immutable set, whose iteration order is salted per JVM): pk keeps
+    the members' order, then the tasks'."""
+    partitions = []
+    for m in d.members:
+        for s, ps in m.active:
+            partitions += [(t, p) for t in d.sources.get(s, []) for p in ps]
+    partitions = hash_order(partitions, lambda tp: topic_partition_hash(*tp))
+    if not partitions:
+        return []
+    earliest = service.offsets(partitions, EARLIEST)
+    latest = service.offsets(partitions, LATEST)
+    committed = service.committed(d.group)
+    rows = []
+    for tp in partitions:
+        current = committed.get(tp)
+        end = latest[tp]
+        lag = end - current[0] if current is not None else end - earliest[tp]
+        rows.append(OffsetRow(tp[0], tp[1], current[0] if current else None,
+                              current[1] if current and current[1] >= 0 else None, end, lag))
+    return rows
+
+
+def offsets_text(d: Description, rows: list[OffsetRow], verbose: bool) -> str:
+    if d.state in ("Empty", "Dead") or not rows:
+        return ""
+    g = _width([d.group])
+    tw = _width(r.topic for r in rows)
+    if not verbose:
+        lines = [f"{_pad('GROUP', g)} {_pad('TOPIC', tw)} {_pad('PARTITION', 10)} OFFSET-LAG"]
+        lines += [f"{_pad(d.group, g)} {_pad(r.topic, tw)} {_pad(r.partition, 10)} {r.lag}" for r in rows]
+    else:
+        def dash(v):
+            return "-" if v is None else v
+        lines = [f"{_pad('GROUP', g)} {_pad('TOPIC', tw)} {_pad('PARTITION', 10)} {_pad('CURRENT-OFFSET', 15)} "
+                 f"{_pad('LEADER-EPOCH', 15)} {_pad('LOG-END-OFFSET', 15)} {_pad('OFFSET-LAG', 15)}"]
+        lines += [f"{_pad(d.group, g)} {_pad(r.topic, tw)} {_pad(r.partition, 10)} {_pad(dash(r.current), 15)} "
+                  f"{_pad(dash(r.leader_epoch), 15)} {_pad(r.end, 15)} {_pad(r.lag, 15)}" for r in rows]
+    return "".join(line + "\n" for line in lines)
