@@ -254,13 +254,18 @@ from ports import free_port  # noqa: E402,F401  (below the ephemeral range: port
 
 
 # A share consumer gets its first assignment on its second heartbeat (Kafka's coordinator
-# computes it off the heartbeat's path), and a KIP-848 consumer learns of a partition to give
-# up, or to take over, on its next heartbeat: 5 s each with Kafka's default interval, which
-# the suite's group tests paid again and again. Every test broker, Kafka's and pk's
-# (conftest's BrokerProcess), heartbeats every second, so that their describes still agree.
+# computes it off the heartbeat's path), and a KIP-848 consumer or a Kafka Streams member
+# learns of a partition or task to give up, or to take over, on its next heartbeat: 5 s each
+# with Kafka's default interval, which the suite's group tests paid again and again (and a
+# streams group waits 3 s before its first assignment). Every test broker, Kafka's and pk's
+# (conftest's BrokerProcess), heartbeats every second and assigns at once, so that their
+# describes still agree.
 GROUP_HEARTBEATS = {"group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "1000",
                     "group.consumer.heartbeat.interval.ms": "1000",
-                    "group.consumer.min.heartbeat.interval.ms": "1000"}
+                    "group.consumer.min.heartbeat.interval.ms": "1000",
+                    "group.streams.heartbeat.interval.ms": "1000",
+                    "group.streams.min.heartbeat.interval.ms": "1000",
+                    "group.streams.initial.rebalance.delay.ms": "0"}
 
 
 class KafkaBroker:
