@@ -11,8 +11,9 @@ must print the same stdout byte for byte, the same status and the same first std
 with a live member (a pk-console-share-consumer process), after it left, and for the reset,
 delete-offsets and delete actions. Nothing is normalised: both tools see the same member.
 
-pk-server-start does not serve share groups yet (another slice of issue 26): only the Kafka
-broker is compared here.
+The last tests run the offset actions (AlterShareGroupOffsets, DeleteShareGroupOffsets) with
+both tools on pk-server-start and on Kafka 4.4 too: every output must be the same on the two
+brokers (the log timestamp of a warning aside).
 """
 
 from __future__ import annotations
@@ -307,3 +308,105 @@ def test_share_groups_bad_input(kafka, kafka_tools, args):
         (theirs.returncode, _states_sorted(_first_line(theirs.stderr)))
     assert theirs.returncode != 0
     assert b"Traceback" not in ours.stderr
+
+
+# ---------------------------------------------------------------------- the same on pk-server-start
+# Kafka's kafka-share-groups and pk-share-groups altering and deleting share-group offsets
+# (AlterShareGroupOffsets 91, DeleteShareGroupOffsets 92) on pk-server-start and on Kafka 4.4:
+# every output must be the same on both brokers, and the two tools must agree on each.
+BOTH_TOPIC = "osg-both"
+
+
+@pytest.fixture(scope="module")
+def brokers(kafka, kafka_tools, pk_server):
+    """{name: bootstrap} of Kafka 4.4 and of this module's pk-server-start, each with
+    BOTH_TOPIC (3 partitions, RECORDS keyed alike, so partitioned alike)."""
+    out = {"kafka": kafka.bootstrap, "pk": pk_server.bootstrap}
+    for b in out.values():
+        create_topic_with_leaders(b, BOTH_TOPIC, partitions=3)
+        r = kafka_tools("kafka-console-producer", "--bootstrap-server", b, "--topic", BOTH_TOPIC,
+                        "--reader-property", "parse.key=true", "--reader-property", "key.separator=:",
+                        input="\n".join(RECORDS) + "\n")
+        assert r.returncode == 0, r.err
+    return out
+
+
+def _both_tools(kafka_tools, bootstrap: str, tool: str, *args: str) -> tuple[int, str, str]:
+    """(status, stdout, first stderr line without its log timestamp) of one tool's run."""
+    r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, *args) if tool == "kafka" \
+        else _pk("pk-share-groups", "--bootstrap-server", bootstrap, *args)
+    err = _first_line(r.stderr)
+    return r.returncode, r.stdout.decode(), err.split("] ", 1)[-1] if err.startswith("[") else err
+
+
+def _sequence(kafka_tools, bootstrap: str, steps: list[list[str]]) -> dict[str, list]:
+    """Each tool runs the steps on a group of its own (osg-seq-kt, osg-seq-pk: names of one
+    length, so that the tables are as wide), which the outputs name as GROUP."""
+    out = {}
+    for tool in ("kafka", "pk"):
+        group = "osg-seq-kt" if tool == "kafka" else "osg-seq-pk"
+        runs = []
+        for step in steps:
+            args = [a.replace("GROUP", group) for a in step]
+            code, stdout, err = _both_tools(kafka_tools, bootstrap, tool, *args)
+            runs.append((step, code, stdout.replace(group, "GROUP"), err.replace(group, "GROUP")))
+        out[tool] = runs
+    return out
+
+
+ALTER_DELETE_STEPS = [
+    ["--reset-offsets", "--group", "GROUP", "--topic", BOTH_TOPIC, "--to-earliest", "--execute"],  # a new group
+    ["--describe", "--group", "GROUP"],
+    ["--reset-offsets", "--group", "GROUP", "--topic", f"{BOTH_TOPIC}:0", "--to-offset", "1", "--execute"],
+    ["--reset-offsets", "--group", "GROUP", "--topic", f"{BOTH_TOPIC}:1", "--to-latest", "--execute"],
+    ["--reset-offsets", "--group", "GROUP", "--topic", f"{BOTH_TOPIC}:2", "--to-offset", "99", "--execute"],
+    ["--describe", "--group", "GROUP", "--verbose"],
+    ["--list", "--state"],
+    ["--delete-offsets", "--group", "GROUP", "--topic", BOTH_TOPIC, "--topic", "osg-nonesuch",
+     "--topic", "__consumer_offsets"],
+    ["--delete-offsets", "--group", "GROUP", "--topic", BOTH_TOPIC],
+    ["--delete-offsets", "--group", "GROUP-none", "--topic", BOTH_TOPIC],
+    ["--describe", "--group", "GROUP"],
+    ["--reset-offsets", "--group", "GROUP", "--all-topics", "--to-earliest", "--execute"],  # nothing left to reset
+]
+
+
+def test_alter_and_delete_offsets_on_both_brokers(kafka_tools, brokers):
+    seen = {name: _sequence(kafka_tools, b, ALTER_DELETE_STEPS) for name, b in brokers.items()}
+    for tool in ("kafka", "pk"):
+        for theirs, ours in zip(seen["kafka"][tool], seen["pk"][tool]):
+            if theirs[0] == ["--list", "--state"]:  # other modules' groups on the session's Kafka
+                ours = (*ours[:2], _mine(ours[2]), ours[3])
+                theirs = (*theirs[:2], _mine(theirs[2]), theirs[3])
+            assert ours == theirs, tool
+    # and the two tools agree, step by step, on each broker (but for the listing: the second
+    # tool's run lists the first one's group too)
+    for name in brokers:
+        assert [r[1:3] for r in seen[name]["pk"] if r[0][0] != "--list"] == \
+            [r[1:3] for r in seen[name]["kafka"] if r[0][0] != "--list"], name
+
+
+def _mine(listing: str) -> str:
+    return "".join(line + "\n" for line in listing.splitlines() if line.startswith("osg-seq-"))
+
+
+def test_alter_and_delete_offsets_refused_while_members(kafka_tools, brokers, tmp_path):
+    """A group with a member: both actions are refused, the same way on both brokers."""
+    steps = [["--reset-offsets", "--group", "osg-busy", "--topic", BOTH_TOPIC, "--to-earliest", "--execute"],
+             ["--delete-offsets", "--group", "osg-busy", "--topic", BOTH_TOPIC]]
+    live, seen = [], {}
+    try:
+        for name, b in brokers.items():
+            live.append(subprocess.Popen([tool_path("pk-console-share-consumer"), "--bootstrap-server", b,
+                                          "--topic", BOTH_TOPIC, "--group", "osg-busy"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for name, b in brokers.items():
+            wait_for(lambda: _state(b, "osg-busy") == "Stable", timeout=90, what=f"osg-busy's member on {name}")
+            seen[name] = [(tool, *_both_tools(kafka_tools, b, tool, *step)) for step in steps for tool in ("kafka", "pk")]
+    finally:
+        for proc in live:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+    assert seen["pk"] == seen["kafka"]
+    assert all("not empty" in (run[2] + run[3]).lower() for run in seen["pk"]), seen["pk"]

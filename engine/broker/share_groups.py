@@ -18,8 +18,8 @@ Three parts, as in Kafka (group coordinator, SharePartitionManager, share sessio
 
 Each share-partition's state is kept in `__share_group_state` (share_state.py), read back
 when the partition is first used after a restart; groups and their members are not (members
-rejoin). What is not done yet (docs/share-groups.md): the share-group state APIs (83-87),
-Alter/DeleteShareGroupOffsets (91-92), ZooKeeper-mode coordinator moves.
+rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. What is not done yet
+(docs/share-groups.md): the share-group state APIs (83-87), ZooKeeper-mode coordinator moves.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from ..share_partition import InvalidRecordState, SharePartition
 from .group_state import client_host, topic_ids_by_name
+from .share_offsets import ShareOffsetAdmin
 from .share_state import ShareStateStore
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
@@ -124,6 +125,7 @@ class ShareGroupHandlers:
         broker.register(ApiKey.SHARE_FETCH, self.share_fetch)
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
         broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
+        ShareOffsetAdmin(broker, self)  # AlterShareGroupOffsets, DeleteShareGroupOffsets
 
     @property
     def saved(self) -> dict:
@@ -651,7 +653,8 @@ class ShareGroupHandlers:
             end = self.broker.data.log(topic, partition).log_end_offset
         except KafkaError:
             return -1
-        return max(end - sp.start_offset - sp.done_in_flight(), 0)
+        # not clamped at 0: a start offset altered past the log end shows a negative lag, as Kafka's
+        return end - sp.start_offset - sp.done_in_flight()
 
     # ------------------------------------------------------------------ upkeep
     async def tick(self) -> None:
