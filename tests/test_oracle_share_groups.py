@@ -315,6 +315,7 @@ def test_share_groups_bad_input(kafka, kafka_tools, args):
 # (AlterShareGroupOffsets 91, DeleteShareGroupOffsets 92) on pk-server-start and on Kafka 4.4:
 # every output must be the same on both brokers, and the two tools must agree on each.
 BOTH_TOPIC = "osg-both"
+RETRIABLE = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
 @pytest.fixture(scope="module")
@@ -387,7 +388,9 @@ def test_alter_and_delete_offsets_on_both_brokers(kafka_tools, brokers):
 
 
 def _mine(listing: str) -> str:
-    return "".join(line + "\n" for line in listing.splitlines() if line.startswith("osg-seq-"))
+    """This test's rows of a listing, spaces collapsed (the column is as wide as the longest
+    group id, other modules' too)."""
+    return "".join(" ".join(line.split()) + "\n" for line in listing.splitlines() if line.startswith("osg-seq-"))
 
 
 def test_alter_and_delete_offsets_refused_while_members(kafka_tools, brokers, tmp_path):
@@ -410,3 +413,72 @@ def test_alter_and_delete_offsets_refused_while_members(kafka_tools, brokers, tm
             proc.wait(30)
     assert seen["pk"] == seen["kafka"]
     assert all("not empty" in (run[2] + run[3]).lower() for run in seen["pk"]), seen["pk"]
+
+
+def _group_api_answers(bootstrap: str) -> dict:
+    """What one broker answers to the group APIs about a share group (osg-apis, made by
+    AlterShareGroupOffsets) and a group that is not there, through pk's codec."""
+    from conftest import ProtocolClient
+    from pk.engine.protocol import ApiKey
+
+    out = {}
+    with ProtocolClient(bootstrap) as c:
+        md = c.call(ApiKey.METADATA, 12, {"topics": [{"name": BOTH_TOPIC, "topic_id": None}],
+                                          "allow_auto_topic_creation": False,
+                                          "include_topic_authorized_operations": False})
+        topic_id = md["topics"][0]["topic_id"]
+
+        def coordinator_ready() -> bool:  # (Kafka: its group coordinator loaded)
+            r = c.call(ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["osg-apis"]})
+            return r["coordinators"][0]["error_code"] == 0
+        wait_for(coordinator_ready, timeout=60, what="the group coordinator")
+
+        def altered():
+            r = c.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": "osg-apis", "topics": [
+                {"topic_name": BOTH_TOPIC, "partitions": [{"partition_index": 0, "start_offset": 3}]}]})
+            return r if r["error_code"] not in RETRIABLE else None
+        out["alter"] = wait_for(altered, timeout=60, what="AlterShareGroupOffsets")
+        for t in out["alter"]["responses"]:
+            t["topic_id"] = "TOPIC-ID" if t["topic_id"] == topic_id else t["topic_id"]
+        for version in (0, 5, 6):
+            for ops in (False, True):
+                body = {"groups": ["osg-apis", "osg-apis-none"], "include_authorized_operations": ops}
+                answer = c.call(ApiKey.DESCRIBE_GROUPS, version, body)
+                # (Kafka answers the groups in its coordinator partitions' hash order)
+                out[f"describe-v{version}-{ops}"] = sorted(answer["groups"], key=lambda g: g["group_id"])
+        for version, body in ((2, {}), (4, {"states_filter": ["EMPTY"]}),
+                              *((5, {"states_filter": [], "types_filter": types})
+                                for types in (["share"], ["Share", "classic"], ["consumer"], ["bogus"])),
+                              (5, {"states_filter": ["stable"], "types_filter": ["share"]})):
+            answer = c.call(ApiKey.LIST_GROUPS, version, body)
+            answer["groups"] = [g for g in answer["groups"] if g["group_id"].startswith("osg-apis")]
+            out[f"list-v{version}-{body}"] = answer
+        keys = [f"osg-apis:{topic_id}:0", "osg-apis:nope:0", "bad"]
+        for version in (4, 6):
+            answer = c.call(ApiKey.FIND_COORDINATOR, version, {"key_type": 2, "coordinator_keys": keys})
+            for x in answer["coordinators"]:
+                x["key"] = x["key"].replace(str(topic_id), "TOPIC-ID")
+                x.pop("port")  # (each broker's own)
+            out[f"find-v{version}"] = answer
+    return out
+
+
+def test_share_groups_in_group_apis_on_both_brokers(kafka_tools, brokers):
+    """DescribeGroups, ListGroups (with its type filter) and FindCoordinator's SHARE key type
+    answer alike, field by field; kafka-groups and pk-groups list the share group alike."""
+    seen = {name: _group_api_answers(b) for name, b in brokers.items()}
+    for key, theirs in seen["kafka"].items():
+        assert seen["pk"][key] == theirs, key
+    assert seen["pk"]["describe-v6-False"][0]["error_message"] == "Group osg-apis is not a classic group."
+    for args in (["--list"], ["--list", "--share"], ["--list", "--group-type", "share", "--protocol", "share"],
+                 ["--list", "--consumer"]):
+        rows = set()
+        for b in brokers.values():
+            theirs = kafka_tools("kafka-groups", "--bootstrap-server", b, *args)
+            ours = _pk("pk-groups", "--bootstrap-server", b, *args)
+            assert ours.returncode == theirs.returncode == 0, (ours.stderr, theirs.err)
+            # (other modules' groups come and go on the session's Kafka; Kafka lists in hash order)
+            for r in (theirs, ours):
+                lines = r.stdout.decode().splitlines()
+                rows.add((lines[0], tuple(sorted(line for line in lines if line.startswith("osg-apis")))))
+        assert len(rows) == 1, (args, rows)
