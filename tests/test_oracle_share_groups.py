@@ -18,7 +18,9 @@ brokers (the log timestamp of a warning aside).
 
 from __future__ import annotations
 
+import base64
 import os
+import uuid
 import signal
 import subprocess
 
@@ -482,3 +484,99 @@ def test_share_groups_in_group_apis_on_both_brokers(kafka_tools, brokers):
                 lines = r.stdout.decode().splitlines()
                 rows.add((lines[0], tuple(sorted(line for line in lines if line.startswith("osg-apis")))))
         assert len(rows) == 1, (args, rows)
+
+
+# The share coordinator's APIs (83-87), sent as a broker would: (name, api key, version, the
+# partitions of BOTH_TOPIC, or of a topic id no broker has). One group, on each broker.
+def _parts(*parts: dict) -> list[dict]:
+    return list(parts)
+
+
+def _batch(first: int, last: int, state: int, count: int) -> dict:
+    return {"first_offset": first, "last_offset": last, "delivery_state": state, "delivery_count": count}
+
+
+def _w(partition: int, state_epoch: int, leader_epoch: int, start: int, done: int, *batches: dict) -> dict:
+    return {"partition": partition, "state_epoch": state_epoch, "leader_epoch": leader_epoch, "start_offset": start,
+            "delivery_complete_count": done, "state_batches": list(batches)}
+
+
+STATE_STEPS = [
+    ("read-uninitialized", 84, 0, _parts({"partition": 0, "leader_epoch": 0})),
+    ("summary-uninitialized", 87, 1, _parts({"partition": 0, "leader_epoch": 5})),
+    ("write-uninitialized", 85, 1, _parts(_w(0, 0, 0, 0, 0))),
+    ("delete-uninitialized", 86, 0, _parts({"partition": 0})),
+    ("init", 83, 0, _parts({"partition": 0, "state_epoch": 2, "start_offset": 10},
+                           {"partition": 1, "state_epoch": 0, "start_offset": -1},
+                           {"partition": 9, "state_epoch": 0, "start_offset": 0},
+                           {"partition": 2, "state_epoch": -1, "start_offset": 0},
+                           {"partition": -1, "state_epoch": 0, "start_offset": 0})),
+    ("init-unknown-topic", 83, 0, "unknown"),
+    ("read-unknown-topic", 84, 0, "unknown"),
+    ("init-lower-epoch", 83, 0, _parts({"partition": 0, "state_epoch": 1, "start_offset": 3})),
+    ("summary-v1", 87, 1, _parts({"partition": 0, "leader_epoch": 5}, {"partition": 1, "leader_epoch": -1})),
+    ("summary-v0", 87, 0, _parts({"partition": 0, "leader_epoch": 5})),
+    ("read-negative-leader", 84, 0, _parts({"partition": 0, "leader_epoch": -1})),
+    ("write-negative-epochs", 85, 1, _parts(_w(0, -1, 1, 10, 0), _w(0, 2, -1, 10, 0))),
+    ("write-lower-state-epoch", 85, 1, _parts(_w(0, 1, 0, 10, 0))),
+    ("write", 85, 1, _parts(_w(0, 3, 3, 12, 5, _batch(12, 14, 2, 1), _batch(15, 15, 0, 1)))),
+    ("read", 84, 0, _parts({"partition": 0, "leader_epoch": 3})),
+    ("read-older-leader", 84, 0, _parts({"partition": 0, "leader_epoch": 2})),
+    ("write-older-leader", 85, 1, _parts(_w(0, 2, 2, 12, 0))),
+    ("write-keep-start", 85, 1, _parts(_w(0, 2, 3, -1, 1, _batch(15, 16, 4, 2)))),
+    ("summary-after-writes", 87, 1, _parts({"partition": 0, "leader_epoch": 0})),
+    ("write-v0", 85, 0, _parts(_w(0, 2, 4, 15, 0, _batch(17, 17, 0, 1)))),
+    ("write-lower-start", 85, 1, _parts(_w(0, 2, 4, 13, 7, _batch(13, 13, 2, 9)))),
+    ("read-newer-leader", 84, 0, _parts({"partition": 0, "leader_epoch": 9})),
+    ("summary-older-leader", 87, 1, _parts({"partition": 0, "leader_epoch": 1})),
+    ("negative-partitions", 86, 0, _parts({"partition": -1})),
+    ("negative-partition-summary", 87, 1, _parts({"partition": -1, "leader_epoch": 0})),
+    ("delete", 86, 0, _parts({"partition": 0}, {"partition": 1})),
+    ("summary-after-delete", 87, 1, _parts({"partition": 0, "leader_epoch": 7})),
+    ("read-after-delete", 84, 0, _parts({"partition": 0, "leader_epoch": 7})),
+]
+
+
+def _state_answers(bootstrap: str) -> list:
+    from conftest import ProtocolClient
+    from pk.engine.protocol import ApiKey
+
+    out = []
+    with ProtocolClient(bootstrap) as c:
+        md = c.call(ApiKey.METADATA, 12, {"topics": [{"name": BOTH_TOPIC, "topic_id": None}],
+                                          "allow_auto_topic_creation": False,
+                                          "include_topic_authorized_operations": False})
+        topic_id = md["topics"][0]["topic_id"]
+        nowhere = uuid.UUID("0123456789abcdef0123456789abcdef")
+
+        def coordinator_ready() -> bool:
+            """(Kafka: __share_group_state made by the FindCoordinator, then its partitions
+            loaded; the summary of a partition never initialized changes nothing)"""
+            c.call(ApiKey.FIND_COORDINATOR, 6, {"key_type": 2, "coordinator_keys": [
+                f"osg-state:{base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip('=')}:{p}" for p in range(3)]})
+            r = c.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, 1, {"group_id": "osg-state", "topics": [
+                {"topic_id": topic_id, "partitions": [{"partition": p, "leader_epoch": 0} for p in range(3)]}]})
+            return all(x["error_code"] not in RETRIABLE for x in r["results"][0]["partitions"])
+        wait_for(coordinator_ready, timeout=60, what="the share coordinator")
+        for name, key, version, parts in STATE_STEPS:
+            if parts == "unknown":
+                part = {"partition": 0, "state_epoch": 0, "start_offset": 0} if key == ApiKey.INITIALIZE_SHARE_GROUP_STATE \
+                    else {"partition": 0, "leader_epoch": 0}
+                topics = [{"topic_id": nowhere, "partitions": [part]}]
+            else:
+                topics = [{"topic_id": topic_id, "partitions": parts}]
+            answer = c.call(key, version, {"group_id": "osg-state", "topics": topics})
+            for r in answer["results"]:
+                r["topic_id"] = "TOPIC-ID" if r["topic_id"] == topic_id else str(r["topic_id"])
+            out.append((name, answer))
+        out.append(("empty-group", c.call(ApiKey.READ_SHARE_GROUP_STATE, 0, {"group_id": "", "topics": [
+            {"topic_id": topic_id, "partitions": [{"partition": 0, "leader_epoch": 0}]}]})))
+    return out
+
+
+def test_share_state_apis_on_both_brokers(brokers):
+    """Initialize/Read/Write/Delete/ReadSummaryShareGroupState (83-87): pk-server-start
+    answers each step as Kafka 4.4's share coordinator does, field by field."""
+    seen = {name: _state_answers(b) for name, b in brokers.items()}
+    for (step, theirs), (_, ours) in zip(seen["kafka"], seen["pk"]):
+        assert ours == theirs, step

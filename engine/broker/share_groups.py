@@ -40,6 +40,7 @@ from ..share_partition import InvalidRecordState, SharePartition
 from .group_state import client_host, topic_ids_by_name
 from .share_offsets import ShareOffsetAdmin
 from .share_state import ShareStateStore
+from .share_state_apis import ShareStateApis
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -126,6 +127,7 @@ class ShareGroupHandlers:
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
         broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
         ShareOffsetAdmin(broker, self)  # AlterShareGroupOffsets, DeleteShareGroupOffsets
+        ShareStateApis(broker, self)  # the share coordinator's APIs (83-87)
 
     @property
     def saved(self) -> dict:
