@@ -580,3 +580,44 @@ def test_share_state_apis_on_both_brokers(brokers):
     seen = {name: _state_answers(b) for name, b in brokers.items()}
     for (step, theirs), (_, ours) in zip(seen["kafka"], seen["pk"]):
         assert ours == theirs, step
+
+
+def test_group_share_configs_on_both_brokers(kafka_tools, brokers):
+    """Share-group configs through kafka-configs and pk-configs --entity-type groups print the
+    same on both brokers (refusals too), and are used: with share.delivery.count.limit=2 a
+    released record is delivered twice, then archived (the group's start offsets reach the log
+    end), the same on both brokers."""
+    alters = [["share.delivery.count.limit=2,share.auto.offset.reset=earliest"], ["share.record.lock.duration.ms=1000"],
+              ["share.heartbeat.interval.ms=1000,share.session.timeout.ms=20000"],
+              ["share.delivery.count.limit=99"], ["share.auto.offset.reset=bogus"], ["group.share.delivery.count.limit=3"]]
+    seen = {}
+    for name, b in brokers.items():
+        runs = []
+        for tool, group in (("kafka-configs", "osg-cfg-kt"), ("pk-configs", "osg-cfg-pk")):
+            def run(*args):
+                r = kafka_tools(tool, "--bootstrap-server", b, *args) if tool == "kafka-configs" \
+                    else _pk(tool, "--bootstrap-server", b, *args)
+                # (the first two lines: the command, then the broker's reason; not Java's stack)
+                lines = [line for line in r.stderr.decode().splitlines() if line.strip() and "log4j" not in line]
+                err = "\n".join(lines[:2]).replace(b, "BOOTSTRAP").replace(group, "GROUP")
+                return r.returncode, r.stdout.decode().replace(group, "GROUP"), err
+            for configs in alters:
+                runs.append(run("--alter", "--entity-type", "groups", "--entity-name", group, "--add-config", *configs))
+            runs.append(run("--describe", "--entity-type", "groups", "--entity-name", group))
+        printed = _pk("pk-console-share-consumer", "--bootstrap-server", b, "--topic", BOTH_TOPIC,
+                      "--group", "osg-cfg-kt", "--release", "--max-messages", str(2 * len(RECORDS)),
+                      "--timeout-ms", "60000", *FORMAT, timeout=150)
+        assert printed.returncode == 0, printed.stderr
+        rows = sorted(printed.stdout.decode().splitlines())
+        wait_for(lambda: _offsets_at_end(b, "osg-cfg-kt"), timeout=60, what="the records archived")
+        seen[name] = (runs, rows)
+    assert seen["pk"] == seen["kafka"]
+    runs, rows = seen["pk"]
+    assert runs[:len(alters) + 1] == runs[len(alters) + 1:]  # the two tools alike
+    assert len(rows) == 2 * len(RECORDS) and sum("Delivery:2" in r for r in rows) == len(RECORDS), rows
+
+
+def _offsets_at_end(bootstrap: str, group: str) -> bool:
+    r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    rows = [line.split() for line in r.stdout.decode().splitlines() if line.startswith(group)]
+    return r.returncode == 0 and len(rows) == 3 and all(row[4] == "0" for row in rows)
