@@ -392,7 +392,8 @@ def test_alter_and_delete_offsets_refused_while_members(kafka_tools, brokers, tm
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         for name, b in brokers.items():
             wait_for(lambda: _state(b, "osg-busy") == "Stable", timeout=90, what=f"osg-busy's member on {name}")
-            seen[name] = [(tool, *_both_tools(kafka_tools, b, tool, *step)) for step in steps for tool in ("kafka", "pk")]
+            seen[name] = [(tool, *_both_tools(kafka_tools, b, tool, *step))
+                          for step in steps for tool in ("kafka", "pk")]
     finally:
         for proc in live:
             if proc.poll() is None:
@@ -544,8 +545,9 @@ def _state_answers(bootstrap: str) -> list:
         wait_for(coordinator_ready, timeout=60, what="the share coordinator")
         for name, key, version, parts in STATE_STEPS:
             if parts == "unknown":
-                part = {"partition": 0, "state_epoch": 0, "start_offset": 0} if key == ApiKey.INITIALIZE_SHARE_GROUP_STATE \
-                    else {"partition": 0, "leader_epoch": 0}
+                part = {"partition": 0, "leader_epoch": 0}
+                if key == ApiKey.INITIALIZE_SHARE_GROUP_STATE:
+                    part = {"partition": 0, "state_epoch": 0, "start_offset": 0}
                 topics = [{"topic_id": nowhere, "partitions": [part]}]
             else:
                 topics = [{"topic_id": topic_id, "partitions": parts}]
