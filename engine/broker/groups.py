@@ -281,8 +281,10 @@ class GroupHandlers:
         for key in body["coordinator_keys"]:
             code, message, node = await self._coordinator_for(request, key_type, key, version)
             # Kafka's v4+ answers name no message (""), but for an error of the whole request
-            # (CLUSTER_ACTION refused for the SHARE key type), which names its error's
-            if code != E.CLUSTER_AUTHORIZATION_FAILED:
+            # (CLUSTER_ACTION refused for the SHARE key type, an unknown key type), which names
+            # its error's
+            if code != E.CLUSTER_AUTHORIZATION_FAILED and key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION,
+                                                                         COORDINATOR_SHARE):
                 message = ""
             coordinators.append({"key": key, "error_code": code, "error_message": message, **node})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
