@@ -14,6 +14,7 @@ each printer below returns (stdout text, stderr text), so the CLI only writes th
 from __future__ import annotations
 
 import csv
+import sys
 import time
 from dataclasses import dataclass
 
@@ -327,7 +328,7 @@ def reset_plan(service: ShareGroupService, group: str, spec: str, value, topics:
             else:
                 tps += [(t, p) for p in known[t]]
     if spec == "to-offset":
-        plan = {tp: value for tp in tps}
+        plan = _in_range(service, {tp: value for tp in tps})
     elif spec in ("to-earliest", "to-latest"):
         plan = service.list_offsets(tps, EARLIEST if spec == "to-earliest" else LATEST)
     elif spec == "to-current":
@@ -357,6 +358,35 @@ def reset_plan(service: ShareGroupService, group: str, spec: str, value, topics:
     return {tp: plan[tp] for tp in order}
 
 
+def _in_range(service: ShareGroupService, wanted: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """Offsets moved into each partition's [log start, log end], with Kafka's resetter's WARN log
+    line on stderr for each one moved."""
+    if not wanted:
+        return wanted
+    starts = service.list_offsets(list(wanted), EARLIEST)
+    ends = service.list_offsets(list(wanted), LATEST)
+    out = {}
+    for tp in hash_order(wanted, lambda tp: topic_partition_hash(*tp)):
+        offset, where = wanted[tp], f"{tp[0]}-{tp[1]}"
+        if offset > ends[tp]:
+            _warn_log(f"New offset ({offset}) is higher than latest offset for topic partition {where}. "
+                      f"Value will be set to {ends[tp]}.")
+            offset = ends[tp]
+        elif offset < starts[tp]:
+            _warn_log(f"New offset ({offset}) is lower than earliest offset for topic partition {where}. "
+                      f"Value will be set to {starts[tp]}.")
+            offset = starts[tp]
+        out[tp] = offset
+    return out
+
+
+def _warn_log(message: str) -> None:
+    """A log4j WARN line of Kafka's GroupOffsetsResetter, as its tools' log4j set-up prints it."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f",{int(now * 1000) % 1000:03d}"
+    sys.stderr.write(f"[{stamp}] WARN {message} (org.apache.kafka.tools.GroupOffsetsResetter)\n")
+
+
 def reset_text(group: str, plan: dict[tuple[str, int], int], export: bool) -> str:
     if not plan:  # nothing in scope: Kafka prints the blank line alone
         return "\n"
@@ -375,7 +405,7 @@ def delete_offsets_text(top: AdminError | None, results: dict[str, AdminError | 
         results = {t: top for t in topics}
     width = _width(results)
     lines = [_row(["TOPIC", "STATUS"], [width])]
-    for t, err in results.items():
+    for t, err in sorted(results.items()):  # Kafka's tool sorts them by topic name
         lines.append(_row([t, "Successful" if err is None else f"Error: {err.message}"], [width]))
     return out + "\n" + "\n".join(lines) + "\n"
 

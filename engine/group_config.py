@@ -181,6 +181,20 @@ def _parse(key: GroupConfigKey, value: str):
     return value
 
 
+def _bounds_order() -> list:
+    """KEYS in the order Kafka's GroupConfig checks their bounds (the first failing one is
+    reported): each kind's heartbeat interval before its session timeout."""
+    order = list(KEYS)
+    for kind in ("consumer", "share", "streams"):
+        names = [k.name for k in order]
+        session, heartbeat = f"{kind}.session.timeout.ms", f"{kind}.heartbeat.interval.ms"
+        if session in names and heartbeat in names:
+            i, j = names.index(session), names.index(heartbeat)
+            if i < j:
+                order[i], order[j] = order[j], order[i]
+    return order
+
+
 def validate(configs: dict[str, str], broker_get) -> None:
     """GroupConfig.validate: the names, each value's parse, then the broker's bounds and the
     rules between configs. `broker_get(name)` reads a broker setting (None: unset)."""
@@ -191,7 +205,7 @@ def validate(configs: dict[str, str], broker_get) -> None:
     tags = parsed.get("streams.rack.aware.assignment.tags")
     if tags is not None and len(set(tags)) != len(tags):
         raise InvalidConfigurationError("streams.rack.aware.assignment.tags must not contain duplicate tag keys.")
-    for key in KEYS:
+    for key in _BOUNDS_ORDER:
         if key.bounds is None or key.name not in parsed:
             continue
         low, high = (int(broker_setting(broker_get, b)) if b else None for b in key.bounds)
@@ -223,3 +237,6 @@ def effective(overrides: dict[str, str], name: str, broker_get) -> str:
     """The value of one config for a group with these overrides."""
     key = CONFIGS[name]
     return overrides[name].strip() if name in overrides else default_of(key, broker_get)
+
+
+_BOUNDS_ORDER = _bounds_order()

@@ -17,6 +17,9 @@ is Kafka's SharePartitionKey's: abs(Java hashCode of "group:topicId:partition") 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 import struct
 import uuid
 from dataclasses import dataclass, field
@@ -61,6 +64,34 @@ def topic_id_string(topic_id: uuid.UUID) -> str:
 def partition_for(group_id: str, topic_id: uuid.UUID, partition: int,
                   num_partitions: int = DEFAULT_NUM_PARTITIONS) -> int:
     return kafka_abs(java_string_hash(coordinator_key(group_id, topic_id, partition))) % num_partitions
+
+
+def parse_coordinator_key(key: str) -> tuple[str, uuid.UUID, int] | None:
+    """(group, topic id, partition) of a share coordinator key as FindCoordinator's SHARE key
+    type carries it, "group:topic id:partition" (the topic id in Kafka's base64 form), or None
+    when Kafka 4.4 refuses it. As Kafka 4.4 parses it: Java's split (trailing empty parts
+    dropped), the last two parts the topic id and partition, the rest the group (not blank)."""
+    parts = key.split(":")
+    while parts and parts[-1] == "":
+        parts.pop()
+    if len(parts) < 3:
+        return None
+    group, topic, partition = ":".join(parts[:-2]).strip(_JAVA_BLANKS), parts[-2], parts[-1]
+    if not group or not _JAVA_INT.fullmatch(partition) or len(topic) > 24:
+        return None
+    try:
+        raw = base64.b64decode(topic + ("" if "=" in topic else "=" * (-len(topic) % 4)), altchars=b"-_",
+                               validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    number = int(partition)
+    if len(raw) != 16 or not -(1 << 31) <= number < (1 << 31):
+        return None
+    return group, uuid.UUID(bytes=raw), number
+
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+_JAVA_BLANKS = "".join(chr(c) for c in range(33))  # what Java's String.trim strips
 
 
 def encode_key(group_id: str, topic_id: uuid.UUID, partition: int, record_type: int = SNAPSHOT) -> bytes:

@@ -14,6 +14,7 @@ without seeing each other's ACLs.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import time
@@ -913,6 +914,62 @@ def row_share_group_describe(t: Target):
     with u.client() as c:
         r = c.call(ApiKey.SHARE_GROUP_DESCRIBE, 1, {"group_ids": [other], "include_authorized_operations": True})
     return tuple((x["error_code"], x["authorized_operations"]) for x in r["groups"])
+
+
+@row((E.GROUP_AUTHORIZATION_FAILED, (E.NONE, (E.TOPIC_AUTHORIZATION_FAILED,))))
+def row_alter_share_group_offsets(t: Target):
+    """AlterShareGroupOffsets: READ on the group (the whole request refused), then READ per
+    topic (its partitions answered TOPIC_AUTHORIZATION_FAILED)."""
+    denied = t.topic()
+    g_denied, g = unique("sg"), unique("sg")
+    t.coordinator(g)
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.READ))
+    body = {"topics": [{"topic_name": denied, "partitions": [{"partition_index": 0, "start_offset": 0}]}]}
+    with u.client() as c:
+        refused = c.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": g_denied, **body})
+        box = []
+
+        def answered():
+            box[:] = [c.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": g, **body})]
+            return box[0]["error_code"] not in RETRIABLE
+        wait_for(answered, 120, "an AlterShareGroupOffsets answer")
+    r = box[0]
+    return refused["error_code"], (r["error_code"], tuple(
+        p["error_code"] for topic in r["responses"] for p in topic["partitions"]))
+
+
+@row((E.GROUP_AUTHORIZATION_FAILED,))
+def row_delete_share_group_offsets(t: Target):
+    """DeleteShareGroupOffsets needs DELETE on the group: READ is not enough."""
+    topic = t.topic()
+    g = unique("sg")
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.READ), (A.TOPIC, topic, A.READ))
+    with u.client() as c:
+        r = c.call(ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, {"group_id": g, "topics": [{"topic_name": topic}]})
+    return (r["error_code"],)
+
+
+@row(((E.CLUSTER_AUTHORIZATION_FAILED,), (E.CLUSTER_AUTHORIZATION_FAILED,), (E.CLUSTER_AUTHORIZATION_FAILED,)))
+def row_share_group_state(t: Target):
+    """The share coordinator's APIs (83-87) and FindCoordinator's SHARE key type are for
+    brokers: CLUSTER_ACTION, which a user with every right on the group does not have."""
+    topic = t.topic()
+    topic_id = t.topic_id(topic)
+    g = unique("sg")
+    u = t.user()
+    t.grant(u, (A.GROUP, g, A.ALL), (A.TOPIC, topic, A.ALL))
+    key = f"{g}:{base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip('=')}:0"
+    with u.client() as c:
+        summary = c.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, 1, {"group_id": g, "topics": [
+            {"topic_id": topic_id, "partitions": [{"partition": 0, "leader_epoch": 0}]}]})
+        init = c.call(ApiKey.INITIALIZE_SHARE_GROUP_STATE, 0, {"group_id": g, "topics": [
+            {"topic_id": topic_id, "partitions": [{"partition": 0, "state_epoch": 0, "start_offset": 0}]}]})
+        found = c.call(ApiKey.FIND_COORDINATOR, 6, {"key_type": 2, "coordinator_keys": [key]})
+    return (tuple(p["error_code"] for p in summary["results"][0]["partitions"]),
+            tuple(p["error_code"] for p in init["results"][0]["partitions"]),
+            tuple(x["error_code"] for x in found["coordinators"]))
 
 
 # ---------------------------------------------------------------------- transactions

@@ -293,6 +293,12 @@ class GroupHandlers:
         coordinators = []
         for key in body["coordinator_keys"]:
             code, message, node = await self._coordinator_for(request, key_type, key, version)
+            # Kafka's v4+ answers name no message (""), but for an error of the whole request
+            # (CLUSTER_ACTION refused for the SHARE key type, an unknown key type), which names
+            # its error's
+            if code != E.CLUSTER_AUTHORIZATION_FAILED and key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION,
+                                                                         COORDINATOR_SHARE):
+                message = ""
             coordinators.append({"key": key, "error_code": code, "error_message": message, **node})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
 
@@ -300,9 +306,8 @@ class GroupHandlers:
         """(error, message, node) for one key: the broker leading the key's partition of the
         coordinator's internal topic (this broker alone without ZooKeeper). Share group members
         find their group coordinator with the GROUP key type; the SHARE key type (the share
-        coordinator of a share-partition's state, used between brokers) is not served yet
-        (docs/share-groups.md), so it is an invalid request. The
-        caller must be allowed to DESCRIBE the group or transactional id."""
+        coordinator of a share-partition's state, used between brokers) is
+        `_share_coordinator_for`'s. The caller must be allowed to DESCRIBE the group or transactional id."""
         if key_type in (COORDINATOR_GROUP, COORDINATOR_TRANSACTION):
             resource = acls.GROUP if key_type == COORDINATOR_GROUP else acls.TRANSACTIONAL_ID
             if not self.broker.guard.allows(request, acls.DESCRIBE, resource, key):
@@ -334,8 +339,36 @@ class GroupHandlers:
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
             return E.NONE, "NONE" if version < 4 else None, node
         if key_type == COORDINATOR_SHARE and version >= 4:
-            return E.INVALID_REQUEST, "", NO_NODE
+            return self._share_coordinator_for(request, key, version)
         return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE, NO_NODE
+
+    def _share_coordinator_for(self, request, key: str, version: int) -> tuple[int, str | None, dict]:
+        """The SHARE key type (v6+, as Kafka 4.4): the share coordinator of one share-partition's
+        state, "group:topic id:partition", i.e. the leader of the `__share_group_state`
+        partition the key hashes to. Kafka's brokers ask it of each other, with CLUSTER_ACTION;
+        a key that does not parse is an invalid request, a missing state topic is created and
+        answered COORDINATOR_NOT_AVAILABLE (as Kafka does)."""
+        from .. import share_state_log as slog
+
+        if version < 6:
+            return E.INVALID_REQUEST, "", NO_NODE
+        if not self.broker.guard.allows(request, acls.CLUSTER_ACTION, acls.CLUSTER, acls.CLUSTER_NAME):
+            return E.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.", NO_NODE
+        parsed = slog.parse_coordinator_key(key)
+        if parsed is None:
+            return E.INVALID_REQUEST, "", NO_NODE
+        store = self.broker.share_groups.store
+        count = store._partitions()
+        if count is None:
+            try:
+                store.ensure_topic()
+            except (KafkaError, OSError) as exc:
+                log.warning("Cannot create %s: %s", slog.SHARE_GROUP_STATE_TOPIC, exc)
+            return E.COORDINATOR_NOT_AVAILABLE, None, NO_NODE
+        node = self._leader_node(request, slog.SHARE_GROUP_STATE_TOPIC, slog.partition_for(*parsed, count))
+        if node is None:
+            return E.COORDINATOR_NOT_AVAILABLE, None, NO_NODE
+        return E.NONE, None, node
 
     def _leader_node(self, request, topic: str, partition: int) -> dict | None:
         """The live leader of an internal partition, with its endpoint (this broker's: on the
@@ -556,7 +589,8 @@ class GroupHandlers:
                 missing = {"error_code": E.NONE, "group_id": group_id, "group_state": DEAD, "protocol_type": "",
                            "protocol_data": "", "members": [], "authorized_operations": operations}
                 if version >= 6:  # KIP-1043: v6 tells a missing (or not classic) group apart
-                    kind = "is not a classic group" if modern else "not found"
+                    kind = "is not a classic group" if modern or self.broker.share_groups.has(group_id) \
+                        else "not found"
                     missing.update(error_code=E.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} {kind}.",
                                    authorized_operations=INT32_MIN)
                 described.append(missing)

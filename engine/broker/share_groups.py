@@ -18,8 +18,8 @@ Three parts, as in Kafka (group coordinator, SharePartitionManager, share sessio
 
 Each share-partition's state is kept in `__share_group_state` (share_state.py), read back
 when the partition is first used after a restart; groups and their members are not (members
-rejoin). What is not done yet (docs/share-groups.md): the share-group state APIs (83-87),
-Alter/DeleteShareGroupOffsets (91-92), ZooKeeper-mode coordinator moves.
+rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. What is not done yet
+(docs/share-groups.md): the share-group state APIs (83-87), ZooKeeper-mode coordinator moves.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 import uuid
 
 from .. import acls
@@ -36,9 +35,12 @@ from ..errors import KafkaError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
+from ..share_groups import now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
 from ..share_partition import InvalidRecordState, SharePartition
 from .group_state import client_host, topic_ids_by_name
+from .share_offsets import ShareOffsetAdmin
 from .share_state import ShareStateStore
+from .share_state_apis import ShareStateApis
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -52,29 +54,6 @@ READ_CHUNK = 1 << 20
 CONTROL_BIT = 0x20
 # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS, as for other groups without an authorizer
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def simple_assignment(members: list[str], partitions: list[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
-    """Kafka's SimpleAssignor for members subscribed alike: with at least as many partitions as
-    members, the partitions are dealt round-robin (each partition to one member); with more
-    members than partitions, the members are dealt round-robin over the partitions (a
-    partition shared by several members). Every member gets a partition when there is one."""
-    members = sorted(members)
-    partitions = sorted(partitions)
-    out: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
-    if not members or not partitions:
-        return out
-    if len(partitions) >= len(members):
-        for i, tp in enumerate(partitions):
-            out[members[i % len(members)]].append(tp)
-    else:
-        for i, m in enumerate(members):
-            out[m].append(partitions[i % len(partitions)])
-    return out
 
 
 class ShareMember:
@@ -124,6 +103,8 @@ class ShareGroupHandlers:
         broker.register(ApiKey.SHARE_FETCH, self.share_fetch)
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
         broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
+        ShareOffsetAdmin(broker, self)  # AlterShareGroupOffsets, DeleteShareGroupOffsets
+        ShareStateApis(broker, self)  # the share coordinator's APIs (83-87)
 
     @property
     def saved(self) -> dict:
@@ -651,7 +632,8 @@ class ShareGroupHandlers:
             end = self.broker.data.log(topic, partition).log_end_offset
         except KafkaError:
             return -1
-        return max(end - sp.start_offset - sp.done_in_flight(), 0)
+        # not clamped at 0: a start offset altered past the log end shows a negative lag, as Kafka's
+        return end - sp.start_offset - sp.done_in_flight()
 
     # ------------------------------------------------------------------ upkeep
     async def tick(self) -> None:

@@ -85,7 +85,14 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {int(k): v for k, v in {
     ApiKey.SHARE_ACKNOWLEDGE: (1, 2),
     ApiKey.STREAMS_GROUP_HEARTBEAT: (0, 1),
     ApiKey.STREAMS_GROUP_DESCRIBE: (0, 1),
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: (0, 0),
+    ApiKey.READ_SHARE_GROUP_STATE: (0, 0),
+    ApiKey.WRITE_SHARE_GROUP_STATE: (0, 1),
+    ApiKey.DELETE_SHARE_GROUP_STATE: (0, 0),
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: (0, 1),
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 1),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: (0, 0),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: (0, 0),
 }.items()}
 
 assert all(REQUESTS[k].min_version <= lo <= hi <= REQUESTS[k].max_version
