@@ -153,6 +153,8 @@ KAFKA_PYTHON_LACKS |= {(41, v) for v in range(1, 4)}  # DescribeDelegationToken
 KAFKA_PYTHON_LACKS |= {(76, 1), (77, 1), (78, 1), (78, 2), (79, 1), (79, 2), (90, 0), (90, 1)}
 # KIP-1071's streams-group APIs: StreamsGroupHeartbeat, StreamsGroupDescribe
 KAFKA_PYTHON_LACKS |= {(88, 0), (88, 1), (89, 0), (89, 1)}
+# KIP-932's share-group state APIs (83-87) and Alter/DeleteShareGroupOffsets (91, 92)
+KAFKA_PYTHON_LACKS |= {(83, 0), (84, 0), (85, 0), (85, 1), (86, 0), (87, 0), (87, 1), (91, 0), (92, 0)}
 
 
 def test_kafka_python_covers_every_api_of_the_profile():
