@@ -74,7 +74,8 @@ def test_group_configs_set_heartbeat_interval_and_session_timeout(server):
     try:
         joined = heartbeat(conn, group)
         assert (joined["error_code"], joined["heartbeat_interval_ms"]) == (E.NONE, 300)
-        assert heartbeat(conn, other)["heartbeat_interval_ms"] == 5000  # the broker's group.consumer.* default
+        # the broker's group.consumer.heartbeat.interval.ms (the suite's: kafka_oracle.GROUP_HEARTBEATS)
+        assert heartbeat(conn, other)["heartbeat_interval_ms"] == int(server.overrides["group.consumer.heartbeat.interval.ms"])
         assert members(conn, group) == 1
         # no more heartbeats: the group's 1.5 s session ends and the member is fenced
         wait_for(lambda: members(conn, group) == 0, timeout=20, what="the member fenced after its group's session")

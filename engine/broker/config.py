@@ -10,6 +10,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .dynamic_config_keys import KAFKA_CONFIGS
+
 # Key -> default (None: no default). Kafka's names and defaults.
 KNOWN: dict[str, str | None] = {
     "node.id": None,
@@ -180,7 +182,9 @@ class BrokerConfig:
     @classmethod
     def from_properties(cls, props: dict[str, str], overrides: dict[str, str] | None = None) -> "BrokerConfig":
         values = {**props, **(overrides or {})}
-        unknown = sorted(k for k in values if k not in KNOWN and not k.startswith(("log4j.", "listener.name.")))
+        # Kafka warns about a name that is not one of its configs, not about one pk leaves alone
+        unknown = sorted(k for k in values if k not in KNOWN and k not in KAFKA_CONFIGS
+                         and not k.startswith(("log4j.", "listener.name.")))
         return cls(values, unknown)
 
     def get(self, key: str) -> str | None:
