@@ -12,6 +12,10 @@ commands), as on a user's machine.
 
 `--before TREE`: TREE holds `pk/cli`, `pk/commands`, `pk/engine`, `pk/config` of an earlier
 commit (see bench/remote_produce.py), run beside the current tree in the same run.
+
+`--engine`: also the keyed console producer on the bundled engine (no --bootstrap-server,
+PK_DATA_DIR in the run's folder), from the same file, beside the kcat row into the broker
+(issue 24's engine target; with --server pk that is pk-server-start).
 """
 
 from __future__ import annotations
@@ -36,11 +40,11 @@ BIN = os.path.dirname(sys.executable)
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run_measured(cmd: list[str], stdin_path: str | None) -> tuple[float, float]:
+def run_measured(cmd: list[str], stdin_path: str | None, env: dict | None = None) -> tuple[float, float]:
     """(wall s, user+sys CPU s) of one whole process."""
     with open(stdin_path or os.devnull, "rb") as f:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=f, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(cmd, stdin=f, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         err = proc.stderr.read()
         _pid, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
@@ -53,10 +57,11 @@ def run_measured(cmd: list[str], stdin_path: str | None) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--keys", type=int, default=10_000, help="distinct keys (0: every key distinct)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--server", choices=("pk", "kafka"), default="pk")
     parser.add_argument("--before", metavar="TREE")
+    parser.add_argument("--engine", action="store_true")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="pk-bench-cpu-") as tmp:
@@ -65,11 +70,14 @@ def main() -> None:
         try:
             topic_no = itertools.count()
 
-            def topic() -> str:
+            engine_env = {**ENV, "PK_DATA_DIR": os.path.join(tmp, "engine")}
+
+            def topic(engine: bool = False) -> str:
                 name = f"cpu-{next(topic_no)}"
-                subprocess.run([os.path.join(BIN, "pk-topics"), "--bootstrap-server", bootstrap, "--create",
-                                "--topic", name, "--partitions", "3", "--replication-factor", "1"],
-                               stdout=subprocess.DEVNULL, check=True)
+                where = [] if engine else ["--bootstrap-server", bootstrap, "--replication-factor", "1"]
+                subprocess.run([os.path.join(BIN, "pk-topics"), *where, "--create", "--topic", name,
+                                "--partitions", "3"], stdout=subprocess.DEVNULL, check=True,
+                               env=engine_env if engine else ENV)
                 return name
 
             def old() -> list[str]:
@@ -85,6 +93,15 @@ def main() -> None:
                 "kcat -P -l (unkeyed)": (lambda t: ["kcat", "-P", "-b", bootstrap, "-t", t, "-l", plain], None),
                 "pk-console-producer (unkeyed)": (lambda t: [*pk, "--topic", t], plain),
             }
+            engine_rows = set()
+            if args.engine:
+                engine_rows = {"pk-console-producer, bundled engine (keyed)"}
+                commands["pk-console-producer, bundled engine (keyed)"] = (
+                    lambda t: [os.path.join(BIN, "pk-console-producer"), "--topic", t, *parse_key], keyed)
+                if args.before:
+                    engine_rows.add("before: pk-console-producer, bundled engine (keyed)")
+                    commands["before: pk-console-producer, bundled engine (keyed)"] = (
+                        lambda t: [*old(), "--topic", t, *parse_key], keyed)
             if args.before:
                 commands["before: pk-console-producer (keyed)"] = (
                     lambda t: [*old(), "--bootstrap-server", bootstrap, "--topic", t, *parse_key], keyed)
@@ -94,14 +111,16 @@ def main() -> None:
             few = os.path.join(tmp, "few.txt")
             with open(keyed, "rb") as src, open(few, "wb") as dst:
                 dst.writelines(src.readline() for _ in range(10))
-            for cmd, stdin in commands.values():
-                argv = [few if a in (keyed, plain) else a for a in cmd(topic())]
-                run_measured(argv, stdin and few)
+            for label, (cmd, stdin) in commands.items():
+                engine = label in engine_rows
+                argv = [few if a in (keyed, plain) else a for a in cmd(topic(engine))]
+                run_measured(argv, stdin and few, engine_env if engine else ENV)
             walls: dict[str, list[float]] = {label: [] for label in commands}
             cpus: dict[str, list[float]] = {label: [] for label in commands}
             for _ in range(args.runs):
                 for label, (cmd, stdin) in commands.items():
-                    wall, cpu = run_measured(cmd(topic()), stdin)
+                    engine = label in engine_rows
+                    wall, cpu = run_measured(cmd(topic(engine)), stdin, engine_env if engine else ENV)
                     walls[label].append(wall)
                     cpus[label].append(cpu)
         finally:

@@ -627,6 +627,48 @@ def test_file_property(pk, backend, tmp_path):
           f"Cannot read {tmp_path}/missing.txt: No such file or directory")
 
 
+def test_large_keyed_file_read_ahead(pk, backend, tmp_path):
+    """A regular file of several 1 MB blocks (read and sent block by block): every record
+    stored once, in each partition in file order."""
+    path = tmp_path / "input.txt"
+    n = 60000
+    path.write_bytes(b"".join(b"key%d:value %d %s\n" % (i % 701, i, b"v" * (i % 50)) for i in range(n)))
+    assert path.stat().st_size > 2 << 20  # three blocks at least
+    t = backend.topic("t")
+    create(backend, t, 3)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", f"file={path}"))
+    got = {p: pairs(backend, t, p) for p in range(3)}
+    assert sum(map(len, got.values())) == n
+    for p, recs in got.items():
+        assert all(partition_for_key(k, 3) == p for k, _ in recs)
+        numbers = [int(v.split()[1]) for _, v in recs]
+        assert numbers == sorted(numbers)
+
+
+@pytest.mark.parametrize("bad", [b"broken line\n", b"bad \xff byte\n"])
+def test_bad_line_deep_in_a_large_file(pk, backend, tmp_path, bad):
+    """From a regular file (read block by block), a bad line in a later block ends the run with its
+    number after every line before it is stored, in order; nothing after it is."""
+    lines = [b"key%d:value %d\n" % (i % 100, i) for i in range(150000)]
+    lines[140001] = bad
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"".join(lines))
+    assert path.stat().st_size > 2 << 20
+    t = backend.topic("t")
+    create(backend, t, 2)
+    if bad.startswith(b"broken"):
+        message = KAFKA_EXCEPTION + "No key separator found on line number 140002: 'broken line'"
+    else:
+        message = "Line number 140002 is not valid UTF-8: can't decode byte 0xff in position 4: invalid start byte"
+    fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", f"file={path}"), message)
+    numbers = []
+    for p in range(2):
+        part = [int(r.value.split()[1]) for r in stored(backend, t, p)]
+        assert part == sorted(part)
+        numbers += part
+    assert sorted(numbers) == list(range(140001))
+
+
 def test_sync_sends_each_record_on_its_own(pk, backend):
     t = backend.topic("t")
     create(backend, t)
