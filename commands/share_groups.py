@@ -22,10 +22,10 @@ from pk.engine import protocol as kp
 
 from .backends.kafka_admin import AdminError, known_error
 from .errors import UsageError
-from .java_hash import hash_order, string_hash, topic_partition_hash
+from .group_coordinator import GroupCoordinatorClient
+from .java_hash import hash_order, topic_partition_hash
 
 STATES = ("Empty", "Stable", "Dead")
-LIST_GROUPS_VERSION = 5
 DESCRIBE_VERSION = 1
 OFFSETS_VERSION = 1
 DELETE_GROUPS_VERSION = 2
@@ -33,17 +33,6 @@ LIST_OFFSETS_VERSION = 7
 METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
 _GROUP_ID_NOT_FOUND, _NON_EMPTY_GROUP = 69, 68
-_COORDINATOR_ERRORS = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
-
-
-def _first_error(answer: dict) -> int:
-    """The error code of an answer about one group (top level, or its group's entry)."""
-    if answer.get("error_code"):
-        return answer["error_code"]
-    for key in ("groups", "results"):
-        if answer.get(key):
-            return answer[key][0].get("error_code", 0)
-    return 0
 
 
 def parse_states(text: str) -> list[str]:
@@ -89,52 +78,8 @@ class Description:
     members: list[Member]
 
 
-class ShareGroupService:
-    def __init__(self, client, timeout_ms: int = 30000):
-        self.client = client
-        self.timeout_ms = timeout_ms
-        self._coordinators: dict[str, tuple[str, int, int]] = {}
-
-    # ------------------------------------------------------------------ requests
-    def coordinator(self, group: str) -> tuple[str, int, int]:
-        """(host, port, node id) of the group's coordinator; retriable errors wait and retry."""
-        if group not in self._coordinators:
-            deadline = time.monotonic() + self.timeout_ms / 1000
-            while True:
-                answer = self.client.call(kp.ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
-                if not answer["error_code"]:
-                    break
-                if answer["error_code"] not in (14, 15) or time.monotonic() > deadline:
-                    raise known_error(answer["error_code"], answer.get("error_message"))
-                time.sleep(0.1)
-            self._coordinators[group] = (answer["host"], answer["port"], answer["node_id"])
-        return self._coordinators[group]
-
-    def _call(self, group: str, api: int, version: int, body: dict) -> dict:
-        """A request to the group's coordinator; while the coordinator moves or loads (the
-        answer's first error code says so) it is looked up again and asked again, until the
-        timeout, as Kafka's admin client retries."""
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while True:
-            answer = self.client.call(api, version, body, node=self.coordinator(group)[2])
-            if _first_error(answer) not in _COORDINATOR_ERRORS or time.monotonic() > deadline:
-                return answer
-            self._coordinators.pop(group, None)
-            time.sleep(0.2)
-
-    def listings(self, states: list[str] | None = None) -> list[tuple[str, str]]:
-        """(group id, state) of every share group, in the order of the HashMap by group id
-        that Kafka's tool collects them in (the brokers' answers inserted in turn)."""
-        found: dict[str, str] = {}
-        for broker in self.client.brokers():
-            answer = self.client.call(kp.ApiKey.LIST_GROUPS, LIST_GROUPS_VERSION,
-                                      {"states_filter": states or [], "types_filter": ["share"]},
-                                      node=broker.node_id)
-            if answer["error_code"]:
-                raise known_error(answer["error_code"])
-            for g in answer["groups"]:
-                found.setdefault(g["group_id"], g.get("group_state") or "")
-        return [(g, found[g]) for g in hash_order(found, string_hash)]
+class ShareGroupService(GroupCoordinatorClient):
+    group_type = "share"
 
     def describe(self, group: str) -> Description:
         answer = self._call(group, kp.ApiKey.SHARE_GROUP_DESCRIBE, DESCRIBE_VERSION,

@@ -15,25 +15,23 @@ Each printer returns the stdout text, so the CLI only writes it.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from pk.engine import protocol as kp
 
 from .backends.kafka_admin import known_error
 from .errors import UsageError
+from .group_coordinator import GroupCoordinatorClient
 from .java_hash import hash_order, string_hash, topic_partition_hash
 
 # GroupState.groupStatesForType(STREAMS), in the order Kafka's error message lists them
 STATES = ("Dead", "NotReady", "Reconciling", "Assigning", "Stable", "Empty")
-LIST_GROUPS_VERSION = 5
 DESCRIBE_VERSION = 1  # (v1 adds the assignor's name)
 OFFSET_FETCH_VERSION = 9
 DELETE_GROUPS_VERSION = 2
 LIST_OFFSETS_VERSION = 7
 METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
-_COORDINATOR_ERRORS = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
 def parse_states(text: str) -> list[str]:
@@ -88,51 +86,8 @@ def _tasks(wire: list) -> list[tuple[str, list[int]]]:
     return [(t["subtopology_id"], list(t["partitions"])) for t in wire]
 
 
-class StreamsGroupService:
-    def __init__(self, client, timeout_ms: int = 30000):
-        self.client = client
-        self.timeout_ms = timeout_ms
-        self._coordinators: dict[str, tuple[str, int, int]] = {}
-
-    # ------------------------------------------------------------------ requests
-    def coordinator(self, group: str) -> tuple[str, int, int]:
-        """(host, port, node id) of the group's coordinator; retriable errors wait and retry."""
-        if group not in self._coordinators:
-            deadline = time.monotonic() + self.timeout_ms / 1000
-            while True:
-                answer = self.client.call(kp.ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
-                if not answer["error_code"]:
-                    break
-                if answer["error_code"] not in (14, 15) or time.monotonic() > deadline:
-                    raise known_error(answer["error_code"], answer.get("error_message"))
-                time.sleep(0.1)
-            self._coordinators[group] = (answer["host"], answer["port"], answer["node_id"])
-        return self._coordinators[group]
-
-    def _call(self, group: str, api: int, version: int, body: dict, first_error) -> dict:
-        """A request to the group's coordinator, asked again (after a new look-up) while the
-        coordinator moves or loads, until the timeout, as Kafka's admin client retries."""
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while True:
-            answer = self.client.call(api, version, body, node=self.coordinator(group)[2])
-            if first_error(answer) not in _COORDINATOR_ERRORS or time.monotonic() > deadline:
-                return answer
-            self._coordinators.pop(group, None)
-            time.sleep(0.2)
-
-    def listings(self, states: list[str] | None = None) -> list[tuple[str, str]]:
-        """(group id, state) of every streams group, in the order Kafka's admin client
-        collects them (a HashMap by group id, the brokers' answers inserted in turn)."""
-        found: dict[str, str] = {}
-        for broker in self.client.brokers():
-            answer = self.client.call(kp.ApiKey.LIST_GROUPS, LIST_GROUPS_VERSION,
-                                      {"states_filter": states or [], "types_filter": ["streams"]},
-                                      node=broker.node_id)
-            if answer["error_code"]:
-                raise known_error(answer["error_code"])
-            for g in answer["groups"]:
-                found.setdefault(g["group_id"], g.get("group_state") or "")
-        return [(g, found[g]) for g in hash_order(found, string_hash)]
+class StreamsGroupService(GroupCoordinatorClient):
+    group_type = "streams"
 
     def describe(self, group: str) -> Description:
         answer = self._call(group, kp.ApiKey.STREAMS_GROUP_DESCRIBE, DESCRIBE_VERSION,

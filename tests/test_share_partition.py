@@ -147,7 +147,7 @@ def test_share_state_records_are_kafkas_bytes():
 
 
 def test_simple_assignor():
-    from pk.engine.broker.share_groups import simple_assignment
+    from pk.engine.share_groups import simple_assignment
 
     tps = [("t", 0), ("t", 1), ("t", 2)]
     assert simple_assignment(["b", "a"], tps) == {"a": [("t", 0), ("t", 2)], "b": [("t", 1)]}
