@@ -1,8 +1,8 @@
 """The part of the share and streams groups' tools (commands/share_groups.py,
 commands/streams_groups.py) that talks to a group's coordinator over pk's own wire client, as
 Kafka's admin client does: the coordinator looked up with FindCoordinator, a request asked
-again (after a new look-up) while the coordinator moves or loads, and a type's groups listed
-from every broker."""
+again (after a new look-up) while the coordinator moves or loads, a type's groups listed
+from every broker, and partitions' offsets asked of their leaders."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from .backends.kafka_admin import known_error
 from .java_hash import hash_order, string_hash
 
 LIST_GROUPS_VERSION = 5
+LIST_OFFSETS_VERSION = 7
+METADATA_VERSION = 12
 COORDINATOR_ERRORS = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
@@ -76,3 +78,28 @@ class GroupCoordinatorClient:
             for g in answer["groups"]:
                 found.setdefault(g["group_id"], g.get("group_state") or "")
         return [(g, found[g]) for g in hash_order(found, string_hash)]
+
+    def list_offsets(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
+        """Each partition's offset for a timestamp (EARLIEST, LATEST or ms), -1 for none, from its leader."""
+        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
+                              {"topics": [{"name": t} for t in sorted({t for t, _ in tps})],
+                               "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+        leaders = {(t["name"], p["partition_index"]): p["leader_id"] for t in md["topics"] for p in t["partitions"]}
+        by_leader: dict[int, dict[str, list]] = {}
+        for topic, partition in tps:
+            by_leader.setdefault(leaders.get((topic, partition), -1), {}).setdefault(topic, []).append(
+                {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp})
+        out = {}
+        for node, topics in by_leader.items():
+            if node < 0:
+                raise known_error(3)  # UNKNOWN_TOPIC_OR_PARTITION
+            answer = self.client.call(kp.ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION,
+                                      {"replica_id": -1, "isolation_level": 0,
+                                       "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+                                      node=node)
+            for t in answer["topics"]:
+                for p in t["partitions"]:
+                    if p["error_code"]:
+                        raise known_error(p["error_code"])
+                    out[(t["name"], p["partition_index"])] = p["offset"]
+        return out

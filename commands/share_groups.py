@@ -22,15 +22,13 @@ from pk.engine import protocol as kp
 
 from .backends.kafka_admin import AdminError, known_error
 from .errors import UsageError
-from .group_coordinator import GroupCoordinatorClient
+from .group_coordinator import METADATA_VERSION, GroupCoordinatorClient
 from .java_hash import hash_order, topic_partition_hash
 
 STATES = ("Empty", "Stable", "Dead")
 DESCRIBE_VERSION = 1
 OFFSETS_VERSION = 1
 DELETE_GROUPS_VERSION = 2
-LIST_OFFSETS_VERSION = 7
-METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
 _GROUP_ID_NOT_FOUND, _NON_EMPTY_GROUP = 69, 68
 
@@ -123,31 +121,6 @@ class ShareGroupService(GroupCoordinatorClient):
             if t["error_code"]:
                 raise known_error(t["error_code"], t.get("error_message"))
             out[t["name"]] = sorted(p["partition_index"] for p in t["partitions"])
-        return out
-
-    def list_offsets(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
-        """Each partition's offset for a timestamp (EARLIEST, LATEST or ms), -1 for none, from its leader."""
-        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
-                              {"topics": [{"name": t} for t in sorted({t for t, _ in tps})],
-                               "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
-        leaders = {(t["name"], p["partition_index"]): p["leader_id"] for t in md["topics"] for p in t["partitions"]}
-        by_leader: dict[int, dict[str, list]] = {}
-        for topic, partition in tps:
-            by_leader.setdefault(leaders.get((topic, partition), -1), {}).setdefault(topic, []).append(
-                {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp})
-        out = {}
-        for node, topics in by_leader.items():
-            if node < 0:
-                raise known_error(3)
-            answer = self.client.call(kp.ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION,
-                                      {"replica_id": -1, "isolation_level": 0,
-                                       "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
-                                      node=node)
-            for t in answer["topics"]:
-                for p in t["partitions"]:
-                    if p["error_code"]:
-                        raise known_error(p["error_code"])
-                    out[(t["name"], p["partition_index"])] = p["offset"]
         return out
 
     def alter_offsets(self, group: str, offsets: dict[tuple[str, int], int]) -> None:

@@ -21,7 +21,7 @@ from pk.engine import protocol as kp
 
 from .backends.kafka_admin import known_error
 from .errors import UsageError
-from .group_coordinator import GroupCoordinatorClient
+from .group_coordinator import METADATA_VERSION, GroupCoordinatorClient
 from .java_hash import hash_order, string_hash, topic_partition_hash
 
 # GroupState.groupStatesForType(STREAMS), in the order Kafka's error message lists them
@@ -29,8 +29,6 @@ STATES = ("Dead", "NotReady", "Reconciling", "Assigning", "Stable", "Empty")
 DESCRIBE_VERSION = 1  # (v1 adds the assignor's name)
 OFFSET_FETCH_VERSION = 9
 DELETE_GROUPS_VERSION = 2
-LIST_OFFSETS_VERSION = 7
-METADATA_VERSION = 12
 EARLIEST, LATEST = -2, -1
 
 
@@ -179,31 +177,6 @@ class StreamsGroupService(GroupCoordinatorClient):
         return {(t["name"], p["partition_index"]): (p["committed_offset"], p["committed_leader_epoch"])
                 for t in g["topics"] for p in t["partitions"] if p["committed_offset"] >= 0}
 
-    def offsets(self, tps: list[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
-        """Each partition's offset for EARLIEST or LATEST, asked of its leader (from Metadata)."""
-        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
-                              {"topics": [{"name": t} for t in sorted({t for t, _ in tps})],
-                               "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
-        leaders = {(t["name"], p["partition_index"]): p["leader_id"] for t in md["topics"] for p in t["partitions"]}
-        by_leader: dict[int, dict[str, list]] = {}
-        for topic, partition in tps:
-            by_leader.setdefault(leaders.get((topic, partition), -1), {}).setdefault(topic, []).append(
-                {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp})
-        out = {}
-        for node, topics in by_leader.items():
-            if node < 0:
-                raise known_error(3)  # UNKNOWN_TOPIC_OR_PARTITION
-            answer = self.client.call(kp.ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION,
-                                      {"replica_id": -1, "isolation_level": 0,
-                                       "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
-                                      node=node)
-            for t in answer["topics"]:
-                for p in t["partitions"]:
-                    if p["error_code"]:
-                        raise known_error(p["error_code"])
-                    out[(t["name"], p["partition_index"])] = p["offset"]
-        return out
-
 
 # ---------------------------------------------------------------------------------- printers
 def list_text(listings: list[tuple[str, str]], with_state: bool) -> str:
@@ -342,8 +315,8 @@ def offset_rows(service: StreamsGroupService, d: Description) -> list[OffsetRow]
     partitions = hash_order(partitions, lambda tp: topic_partition_hash(*tp))
     if not partitions:
         return []
-    earliest = service.offsets(partitions, EARLIEST)
-    latest = service.offsets(partitions, LATEST)
+    earliest = service.list_offsets(partitions, EARLIEST)
+    latest = service.list_offsets(partitions, LATEST)
     committed = service.committed(d.group)
     rows = []
     for tp in partitions:

@@ -33,6 +33,7 @@ import time
 from .. import consumer_offsets as offsets_codec
 from ..errors import KafkaError
 from ..protocol import errors as E
+from .consumer_group_848 import ConsumerGroup
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
 
@@ -243,28 +244,10 @@ class StreamsGroup:
         return held
 
     # ------------------------------------------------------------------ offsets (OffsetCommit/Fetch)
-    def validate_offset_commit(self, member_id: str, member_epoch: int, version: int) -> int:
-        """StreamsGroup.validateOffsetCommit: as a consumer group's (epochs, from v9)."""
-        if member_epoch < 0 and not self.members:
-            return E.NONE
-        member = self.members.get(member_id)
-        if member is None:
-            return E.UNKNOWN_MEMBER_ID
-        if version < 9:
-            return E.UNSUPPORTED_VERSION
-        if member_epoch != member.member_epoch:
-            return E.STALE_MEMBER_EPOCH
-        return E.NONE
-
-    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
-        if member_id is None and member_epoch < 0:
-            return E.NONE
-        member = self.members.get(member_id or "")
-        if member is None:
-            return E.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return E.STALE_MEMBER_EPOCH
-        return E.NONE
+    # StreamsGroup.validateOffsetCommit/validateOffsetFetch are a consumer group's (member epochs,
+    # from OffsetCommit v9): the same checks on the same member fields.
+    validate_offset_commit = ConsumerGroup.validate_offset_commit
+    validate_offset_fetch = ConsumerGroup.validate_offset_fetch
 
     def subscribed_topics(self) -> set[str]:
         """The topics whose offsets the group uses (OffsetDelete refuses them while it has members)."""
