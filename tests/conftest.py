@@ -20,6 +20,14 @@ if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
+# pk's short-lived tools are forked from a server that has imported them (toolfork.py): a
+# fresh interpreter's imports were a third of the suite's CPU. Every subprocess.run of the
+# tests and their helpers goes through it; what it does not fork it hands to subprocess.run.
+import toolfork  # noqa: E402
+
+subprocess.run = toolfork.run
+
+
 # The suite's JVMs (Kafka's brokers and tools, ZooKeeper) compile with C1 only: the C2
 # compiler's work never pays back in a test's short life, and it was the larger part of the
 # JVMs' CPU, itself a third of the suite's (JVM start-up, a broker's work and Kafka's tools:

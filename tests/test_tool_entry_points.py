@@ -11,6 +11,8 @@ import tomllib
 
 import pytest
 
+import toolfork
+
 from conftest import tool_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +53,7 @@ def test_every_script_is_installed_and_knows_its_version():
                       "pk-verifiable-consumer", "pk-verifiable-share-consumer", "pk-e2e-latency",
                       "pk-metadata-quorum"):  # tools without --version (as Kafka's), the launchers
             continue
-        r = subprocess.run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
+        r = toolfork.real_run([tool_path(script), "--version"], capture_output=True, text=True, timeout=60)
         assert (r.returncode, r.stdout, r.stderr) == (0, "4.4.0\n", ""), script
 
 
