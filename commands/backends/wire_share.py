@@ -41,6 +41,7 @@ FIND_COORDINATOR_VERSION = 3
 # Errors after which the coordinator or a leader is looked up again and the call retried.
 _RETRIABLE = {3, 5, 6, 7, 9, 13, 14, 15, 16, 56, 74, 75, 100}
 _UNKNOWN_MEMBER_ID, _FENCED_MEMBER_EPOCH = 25, 110
+RECONNECT_BACKOFF_S = 0.1  # before asking a broker that could not be reached again (Kafka's reconnect.backoff.ms)
 _SHARE_SESSION_ERRORS = {122, 123, 124}  # SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, ...LIMIT_REACHED
 
 
@@ -221,7 +222,12 @@ class ShareConsumer:
         return out
 
     def _fetch(self, node: int, tps: list, wait_ms: int) -> list[ShareRecord]:
-        session = self._session(node)
+        try:
+            session = self._session(node)
+        except (OSError, ConnectionError):  # a leader gone (not re-elected yet): ask again shortly
+            time.sleep(RECONNECT_BACKOFF_S)
+            self._refresh_metadata()
+            return []
         wanted = set(tps)
         topics: dict[str, list] = {}
         for tp in sorted(wanted | set(session.acks)):
@@ -263,7 +269,8 @@ class ShareConsumer:
             name = self._names.get(topic["topic_id"])
             for part in topic["partitions"]:
                 if part["error_code"]:
-                    if part["error_code"] in _RETRIABLE:
+                    if part["error_code"] in _RETRIABLE:  # a leader or share coordinator moving
+                        time.sleep(RECONNECT_BACKOFF_S)
                         self._refresh_metadata()
                         continue
                     raise ShareError(known_error(part["error_code"], part.get("error_message")).message)
