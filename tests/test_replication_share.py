@@ -99,11 +99,16 @@ def described_start(cluster, broker: int) -> int | None:
     return int(rows[0][column]) if rows and rows[0][column].lstrip("-").isdigit() else None
 
 
-def wait_described(cluster, start: int) -> None:
-    """Until every running broker's bootstrap describes the group at `start`."""
+def wait_described(cluster, start: int, member=None) -> None:
+    """Until every running broker's bootstrap describes the group at `start`. The member
+    heartbeats meanwhile: a group coordinator that took over knows the group only from its
+    members' heartbeats (pk keeps no share-group records in __consumer_offsets)."""
+    def described():
+        if member is not None:
+            member.consumer.heartbeat()
+        return all([described_start(cluster, b) == start for b in cluster.running()])
     try:
-        wait_for(lambda: all(described_start(cluster, b) == start for b in cluster.running()), 60,
-                 what=f"every broker to describe start offset {start}")
+        wait_for(described, 60, what=f"every broker to describe start offset {start}")
     except AssertionError as exc:
         if os.environ.get("PK_DEBUG_LOGS"):
             for b in cluster.brokers:
@@ -200,7 +205,7 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     member.acknowledge(got, ACCEPT, range(10))
     member.acknowledge(got, RELEASE, range(10, 15))
     member.commit(range(15))
-    wait_described(cluster, 10)
+    wait_described(cluster, 10, member)
 
     # Only the leader of the state partition answers the state APIs.
     assert wait_share_coordinator(cluster, key) == state_leader
@@ -226,7 +231,7 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     assert [member.deliveries[o] for o in range(15, 40)] == [[1]] * 25
     member.acknowledge(got, ACCEPT, range(10, 40))
     member.commit(range(10, 40))
-    wait_described(cluster, 40)
+    wait_described(cluster, 40, member)
 
     # 2. The data partition's leader dies holding acquired records: the new leader reads the
     # state from the share coordinator; what was acquired there is delivered again.
@@ -235,7 +240,7 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     member.acknowledge(got, ACCEPT, range(40, 45))
     member.acknowledge(got, RELEASE, range(45, 50))
     member.commit(range(40, 50))  # 50..54 stay acquired, unacknowledged
-    wait_described(cluster, 45)
+    wait_described(cluster, 45, member)
     cluster.kill(data_leader)
     cluster.wait_state(TOPIC, 0, lambda s: s["leader"] == survivor)
     got = member.take(range(45, 60))
@@ -247,4 +252,4 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     assert [o for o in range(45) if len(member.deliveries[o]) > 1] == list(range(10, 15))
     member.acknowledge(got, ACCEPT, range(45, 60))
     member.commit(range(45, 60))
-    wait_described(cluster, 60)
+    wait_described(cluster, 60, member)
