@@ -36,7 +36,7 @@ OVERRIDES = {
     "share.coordinator.state.topic.min.isr": "1",
     "group.share.heartbeat.interval.ms": "1000", "group.share.min.heartbeat.interval.ms": "1000",
 }
-FIND_COORDINATOR, READ_STATE_SUMMARY = 10, 87
+FIND_COORDINATOR, SHARE_GROUP_DESCRIBE, READ_STATE_SUMMARY = 10, 77, 87
 NOT_COORDINATOR = 16
 SHARE_KEY_TYPE = 2
 BIN = os.path.dirname(sys.executable)
@@ -215,6 +215,14 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
             assert (summary["error_code"], summary["start_offset"]) == (0, 10)
         else:
             assert summary["error_code"] == NOT_COORDINATOR
+
+    # Only the group coordinator answers for the share group.
+    group_coordinator = cluster.state("__consumer_offsets", 0)["leader"]
+    for b in cluster.running():
+        with ProtocolClient(cluster.brokers[b].port, timeout=10) as client:
+            (described,) = client.call(SHARE_GROUP_DESCRIBE, 1, {"group_ids": [GROUP],
+                                                                 "include_authorized_operations": False})["groups"]
+        assert described["error_code"] == (0 if b == group_coordinator else NOT_COORDINATOR)
 
     # 1. The share coordinator's broker dies: the state moves with the partition's leadership.
     cluster.kill(state_leader)

@@ -18,8 +18,10 @@ Three parts, as in Kafka (group coordinator, SharePartitionManager, share sessio
 
 Each share-partition's state is kept in `__share_group_state` (share_state.py), read back
 when the partition is first used after a restart; groups and their members are not (members
-rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. What is not done yet
-(docs/share-groups.md): the share-group state APIs (83-87), ZooKeeper-mode coordinator moves.
+rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. In ZooKeeper mode the
+state is the share coordinators' (share_coordinator.py) and each of the three parts follows its
+own leadership (docs/replication.md, "The share coordinator"). What is not done yet:
+docs/share-groups.md.
 """
 
 from __future__ import annotations
@@ -754,6 +756,11 @@ class ShareGroupHandlers:
                 log.info("[GroupCoordinator 0]: Member %s in share group %s has been removed (session timeout)",
                          member.member_id, group.group_id)
                 self._remove_member(group, member.member_id)
+        if self.zk:  # data partitions another broker leads now: its share-partitions are that leader's
+            for key in list(self.partitions):
+                state = self.broker.data.replica_state(key[1], key[2])
+                if state is None or state.leader != self.broker.node_id:
+                    self._unload(key)
         if [sp for sp in list(self.partitions.values()) if sp.expire_locks(now)]:
             self.broker.notify_data()
         if self.zk:  # in the background: a share coordinator moving must not hold the broker's upkeep
