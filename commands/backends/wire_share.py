@@ -83,6 +83,7 @@ class ShareConsumer:
                  timeout_s: float = 30.0):
         self.group, self.topic = group, topic
         self.max_wait_ms, self.max_records = max_wait_ms, max_records
+        self.bootstrap = bootstrap
         self.client = WireClient(bootstrap, timeout_s, "poll", security=security)
         self.client_id = client_id
         self.security = security
@@ -105,8 +106,8 @@ class ShareConsumer:
     # ------------------------------------------------------------------ membership
     def _coordinator_conn(self) -> _Connection:
         if self._coordinator is None:
-            answer = self.client.call(kp.ApiKey.FIND_COORDINATOR, FIND_COORDINATOR_VERSION,
-                                      {"key": self.group, "key_type": 0})
+            answer = self._cluster_call(kp.ApiKey.FIND_COORDINATOR, FIND_COORDINATOR_VERSION,
+                                        {"key": self.group, "key_type": 0})
             if answer["error_code"]:
                 raise known_error(answer["error_code"], answer.get("error_message"))
             self._coordinator = _Connection(answer["host"], answer["port"], self.timeout_s, self.security,
@@ -161,9 +162,9 @@ class ShareConsumer:
 
     # ------------------------------------------------------------------ metadata
     def _refresh_metadata(self) -> None:
-        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
-                              {"topics": [{"name": self.topic}], "allow_auto_topic_creation": False,
-                               "include_topic_authorized_operations": False})
+        md = self._cluster_call(kp.ApiKey.METADATA, METADATA_VERSION,
+                                {"topics": [{"name": self.topic}], "allow_auto_topic_creation": False,
+                                 "include_topic_authorized_operations": False})
         for t in md["topics"]:
             if t["error_code"]:
                 continue
@@ -171,6 +172,17 @@ class ShareConsumer:
             self._names[t["topic_id"]] = t["name"]
             for p in t["partitions"]:
                 self._leaders[(t["name"], p["partition_index"])] = p["leader_id"]
+
+    def _cluster_call(self, api_key: int, version: int, body: dict) -> dict:
+        """A cluster-wide request (Metadata, FindCoordinator) to the broker the client
+        bootstrapped from; when that broker is gone, to the next bootstrap address that answers
+        (as Kafka's client asks any broker it knows)."""
+        try:
+            return self.client.call(api_key, version, body)
+        except (OSError, ConnectionError):
+            self.client.close()
+            self.client = WireClient(self.bootstrap, self.timeout_s, "poll", security=self.security)
+            return self.client.call(api_key, version, body)
 
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         if topic_id not in self._names:
