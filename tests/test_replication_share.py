@@ -111,8 +111,8 @@ def wait_described(cluster, start: int, member=None) -> None:
         wait_for(described, 60, what=f"every broker to describe start offset {start}")
     except AssertionError as exc:
         for b in cluster.brokers:  # what the coordinators did, for the failure's reader
-            print(f"==== broker {b}\n" + "\n".join(
-                line for line in cluster.brokers[b].log().splitlines() if "hare" in line or "oordinator" in line)[-6000:])
+            lines = [line for line in cluster.brokers[b].log().splitlines() if "hare" in line or "oordinator" in line]
+            print(f"==== broker {b}\n" + "\n".join(lines)[-6000:])
         raise AssertionError(f"{exc}; last printed: {_last_described}") from None
 
 
