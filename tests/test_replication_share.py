@@ -78,6 +78,13 @@ def state_summary(cluster, broker: int, topic_id: uuid.UUID) -> dict:
     return part
 
 
+def share_group_describe(cluster, broker: int) -> dict:
+    with ProtocolClient(cluster.brokers[broker].port, timeout=10) as client:
+        (described,) = client.call(SHARE_GROUP_DESCRIBE, 1, {"group_ids": [GROUP],
+                                                             "include_authorized_operations": False})["groups"]
+    return described
+
+
 def pk(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([os.path.join(BIN, args[0]), *args[1:]], capture_output=True, text=True, timeout=60)
 
@@ -217,10 +224,7 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     # Only the group coordinator answers for the share group.
     group_coordinator = cluster.state("__consumer_offsets", 0)["leader"]
     for b in cluster.running():
-        with ProtocolClient(cluster.brokers[b].port, timeout=10) as client:
-            (described,) = client.call(SHARE_GROUP_DESCRIBE, 1, {"group_ids": [GROUP],
-                                                                 "include_authorized_operations": False})["groups"]
-        assert described["error_code"] == (0 if b == group_coordinator else NOT_COORDINATOR)
+        assert share_group_describe(cluster, b)["error_code"] == (0 if b == group_coordinator else NOT_COORDINATOR)
 
     # 1. The share coordinator's broker dies: the state moves with the partition's leadership.
     cluster.kill(state_leader)
@@ -259,3 +263,13 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
     member.acknowledge(got, ACCEPT, range(45, 60))
     member.commit(range(45, 60))
     wait_described(cluster, 60, member)
+    # The member is in the group at whichever broker coordinates it now (a new coordinator
+    # answered its heartbeat UNKNOWN_MEMBER_ID, and it rejoined with its member id).
+    (survivor,) = cluster.running()
+
+    def rejoined():
+        member.consumer.heartbeat()
+        described = share_group_describe(cluster, survivor)
+        return described["error_code"] == 0 and described["group_state"] == "Stable" and \
+            [m["member_id"] for m in described["members"]] == [member.consumer.member_id]
+    wait_for(rejoined, 30, what="the member in the group at its new coordinator")

@@ -18,6 +18,7 @@ Without ZooKeeper neither is used: the one broker's share-partitions are their o
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -90,6 +91,19 @@ class ShareCoordinator:
                 or self.broker.internal_leader(STATE_TOPIC, partition) != self.broker.node_id:
             return E.NOT_COORDINATOR
         return E.NONE
+
+    def saved_state(self, key: Key) -> tuple:
+        """What `restore_state` puts back if a change of the key is not replicated."""
+        epochs = self.epochs.get(key)
+        return key, self.states.get(key), None if epochs is None else dataclasses.replace(epochs)
+
+    def restore_state(self, saved: tuple) -> None:
+        key, sp, epochs = saved
+        for table, value in ((self.states, sp), (self.epochs, epochs)):
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
 
     # ------------------------------------------------------------------ loading
     def on_leadership(self, topic: str, partition: int, leader: bool) -> None:

@@ -145,7 +145,7 @@ class ShareStateApis:
         if not group_id:
             return {"results": []}
         results = []
-        waits: list[tuple[list, dict]] = []
+        waits: list[tuple[list, dict, tuple]] = []
         for topic in topics:
             parts = []
             for p in topic["partitions"]:
@@ -160,6 +160,7 @@ class ShareStateApis:
                                   "error_message": NOT_COORDINATOR_MESSAGE, **defaults})
                 else:
                     self._written = []
+                    before = self.coordinator.saved_state((group_id, topic["topic_id"], p["partition"]))
                     try:
                         part = {"partition": p["partition"], "error_code": E.NONE, "error_message": None,
                                 **answer_partition(version, group_id, topic["topic_id"], p)}
@@ -167,12 +168,13 @@ class ShareStateApis:
                         part = {"partition": p["partition"], "error_code": exc.code, "error_message": str(exc),
                                 **defaults}
                     if self._written:
-                        waits.append((self._written, part))
+                        waits.append((self._written, part, before))
                     parts.append(part)
             results.append({"topic_id": topic["topic_id"], "partitions": _java_map_order(parts, "partition")})
-        for written, part in waits:
+        for written, part, before in waits:
             code = await self.coordinator.replicated(written)
-            if code != E.NONE:
+            if code != E.NONE:  # not written: the state is what it was (Kafka's runtime reverts it too)
+                self.coordinator.restore_state(before)
                 part.update(error_code=code, error_message=MESSAGES.get(code),
                             **defaults)
         # Kafka's coordinator answers from HashMaps (topic id -> partition -> result)
