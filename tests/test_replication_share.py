@@ -172,7 +172,9 @@ class Member:
         assert all(self.confirmed.get(o, "unanswered") is None for o in offsets), self.confirmed
 
     def close(self) -> None:
-        self.consumer.close()
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
 
 
 def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
@@ -273,3 +275,11 @@ def test_share_group_moves_with_its_state_and_data_leaders(cluster, request):
         return described["error_code"] == 0 and described["group_state"] == "Stable" and \
             [m["member_id"] for m in described["members"]] == [member.consumer.member_id]
     wait_for(rejoined, 30, what="the member in the group at its new coordinator")
+
+    # The empty group's offsets deleted at its coordinator: the share coordinator drops the state.
+    member.close()
+    r = pk("pk-share-groups", "--bootstrap-server", cluster.bootstrap, "--delete-offsets", "--group", GROUP,
+           "--topic", TOPIC)
+    assert r.returncode == 0, r.stderr
+    summary = state_summary(cluster, survivor, topic_id)
+    assert (summary["error_code"], summary["start_offset"]) == (0, -1)
