@@ -41,6 +41,7 @@ FIND_COORDINATOR_VERSION = 3
 # Errors after which the coordinator or a leader is looked up again and the call retried.
 _RETRIABLE = {3, 5, 6, 7, 9, 13, 14, 15, 16, 56, 74, 75, 100}
 _UNKNOWN_MEMBER_ID, _FENCED_MEMBER_EPOCH = 25, 110
+RECONNECT_BACKOFF_S = 0.1  # before asking a broker that could not be reached again (Kafka's reconnect.backoff.ms)
 _SHARE_SESSION_ERRORS = {122, 123, 124}  # SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, ...LIMIT_REACHED
 
 
@@ -82,6 +83,7 @@ class ShareConsumer:
                  timeout_s: float = 30.0):
         self.group, self.topic = group, topic
         self.max_wait_ms, self.max_records = max_wait_ms, max_records
+        self.bootstrap = bootstrap
         self.client = WireClient(bootstrap, timeout_s, "poll", security=security)
         self.client_id = client_id
         self.security = security
@@ -104,8 +106,8 @@ class ShareConsumer:
     # ------------------------------------------------------------------ membership
     def _coordinator_conn(self) -> _Connection:
         if self._coordinator is None:
-            answer = self.client.call(kp.ApiKey.FIND_COORDINATOR, FIND_COORDINATOR_VERSION,
-                                      {"key": self.group, "key_type": 0})
+            answer = self._cluster_call(kp.ApiKey.FIND_COORDINATOR, FIND_COORDINATOR_VERSION,
+                                        {"key": self.group, "key_type": 0})
             if answer["error_code"]:
                 raise known_error(answer["error_code"], answer.get("error_message"))
             self._coordinator = _Connection(answer["host"], answer["port"], self.timeout_s, self.security,
@@ -160,9 +162,9 @@ class ShareConsumer:
 
     # ------------------------------------------------------------------ metadata
     def _refresh_metadata(self) -> None:
-        md = self.client.call(kp.ApiKey.METADATA, METADATA_VERSION,
-                              {"topics": [{"name": self.topic}], "allow_auto_topic_creation": False,
-                               "include_topic_authorized_operations": False})
+        md = self._cluster_call(kp.ApiKey.METADATA, METADATA_VERSION,
+                                {"topics": [{"name": self.topic}], "allow_auto_topic_creation": False,
+                                 "include_topic_authorized_operations": False})
         for t in md["topics"]:
             if t["error_code"]:
                 continue
@@ -170,6 +172,17 @@ class ShareConsumer:
             self._names[t["topic_id"]] = t["name"]
             for p in t["partitions"]:
                 self._leaders[(t["name"], p["partition_index"])] = p["leader_id"]
+
+    def _cluster_call(self, api_key: int, version: int, body: dict) -> dict:
+        """A cluster-wide request (Metadata, FindCoordinator) to the broker the client
+        bootstrapped from; when that broker is gone, to the next bootstrap address that answers
+        (as Kafka's client asks any broker it knows)."""
+        try:
+            return self.client.call(api_key, version, body)
+        except (OSError, ConnectionError):
+            self.client.close()
+            self.client = WireClient(self.bootstrap, self.timeout_s, "poll", security=self.security)
+            return self.client.call(api_key, version, body)
 
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         if topic_id not in self._names:
@@ -221,7 +234,12 @@ class ShareConsumer:
         return out
 
     def _fetch(self, node: int, tps: list, wait_ms: int) -> list[ShareRecord]:
-        session = self._session(node)
+        try:
+            session = self._session(node)
+        except (OSError, ConnectionError):  # a leader gone (not re-elected yet): ask again shortly
+            time.sleep(RECONNECT_BACKOFF_S)
+            self._refresh_metadata()
+            return []
         wanted = set(tps)
         topics: dict[str, list] = {}
         for tp in sorted(wanted | set(session.acks)):
@@ -263,7 +281,8 @@ class ShareConsumer:
             name = self._names.get(topic["topic_id"])
             for part in topic["partitions"]:
                 if part["error_code"]:
-                    if part["error_code"] in _RETRIABLE:
+                    if part["error_code"] in _RETRIABLE:  # a leader or share coordinator moving
+                        time.sleep(RECONNECT_BACKOFF_S)
                         self._refresh_metadata()
                         continue
                     raise ShareError(known_error(part["error_code"], part.get("error_message")).message)

@@ -166,7 +166,7 @@ class Broker:
     def close(self) -> None:
         if self.zookeeper is not None:
             self.zookeeper.close()  # the session ends: /brokers/ids/<id> goes away
-        for part in (self.groups, self.admin, self.data, self.transactions, self.log_upkeep):
+        for part in (self.groups, self.share_groups, self.admin, self.data, self.transactions, self.log_upkeep):
             closer = getattr(part, "close", None)
             if closer is not None:
                 closer()

@@ -339,10 +339,10 @@ class GroupHandlers:
             # (Kafka names no error as "NONE" in v1-3's error_message; it accepts an empty key)
             return E.NONE, "NONE" if version < 4 else None, node
         if key_type == COORDINATOR_SHARE and version >= 4:
-            return self._share_coordinator_for(request, key, version)
+            return await self._share_coordinator_for(request, key, version)
         return E.INVALID_REQUEST, INVALID_REQUEST_MESSAGE, NO_NODE
 
-    def _share_coordinator_for(self, request, key: str, version: int) -> tuple[int, str | None, dict]:
+    async def _share_coordinator_for(self, request, key: str, version: int) -> tuple[int, str | None, dict]:
         """The SHARE key type (v6+, as Kafka 4.4): the share coordinator of one share-partition's
         state, "group:topic id:partition", i.e. the leader of the `__share_group_state`
         partition the key hashes to. Kafka's brokers ask it of each other, with CLUSTER_ACTION;
@@ -360,6 +360,9 @@ class GroupHandlers:
         store = self.broker.share_groups.store
         count = store._partitions()
         if count is None:
+            if self.broker.zookeeper is not None:  # replicated, as __consumer_offsets (Kafka's settings)
+                await self.broker.zookeeper.ensure_internal_topic(slog.SHARE_GROUP_STATE_TOPIC)
+                return E.COORDINATOR_NOT_AVAILABLE, None, NO_NODE
             try:
                 store.ensure_topic()
             except (KafkaError, OSError) as exc:

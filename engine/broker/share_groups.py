@@ -18,8 +18,10 @@ Three parts, as in Kafka (group coordinator, SharePartitionManager, share sessio
 
 Each share-partition's state is kept in `__share_group_state` (share_state.py), read back
 when the partition is first used after a restart; groups and their members are not (members
-rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. What is not done yet
-(docs/share-groups.md): the share-group state APIs (83-87), ZooKeeper-mode coordinator moves.
+rejoin). Alter/DeleteShareGroupOffsets (91-92) are share_offsets.py's. In ZooKeeper mode the
+state is the share coordinators' (share_coordinator.py) and each of the three parts follows its
+own leadership (docs/replication.md, "The share coordinator"). What is not done yet:
+docs/share-groups.md.
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ import uuid
 
 from .. import acls
 from .. import records
+from .. import topic_names
 from ..errors import KafkaError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from ..share_groups import now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
-from ..share_partition import InvalidRecordState, SharePartition
+from ..share_partition import ACQUIRED, InvalidRecordState, SharePartition
+from ..share_state_log import STATE_CODES, STATE_NAMES, ShareStateValue
 from .group_state import client_host, topic_ids_by_name
+from .share_coordinator import SharePersister
 from .share_offsets import ShareOffsetAdmin
 from .share_state import ShareStateStore
 from .share_state_apis import ShareStateApis
@@ -104,13 +109,45 @@ class ShareGroupHandlers:
         broker.register(ApiKey.SHARE_ACKNOWLEDGE, self.share_acknowledge)
         broker.register(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, self.describe_offsets)
         ShareOffsetAdmin(broker, self)  # AlterShareGroupOffsets, DeleteShareGroupOffsets
-        ShareStateApis(broker, self)  # the share coordinator's APIs (83-87)
+        self.state_apis = ShareStateApis(broker, self)  # the share coordinator's APIs (83-87)
+        # ZooKeeper mode: each share-partition's state is its share coordinator's (maybe another
+        # broker's), read when this broker starts leading the data partition, written after changes
+        self.persister = SharePersister(broker, self.state_apis)
+        self._loaded_epochs: dict[tuple[str, str, int], int] = {}  # the leader epoch a partition was read at
+        self._load_failures: dict[tuple[str, str, int], int] = {}
+        self._background: set[asyncio.Task] = set()
+        self._state_epochs: dict[tuple[str, str, int], int] = {}
+        self._key_locks: dict[tuple[str, str, int], asyncio.Lock] = {}
+        broker.leadership_listeners.append(self.on_leadership)
+
+    @property
+    def zk(self) -> bool:
+        return self.broker.replication is not None
+
+    def coordinator_error(self, group_id: str) -> int:
+        """NOT_COORDINATOR unless this broker is the group's coordinator (the leader of its
+        `__consumer_offsets` partition, as for every other group type)."""
+        return self.broker.groups.coordinator.coordinator_error(group_id)
+
+    def on_leadership(self, topic: str, partition: int, leader: bool) -> None:
+        """ZooKeeper mode: losing a `__consumer_offsets` partition unloads its share groups
+        (their members rejoin at the new coordinator, which answers UNKNOWN_MEMBER_ID)."""
+        from .group_state import GROUP_METADATA_TOPIC
+
+        if topic != GROUP_METADATA_TOPIC or leader:
+            return
+        offsets = self.broker.groups.coordinator.offsets
+        for gid in [g for g in self.groups if offsets.partition_for(g) == partition]:
+            del self.groups[gid]
+            log.info("[GroupCoordinator %d]: Unloaded share group %s (partition %d moved)", self.broker.node_id,
+                     gid, partition)
 
     @property
     def saved(self) -> dict:
         """Stored share-partition states not taken into memory yet, by (group, topic id, partition)."""
         if self._saved is None:
-            self._saved = self.store.load()
+            # (ZooKeeper mode: the states are the share coordinators', read per partition)
+            self._saved = {} if self.zk else self.store.load()
             # the groups come back empty (their members rejoin): pk keeps no group records yet
             for gid in {key[0] for key in self._saved}:
                 self.groups.setdefault(gid, ShareGroup(gid))
@@ -150,6 +187,9 @@ class ShareGroupHandlers:
             names = set(body["subscribed_topic_names"])
             if len(guard.allowed_names(request, acls.DESCRIBE, acls.TOPIC, names)) < len(names):
                 return {**answer, "error_code": E.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
+        not_ours = self.coordinator_error(group_id)
+        if not_ours:
+            return {**answer, "error_code": not_ours, "error_message": None}
         if self._in_use_by_other_type(group_id):
             return {**answer, "error_code": E.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {group_id} is not a share group."}
@@ -231,6 +271,8 @@ class ShareGroupHandlers:
         for m in group.members.values():
             m.epoch = group.group_epoch
         group.assignment_epoch = group.group_epoch
+        if self.zk:
+            return  # each partition's leader sets its share-partition up, from its share coordinator
         for tp in wanted:
             self._share_partition(group.group_id, *tp)
 
@@ -252,6 +294,10 @@ class ShareGroupHandlers:
     def _share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition:
         key = (group_id, topic, partition)
         sp = self.partitions.get(key)
+        if sp is None and self.zk:  # set up by _load_zk from the share coordinator, which failed
+            error = KafkaError(f"The state of share-partition {group_id}:{topic}-{partition} is not available")
+            error.code = self._load_failures.get(key, E.COORDINATOR_NOT_AVAILABLE)
+            raise error
         if sp is None:
             plog = self.broker.data.log(topic, partition)
             topic_id = self._ids[key] = self.broker.data.topic_ids.uuid_of(plog.topic_id)
@@ -307,7 +353,8 @@ class ShareGroupHandlers:
             return E.UNKNOWN_TOPIC_ID
         sp = self.partitions.get((group_id, topic, partition))
         if sp is None:
-            return E.INVALID_RECORD_STATE
+            return self._load_failures.get((group_id, topic, partition), E.INVALID_RECORD_STATE) if self.zk \
+                else E.INVALID_RECORD_STATE
         code = E.NONE
         now = now_ms()
         sp.expire_locks(now)
@@ -342,6 +389,11 @@ class ShareGroupHandlers:
             return {"throttle_time_ms": 0, "error_code": code, "responses": []}
         lock_ms = self._config(group_id, "share.record.lock.duration.ms")
         names = {t["topic_id"]: self._topic_name(t["topic_id"]) for t in body["topics"]}
+        if self.zk:
+            wanted = {(t["topic_id"], p["partition_index"]) for t in body["topics"] for p in t["partitions"]}
+            if epoch == INITIAL_EPOCH:
+                self._recheck_idle(group_id, wanted, names)
+            await self._load_all(group_id, wanted | set(session.partitions))
         readable = (guard.allowed_names(request, acls.READ, acls.TOPIC, {n for n in names.values() if n})
                     if guard.enabled else None)
         answers: dict[tuple[uuid.UUID, int], dict] = {}
@@ -388,7 +440,14 @@ class ShareGroupHandlers:
         if epoch == INITIAL_EPOCH:
             for topic_id, p in session.partitions:
                 answer(topic_id, p)
-        self._persist()
+        unwritten = await self._persist_now()
+        for topic in body["topics"]:  # acknowledgements not made durable are answered with the write's error
+            for p in topic["partitions"]:
+                code = unwritten.get((group_id, names.get(topic["topic_id"]), p["partition_index"]))
+                if code and p["acknowledgement_batches"]:
+                    part = answer(topic["topic_id"], p["partition_index"])
+                    if part["acknowledge_error_code"] == E.NONE:
+                        part["acknowledge_error_code"] = code
         by_topic: dict = {}
         for (topic_id, _), part in answers.items():
             by_topic.setdefault(topic_id, []).append(part)
@@ -428,6 +487,7 @@ class ShareGroupHandlers:
                 continue
             state = self.broker.data.replica_state(name, partition)
             if state is not None and state.leader != self.broker.node_id:  # ZooKeeper mode: another leads it
+                self._unload((session.group_id, name, partition))
                 part = answer(topic_id, partition)
                 part["error_code"] = E.NOT_LEADER_OR_FOLLOWER
                 part["current_leader"] = {"leader_id": state.leader, "leader_epoch": max(state.leader_epoch, 0)}
@@ -503,6 +563,9 @@ class ShareGroupHandlers:
         session, code = self._session(group_id, member_id, epoch)
         if code != E.NONE:
             return {"throttle_time_ms": 0, "error_code": code, "responses": []}
+        if self.zk:
+            await self._load_all(group_id, {(t["topic_id"], p["partition_index"]) for t in body["topics"]
+                                            for p in t["partitions"]})
         responses = []
         for topic in body["topics"]:
             name = self._topic_name(topic["topic_id"])
@@ -514,12 +577,18 @@ class ShareGroupHandlers:
                     code = self._acknowledge(group_id, member_id, name, p["partition_index"],
                                              p["acknowledgement_batches"])
                 parts.append({"partition_index": p["partition_index"], "error_code": code,
-                              "current_leader": {"leader_id": self.broker.node_id, "leader_epoch": 0}})
+                              "current_leader": {"leader_id": self.broker.node_id, "leader_epoch": 0},
+                              "_key": (group_id, name, p["partition_index"])})
             responses.append({"topic_id": topic["topic_id"], "partitions": parts})
         if epoch == FINAL_EPOCH:
             self.sessions.pop((group_id, member_id), None)
             self._release(group_id, member_id)
-        self._persist()
+        unwritten = await self._persist_now()
+        for topic in responses:  # acknowledgements not made durable are answered with the write's error
+            for part in topic["partitions"]:
+                code = unwritten.get(part.pop("_key"))
+                if code and part["error_code"] == E.NONE:
+                    part["error_code"] = code
         return {"throttle_time_ms": 0, "error_code": E.NONE,
                 "acquisition_lock_timeout_ms": self._config(group_id, "share.record.lock.duration.ms"),
                 "responses": responses,
@@ -538,6 +607,10 @@ class ShareGroupHandlers:
                      "authorized_operations": INT32_MIN}
             if not guard.allows(request, acls.DESCRIBE, acls.GROUP, gid):
                 out.append({**entry, "error_code": E.GROUP_AUTHORIZATION_FAILED})
+                continue
+            not_ours = self.coordinator_error(gid)
+            if not_ours:
+                out.append({**entry, "error_code": not_ours})
                 continue
             group = self.groups.get(gid)
             if group is None:
@@ -581,8 +654,15 @@ class ShareGroupHandlers:
                 out.append({**entry, "error_code": E.GROUP_AUTHORIZATION_FAILED,
                             "error_message": "Group authorization failed."})
                 continue
+            not_ours = self.coordinator_error(gid)
+            if not_ours:
+                out.append({**entry, "error_code": not_ours, "error_message": "This is not the correct coordinator."})
+                continue
             self._take_saved(gid)
             known = sorted((t, p) for g, t, p in self.partitions if g == gid)
+            if self.zk:  # the states are the share coordinators': any topic's partition may have one
+                known = [(t, p) for t in self.broker.engine.list_topics() if not topic_names.is_internal(t)
+                         for p in range(self._partition_count(t))]
             if wanted["topics"] is None:  # every partition the group has state of
                 asked: dict[str, list[int]] = {}
                 for topic, p in known:
@@ -605,15 +685,46 @@ class ShareGroupHandlers:
                     continue
                 rows = []
                 for p in partitions:
+                    if self.zk:
+                        row = await self._offsets_row(gid, topic, topic_id, p)
+                        if row is not None or wanted["topics"] is not None:
+                            rows.append(row or {"partition_index": p, "start_offset": -1, "leader_epoch": -1,
+                                                "lag": -1})
+                        continue
                     sp = self.partitions.get((gid, topic, p))
                     if sp is None or not sp.written:  # no state written yet: Kafka shows "-"
                         rows.append({"partition_index": p, "start_offset": -1, "leader_epoch": -1, "lag": -1})
                         continue
                     rows.append({"partition_index": p, "start_offset": sp.start_offset, "leader_epoch": 0,
                                  "lag": self._lag(topic, p, sp)})
-                entry["topics"].append({"topic_name": topic, "topic_id": topic_id, "partitions": rows})
+                if rows or not self.zk or wanted["topics"] is not None:
+                    entry["topics"].append({"topic_name": topic, "topic_id": topic_id, "partitions": rows})
             out.append(entry)
         return {"throttle_time_ms": 0, "groups": out}
+
+    def _partition_count(self, topic: str) -> int:
+        try:
+            return self.broker.engine.topic(topic).partitions
+        except KafkaError:
+            return 0
+
+    async def _offsets_row(self, group_id: str, topic: str, topic_id: uuid.UUID, partition: int) -> dict | None:
+        """ZooKeeper mode: a partition's start offset and lag from its share coordinator's
+        summary (Kafka's ReadShareGroupStateSummary), None when it has no state. The lag is
+        counted to this broker's copy of the log (its high watermark)."""
+        summary = await self.persister.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, group_id, topic_id,
+                                            {"partition": partition, "leader_epoch": 0})
+        if summary["error_code"] != E.NONE or summary.get("start_offset", -1) < 0:
+            return None
+        start = summary["start_offset"]
+        try:
+            end = self.broker.replication.high_watermark((topic, partition),
+                                                         self.broker.data.log(topic, partition).log_end_offset)
+        except KafkaError:
+            return {"partition_index": partition, "start_offset": start, "leader_epoch": 0, "lag": -1}
+        done = max(summary.get("delivery_complete_count", -1), 0)
+        return {"partition_index": partition, "start_offset": start, "leader_epoch": summary.get("leader_epoch", 0),
+                "lag": end - start - done}
 
     def _take_saved(self, group_id: str) -> None:
         """Bring the group's stored share-partitions (from before a restart) into memory."""
@@ -645,12 +756,34 @@ class ShareGroupHandlers:
                 log.info("[GroupCoordinator 0]: Member %s in share group %s has been removed (session timeout)",
                          member.member_id, group.group_id)
                 self._remove_member(group, member.member_id)
+        if self.zk:  # data partitions another broker leads now: its share-partitions are that leader's
+            for key in list(self.partitions):
+                state = self.broker.data.replica_state(key[1], key[2])
+                if state is None or state.leader != self.broker.node_id:
+                    self._unload(key)
         if [sp for sp in list(self.partitions.values()) if sp.expire_locks(now)]:
             self.broker.notify_data()
+        if self.zk:  # in the background: a share coordinator moving must not hold the broker's upkeep
+            if not any(t.get_name() == "share-persist" for t in self._background):
+                task = asyncio.get_running_loop().create_task(self._persist_zk(), name="share-persist")
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+        else:
+            self._persist()
+
+    async def _persist_now(self) -> dict:
+        """The changed share-partitions' states written (ZooKeeper mode: to their share
+        coordinators, waited for, as Kafka's SharePartition waits for its persister's write
+        before it answers the acknowledgements)."""
+        if self.zk:
+            return await self._persist_zk()
         self._persist()
+        return {}
 
     def _persist(self) -> None:
         """Write to __share_group_state each share-partition that changed since last written."""
+        if self.zk:
+            return  # (_persist_zk's: the state is the share coordinator's)
         for key, sp in list(self.partitions.items()):
             if sp.changes == self._persisted.get(key, 0):
                 continue
@@ -659,6 +792,131 @@ class ShareGroupHandlers:
                 self._persisted[key] = sp.changes
             except (KafkaError, OSError) as exc:
                 log.warning("Cannot write the state of share-partition %s:%s-%d: %s", *key, exc)
+
+    # ------------------------------------------------------------------ ZooKeeper mode: the persister
+    def _unload(self, key: tuple[str, str, int]) -> None:
+        """This broker no longer leads the data partition (or its state was fenced): the
+        share-partition goes; the next leader reads it from the share coordinator."""
+        if self.partitions.pop(key, None) is not None:
+            log.info("[SharePartitionManager %d]: Removed share-partition %s:%s-%d", self.broker.node_id, *key)
+        for table in (self._persisted, self._loaded_epochs, self._state_epochs):
+            table.pop(key, None)
+
+    def _recheck_idle(self, group_id: str, wanted, names: dict) -> None:
+        """A new share session: share-partitions holding no records and nothing unwritten are
+        read again from their share coordinator at their next use, so that offsets altered or
+        deleted meanwhile (the group was empty then) take effect."""
+        for topic_id, partition in wanted:
+            key = (group_id, names.get(topic_id), partition)
+            sp = self.partitions.get(key)
+            if sp is not None and sp.acquired_count() == 0 and sp.changes == self._persisted.get(key, 0):
+                self._loaded_epochs.pop(key, None)
+
+    async def _load_all(self, group_id: str, partitions) -> None:
+        for topic_id, partition in sorted(partitions, key=lambda tp: (str(tp[0]), tp[1])):
+            name = self._topic_name(topic_id)
+            if name is None:
+                continue
+            key = (group_id, name, partition)
+            code = await self._load_zk(group_id, topic_id, name, partition)
+            if code == E.NONE:
+                self._load_failures.pop(key, None)
+            else:
+                self._load_failures[key] = code
+
+    async def _load_zk(self, group_id: str, topic_id: uuid.UUID, name: str, partition: int) -> int:
+        """Set the share-partition up from its share coordinator's state, once per leader epoch
+        of the data partition (Kafka's SharePartition initialization: ReadShareGroupState, and
+        InitializeShareGroupState at `share.auto.offset.reset` when there is none yet); the
+        error to answer for the partition when that fails."""
+        key = (group_id, name, partition)
+        state = self.broker.data.replica_state(name, partition)
+        if state is None or state.leader != self.broker.node_id:
+            self._unload(key)
+            return E.NOT_LEADER_OR_FOLLOWER
+        epoch = max(state.leader_epoch, 0)
+        if key in self.partitions and self._loaded_epochs.get(key) == epoch:
+            return E.NONE
+        async with self._key_locks.setdefault(key, asyncio.Lock()):
+            if key in self.partitions and self._loaded_epochs.get(key) == epoch:
+                return E.NONE
+            self._unload(key)
+            read = await self.persister.call(ApiKey.READ_SHARE_GROUP_STATE, group_id, topic_id,
+                                             {"partition": partition, "leader_epoch": epoch})
+            code = read["error_code"]
+            uninitialized = code == E.INVALID_REQUEST and "uninitialized" in (read.get("error_message") or "")
+            if code == E.NONE and read["start_offset"] >= 0:
+                value = ShareStateValue(read["start_offset"], [
+                    (b["first_offset"], b["last_offset"], b["delivery_count"],
+                     STATE_NAMES.get(b["delivery_state"], "Available")) for b in read["state_batches"]])
+                sp = SharePartition(value.start_offset)
+                self.store.restore(value, sp)
+                state_epoch = read["state_epoch"]
+            elif code == E.NONE or uninitialized:
+                try:
+                    sp = SharePartition(self._reset_start(group_id, name, partition))
+                except KafkaError as exc:
+                    return exc.code
+                state_epoch = read.get("state_epoch", 0) if code == E.NONE else 0
+                if uninitialized:
+                    init = await self.persister.call(ApiKey.INITIALIZE_SHARE_GROUP_STATE, group_id, topic_id,
+                                                     {"partition": partition, "state_epoch": state_epoch,
+                                                      "start_offset": sp.start_offset})
+                    if init["error_code"] != E.NONE:
+                        return _persister_error(init["error_code"])
+                else:
+                    sp.changes = 1  # a state without a start offset: write the one chosen now
+            else:
+                return _persister_error(code)
+            now_state = self.broker.data.replica_state(name, partition)
+            if now_state is None or now_state.leader != self.broker.node_id or max(now_state.leader_epoch, 0) != epoch:
+                return E.NOT_LEADER_OR_FOLLOWER  # moved meanwhile
+            self.partitions[key] = sp
+            self._ids[key] = topic_id
+            self._loaded_epochs[key] = epoch
+            self._state_epochs[key] = state_epoch
+            self._persisted[key] = 0  # (a state without a start offset has changes=1: written next)
+        log.info("[SharePartitionManager %d]: Share-partition %s:%s-%d initialized at leader epoch %d, start "
+                 "offset %d", self.broker.node_id, group_id, name, partition, epoch, sp.start_offset)
+        return E.NONE
+
+    def _reset_start(self, group_id: str, topic: str, partition: int) -> int:
+        """Where a share-partition without state starts: the group's share.auto.offset.reset."""
+        plog = self.broker.data.log(topic, partition)
+        policy = self._reset_policy(group_id).strip().lower()
+        if policy.startswith("by_duration:"):
+            return self._offset_for_duration(plog, policy.split(":", 1)[1])
+        return plog.log_start_offset if policy == "earliest" else plog.log_end_offset
+
+    async def _persist_zk(self) -> dict:
+        """{key: error} of the share-partitions whose state could not be written (tried again
+        at the next change or tick)."""
+        failed = {}
+        for key, sp in list(self.partitions.items()):
+            if sp.changes == self._persisted.get(key, 0):
+                continue
+            async with self._key_locks.setdefault(key, asyncio.Lock()):
+                if self.partitions.get(key) is not sp or sp.changes == self._persisted.get(key, 0):
+                    continue  # unloaded, or written meanwhile
+                changes = sp.changes
+                start, batches = _written_batches(sp)
+                done = sp.done_in_flight()
+                written = await self.persister.call(ApiKey.WRITE_SHARE_GROUP_STATE, key[0], self._ids[key], {
+                    "partition": key[2], "state_epoch": self._state_epochs.get(key, 0),
+                    "leader_epoch": self._loaded_epochs.get(key, 0), "start_offset": start,
+                    "delivery_complete_count": done,
+                    "state_batches": [{"first_offset": f, "last_offset": l, "delivery_count": c,
+                                       "delivery_state": STATE_CODES[st]} for f, l, c, st in batches]})
+                code = written["error_code"]
+                if code == E.NONE:
+                    self._persisted[key] = changes
+                    continue
+                failed[key] = _persister_error(code)
+                if code in (E.FENCED_LEADER_EPOCH, E.FENCED_STATE_EPOCH):
+                    self._unload(key)  # a newer leader or a reset of the offsets took the state over
+                else:  # written again at the next change or tick
+                    log.debug("Cannot write the state of share-partition %s:%s-%d: %s", *key, E.error_name(code))
+        return failed
 
     # ------------------------------------------------------------------ DeleteGroups
     def has(self, group_id: str) -> bool:
@@ -674,6 +932,14 @@ class ShareGroupHandlers:
         if group.members:
             return E.NON_EMPTY_GROUP
         self._take_saved(group_id)
+        if self.zk:  # the states are the share coordinators': deleted there, in the background
+            for key in [k for k in self.partitions if k[0] == group_id]:
+                self._unload(key)
+            del self.groups[group_id]
+            task = asyncio.get_running_loop().create_task(self._delete_states_zk(group_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return E.NONE
         try:
             for key in [k for k in self.partitions if k[0] == group_id]:
                 if self.partitions[key].written:
@@ -687,10 +953,58 @@ class ShareGroupHandlers:
         log.info("[GroupCoordinator %d]: Share group %s deleted", self.broker.node_id, group_id)
         return E.NONE
 
+    async def _delete_states_zk(self, group_id: str) -> None:
+        """A deleted share group's states, at every share coordinator that has one (Kafka's
+        DeleteShareGroupState for the group's initialized partitions)."""
+        ids = topic_ids_by_name(self.broker.data.topic_ids)
+        for topic in self.broker.engine.list_topics():
+            if topic_names.is_internal(topic) or topic not in ids:
+                continue
+            for partition in range(self._partition_count(topic)):
+                done = await self.persister.call(ApiKey.DELETE_SHARE_GROUP_STATE, group_id, ids[topic],
+                                                 {"partition": partition})
+                if done["error_code"] != E.NONE:
+                    log.warning("Cannot delete the state of share-partition %s:%s-%d: %s", group_id, topic,
+                                partition, E.error_name(done["error_code"]))
+
+    def close(self) -> None:
+        for task in self._background:
+            task.cancel()
+        self.persister.close()
+
     def topic_deleted(self, topic: str) -> None:
         for key in [k for k in self.partitions if k[1] == topic]:
             del self.partitions[key]
             self._persisted.pop(key, None)
+
+
+def _written_batches(sp: SharePartition) -> tuple[int, list[tuple[int, int, int, str]]]:
+    """(start offset, batches) a share-partition leader writes to its share coordinator: the
+    in-flight records' states, but for ACQUIRED ones, which keep what was written of them
+    before (as Kafka's SharePartition writes only the batches whose state an acknowledgement,
+    release or lock timeout changed): a new leader delivers them again with the delivery count
+    last written, or as new records when none was."""
+    batches: list[tuple[int, int, int, str]] = []
+    for offset in sorted(sp.in_flight):
+        record = sp.in_flight[offset]
+        if record.state == ACQUIRED:
+            continue
+        if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (record.delivery_count, record.state):
+            batches[-1] = (batches[-1][0], offset, record.delivery_count, record.state)
+        else:
+            batches.append((offset, offset, record.delivery_count, record.state))
+    return sp.start_offset, batches
+
+
+def _persister_error(code: int) -> int:
+    """A share coordinator's error as a share-partition's fetch answers it: the coordinator
+    moving or unreachable is COORDINATOR_NOT_AVAILABLE (the consumer tries again), a fenced
+    leader epoch NOT_LEADER_OR_FOLLOWER."""
+    if code in (E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS, E.REQUEST_TIMED_OUT):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.FENCED_LEADER_EPOCH, E.FENCED_STATE_EPOCH):
+        return E.NOT_LEADER_OR_FOLLOWER
+    return code
 
 
 def _merge(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -13,6 +13,11 @@ stored ones in `saved`) and need the group empty, as Kafka's coordinator does:
   (tombstones in `__share_group_state`); a topic the group has no state of is answered
   "There is no offset information to delete."
 
+In ZooKeeper mode only the group's coordinator answers (NOT_COORDINATOR elsewhere), and the
+states are changed at their share coordinators (share_coordinator.py): alter initializes each
+partition's state anew with the next state epoch, delete deletes it; a partition leader reads
+the state again when a share session next opens there.
+
 ACLs as KafkaApis checks them: alter needs READ on the group and on each topic, delete DELETE
 on the group and READ on each topic; a topic refused or unknown is answered per partition
 (alter) or per topic (delete) before the group is looked at.
@@ -40,8 +45,13 @@ MESSAGES = {
     E.INVALID_GROUP_ID: "The group id is invalid.",
     E.NON_EMPTY_GROUP: "The group is not empty.",
     E.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    E.NOT_COORDINATOR: "This is not the correct coordinator.",
 }
 NO_OFFSETS = "There is no offset information to delete."
+
+
+def shares_zk(shares) -> bool:
+    return shares.broker.replication is not None
 
 
 def _refusal(code: int, message: str | None = None) -> dict:
@@ -70,6 +80,8 @@ class ShareOffsetAdmin:
         if not group_id:
             return _refusal(E.INVALID_GROUP_ID)
         shares = self.shares
+        if shares.coordinator_error(group_id):
+            return _refusal(E.NOT_COORDINATOR)
         if shares._in_use_by_other_type(group_id):
             return _refusal(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
         group = shares.groups.get(group_id) if shares.has(group_id) else None
@@ -119,7 +131,13 @@ class ShareOffsetAdmin:
                 entry["partitions"].append(partition_row(index, E.NONE if ok else E.UNKNOWN_TOPIC_OR_PARTITION))
                 if ok:
                     resets.append((topic["topic_name"], topic_id, index, p["start_offset"]))
-        if resets:
+        if resets and shares_zk(self.shares):
+            failed = await self._reset_zk(group_id, resets)
+            for name, index in failed:
+                for row in answer[name]["partitions"]:
+                    if row["partition_index"] == index:
+                        row.update(partition_row(index, E.COORDINATOR_NOT_AVAILABLE))
+        elif resets:
             self._reset(group_id, resets)
         return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                 "responses": list(answer.values())}
@@ -143,6 +161,26 @@ class ShareOffsetAdmin:
         shares._persist()
         shares.broker.notify_data()
 
+    async def _reset_zk(self, group_id: str, resets: list[tuple[str, uuid.UUID, int, int]]) -> list[tuple[str, int]]:
+        """ZooKeeper mode: each partition's state initialized anew at its share coordinator,
+        with a state epoch above the stored one; the (topic, partition)s that failed."""
+        from .share_groups import ShareGroup
+
+        shares = self.shares
+        if group_id not in shares.groups:
+            group = shares.groups[group_id] = ShareGroup(group_id)
+            group.group_epoch = group.assignment_epoch = 1
+        failed = []
+        for topic, topic_id, partition, start in resets:
+            summary = await shares.persister.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, group_id, topic_id,
+                                                  {"partition": partition, "leader_epoch": 0})
+            epoch = summary.get("state_epoch", 0) + 1 if summary["error_code"] == E.NONE else 0
+            done = await shares.persister.call(ApiKey.INITIALIZE_SHARE_GROUP_STATE, group_id, topic_id,
+                                               {"partition": partition, "state_epoch": epoch, "start_offset": start})
+            if done["error_code"] != E.NONE:
+                failed.append((topic, partition))
+        return failed
+
     # ------------------------------------------------------------------ DeleteShareGroupOffsets
     async def delete(self, request) -> dict:
         body = request.body
@@ -165,6 +203,15 @@ class ShareOffsetAdmin:
         deleted, failed = [], []
         for name in names:
             found = self._topic(name)
+            if found is not None and shares_zk(shares):
+                code = await self._delete_zk(group_id, name, *found)
+                if code == E.NONE:
+                    deleted.append({"topic_name": name, "topic_id": found[0], "error_code": E.NONE,
+                                    "error_message": None})
+                else:
+                    failed.append(self._topic_error(name, code, NO_OFFSETS if code == E.UNKNOWN_TOPIC_OR_PARTITION
+                                                    else None))
+                continue
             keys = [k for k in shares.partitions if k[0] == group_id and k[1] == name]
             if found is None:
                 failed.append(self._topic_error(name, E.UNKNOWN_TOPIC_OR_PARTITION))
@@ -181,6 +228,24 @@ class ShareOffsetAdmin:
                                 "error_message": None})
         return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                 "responses": refused_topics + deleted + failed}
+
+    async def _delete_zk(self, group_id: str, name: str, topic_id: uuid.UUID, count: int) -> int:
+        """ZooKeeper mode: the states of the topic's partitions deleted at their share
+        coordinators; UNKNOWN_TOPIC_OR_PARTITION when the group had none."""
+        persister = self.shares.persister
+        had = False
+        for partition in range(count):
+            summary = await persister.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, group_id, topic_id,
+                                           {"partition": partition, "leader_epoch": 0})
+            if summary["error_code"] != E.NONE:
+                return E.COORDINATOR_NOT_AVAILABLE
+            if summary.get("start_offset", -1) < 0:
+                continue
+            had = True
+            done = await persister.call(ApiKey.DELETE_SHARE_GROUP_STATE, group_id, topic_id, {"partition": partition})
+            if done["error_code"] != E.NONE:
+                return E.COORDINATOR_NOT_AVAILABLE
+        return E.NONE if had else E.UNKNOWN_TOPIC_OR_PARTITION
 
     @staticmethod
     def _topic_error(name: str, code: int, message: str | None = None) -> dict:

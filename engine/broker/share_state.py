@@ -40,7 +40,14 @@ class ShareStateStore:
         except UnknownTopicOrPartitionError:
             return None
 
+    def _local_only(self) -> None:
+        """In ZooKeeper mode the topic is replicated and written by its leaders' share
+        coordinators (share_coordinator.py), never by this lone-broker store."""
+        if self.broker.replication is not None:
+            raise KafkaError(f"{slog.SHARE_GROUP_STATE_TOPIC} is written by its share coordinators")
+
     def ensure_topic(self) -> int:
+        self._local_only()
         count = self._partitions()
         if count is None:
             try:
@@ -112,6 +119,7 @@ class ShareStateStore:
 
     def delete(self, group_id: str, topic_id: uuid.UUID, partition: int) -> None:
         """A tombstone for the share-partition's state (its group was deleted)."""
+        self._local_only()
         count = self._partitions()
         key = (group_id, topic_id, partition)
         self._created_ms.pop(key, None)

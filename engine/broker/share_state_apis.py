@@ -28,6 +28,11 @@ What Kafka 4.4 answers (checked with pk's codec against it, tests/test_oracle_sh
   answers the delivery complete count from v1 (-1 in v0);
 - Delete always succeeds (a tombstone when there was state).
 ACLs: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
+
+In ZooKeeper mode the state is the share coordinator's (share_coordinator.py), not the
+share-partitions': only the leader of the key's `__share_group_state` partition answers
+(NOT_COORDINATOR elsewhere, as Kafka's), and a change is answered once the high watermark
+passed its append. `serve` is also how this broker's own share-partitions reach it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..share_partition import SharePartition
 from ..share_state_log import STATE_NAMES, ShareStateValue
+from .share_coordinator import CoordinatorError, NOT_COORDINATOR_MESSAGE, ShareCoordinator
 from .share_state import ShareStateStore
 
 NEGATIVE_PARTITION = "The partition id cannot be a negative number."
@@ -50,6 +56,8 @@ FENCED_STATE = "The coordinator rejected the request because the state epoch did
 FENCED_LEADER = "The leader epoch in the request is older than the epoch on the broker."
 UNKNOWN_PARTITION = "This server does not host this topic-partition."
 CLUSTER_DENIED = "Cluster authorization failed."
+MESSAGES = {E.NOT_COORDINATOR: NOT_COORDINATOR_MESSAGE,
+            E.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available."}
 
 
 def uninitialized(operation: str) -> str:
@@ -68,13 +76,24 @@ class ShareStateApis:
     def __init__(self, broker, shares):
         self.broker = broker
         self.shares = shares  # share_groups.ShareGroupHandlers
-        self.epochs: dict[tuple[str, uuid.UUID, int], Epochs] = {}
-        for key, handler in ((ApiKey.INITIALIZE_SHARE_GROUP_STATE, self.initialize),
-                             (ApiKey.READ_SHARE_GROUP_STATE, self.read),
-                             (ApiKey.WRITE_SHARE_GROUP_STATE, self.write),
-                             (ApiKey.DELETE_SHARE_GROUP_STATE, self.delete),
-                             (ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, self.read_summary)):
-            broker.register(key, handler)
+        self.coordinator = ShareCoordinator(broker)  # ZooKeeper mode's state
+        self.epochs: dict[tuple[str, uuid.UUID, int], Epochs] = self.coordinator.epochs
+        self._written: list = []  # ZooKeeper mode: the appends of the partition being answered
+        self._serving = {ApiKey.INITIALIZE_SHARE_GROUP_STATE: (self._initialize_one, {}),
+                         ApiKey.READ_SHARE_GROUP_STATE: (self._read_one, READ_EMPTY),
+                         ApiKey.WRITE_SHARE_GROUP_STATE: (self._write_one, {}),
+                         ApiKey.DELETE_SHARE_GROUP_STATE: (self._delete_one, {}),
+                         ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: (self._read_summary_one, SUMMARY_DEFAULTS)}
+        for key in self._serving:
+            broker.register(key, self.handle)
+
+    @property
+    def zk(self) -> bool:
+        return self.broker.replication is not None
+
+    async def handle(self, request) -> dict:
+        body = request.body
+        return await self.serve(request.api_key, request.api_version, body["group_id"], body["topics"], request)
 
     # ------------------------------------------------------------------ the state of one partition
     def _name(self, topic_id: uuid.UUID) -> str | None:
@@ -82,6 +101,8 @@ class ShareStateApis:
 
     def _partition(self, group: str, topic_id: uuid.UUID, partition: int) -> SharePartition | None:
         """The share-partition's state, if it was ever initialized (pk's own share-partitions are)."""
+        if self.zk:
+            return self.coordinator.states.get((group, topic_id, partition))
         name = self._name(topic_id)
         if name is None:
             return None
@@ -96,6 +117,9 @@ class ShareStateApis:
 
     def _put(self, group: str, topic_id: uuid.UUID, partition: int, sp: SharePartition) -> None:
         """The share-partition's new state, written to __share_group_state at once."""
+        if self.zk:
+            self._written.append(self.coordinator.put((group, topic_id, partition), sp))
+            return
         shares = self.shares
         key = (group, self._name(topic_id), partition)
         sp.written = True
@@ -108,17 +132,21 @@ class ShareStateApis:
         shares._persist()
         self.broker.notify_data()
 
-    def _each(self, request, answer_partition, defaults: dict | None = None) -> dict:
-        """Every partition of the request answered by `answer_partition(group, topic id,
-        partition data)`; CLUSTER_ACTION first, no results for an empty group id. A partition
-        refused here gets the answer's `defaults` beside its error."""
-        defaults = defaults or {}
-        body = request.body
-        allowed = self.broker.guard.allows(request, acls.CLUSTER_ACTION, acls.CLUSTER, acls.CLUSTER_NAME)
-        if not body["group_id"]:
+    async def serve(self, api_key: int, version: int, group_id: str, topics: list, request=None) -> dict:
+        """Every partition of the request answered by the API's `_..._one(version, group, topic
+        id, partition data)`; CLUSTER_ACTION first (a request of this broker's own
+        share-partitions, `request` None, is allowed), no results for an empty group id. A
+        partition refused here gets the answer's defaults beside its error. In ZooKeeper mode
+        a partition another broker coordinates is NOT_COORDINATOR, and the answer waits for
+        the high watermark to pass the appends made."""
+        answer_partition, defaults = self._serving[api_key]
+        allowed = request is None or self.broker.guard.allows(request, acls.CLUSTER_ACTION, acls.CLUSTER,
+                                                              acls.CLUSTER_NAME)
+        if not group_id:
             return {"results": []}
         results = []
-        for topic in body["topics"]:
+        waits: list[tuple[list, dict, tuple]] = []
+        for topic in topics:
             parts = []
             for p in topic["partitions"]:
                 if not allowed:
@@ -127,10 +155,28 @@ class ShareStateApis:
                 elif p["partition"] < 0:
                     parts.append({"partition": p["partition"], "error_code": E.INVALID_REQUEST,
                                   "error_message": NEGATIVE_PARTITION, **defaults})
+                elif self.zk and self.coordinator.coordinator_error((group_id, topic["topic_id"], p["partition"])):
+                    parts.append({"partition": p["partition"], "error_code": E.NOT_COORDINATOR,
+                                  "error_message": NOT_COORDINATOR_MESSAGE, **defaults})
                 else:
-                    parts.append({"partition": p["partition"], "error_code": E.NONE, "error_message": None,
-                                  **answer_partition(body["group_id"], topic["topic_id"], p)})
+                    self._written = []
+                    before = self.coordinator.saved_state((group_id, topic["topic_id"], p["partition"]))
+                    try:
+                        part = {"partition": p["partition"], "error_code": E.NONE, "error_message": None,
+                                **answer_partition(version, group_id, topic["topic_id"], p)}
+                    except CoordinatorError as exc:
+                        part = {"partition": p["partition"], "error_code": exc.code, "error_message": str(exc),
+                                **defaults}
+                    if self._written:
+                        waits.append((self._written, part, before))
+                    parts.append(part)
             results.append({"topic_id": topic["topic_id"], "partitions": _java_map_order(parts, "partition")})
+        for written, part, before in waits:
+            code = await self.coordinator.replicated(written)
+            if code != E.NONE:  # not written: the state is what it was (Kafka's runtime reverts it too)
+                self.coordinator.restore_state(before)
+                part.update(error_code=code, error_message=MESSAGES.get(code),
+                            **defaults)
         # Kafka's coordinator answers from HashMaps (topic id -> partition -> result)
         return {"results": _java_map_order(results, "topic_id")}
 
@@ -139,112 +185,108 @@ class ShareStateApis:
         return {"error_code": code, "error_message": message}
 
     # ------------------------------------------------------------------ InitializeShareGroupState
-    async def initialize(self, request) -> dict:
-        def one(group: str, topic_id: uuid.UUID, p: dict) -> dict:
-            if p["state_epoch"] < 0:
-                return self._error(E.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
-            name = self._name(topic_id)
-            try:
-                known = name is not None and p["partition"] < self.broker.engine.topic(name).partitions
-            except KafkaError:
-                known = False
-            if not known:
-                return self._error(E.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION)
-            key = (group, topic_id, p["partition"])
-            sp = self._partition(*key)
-            if sp is not None and p["state_epoch"] < self._epochs(key, sp).state_epoch:
-                return self._error(E.FENCED_STATE_EPOCH, FENCED_STATE)
-            start = p["start_offset"]
-            self.epochs[key] = Epochs(p["state_epoch"], 0, 0 if start >= 0 else -1)
-            self._put(group, topic_id, p["partition"], SharePartition(start))
-            return {}
-        return self._each(request, one)
+    def _initialize_one(self, version: int, group: str, topic_id: uuid.UUID, p: dict) -> dict:
+        if p["state_epoch"] < 0:
+            return self._error(E.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
+        name = self._name(topic_id)
+        try:
+            known = name is not None and p["partition"] < self.broker.engine.topic(name).partitions
+        except KafkaError:
+            known = False
+        if not known:
+            return self._error(E.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION)
+        key = (group, topic_id, p["partition"])
+        sp = self._partition(*key)
+        if sp is not None and p["state_epoch"] < self._epochs(key, sp).state_epoch:
+            return self._error(E.FENCED_STATE_EPOCH, FENCED_STATE)
+        start = p["start_offset"]
+        self.epochs[key] = Epochs(p["state_epoch"], 0, 0 if start >= 0 else -1)
+        self._put(group, topic_id, p["partition"], SharePartition(start))
+        return {}
 
     # ------------------------------------------------------------------ ReadShareGroupState
-    async def read(self, request) -> dict:
-        empty = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
-
-        def one(group: str, topic_id: uuid.UUID, p: dict) -> dict:
-            if p["leader_epoch"] < 0:
-                return {**empty, **self._error(E.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)}
-            key = (group, topic_id, p["partition"])
-            sp = self._partition(*key)
-            if sp is None:
-                return {**empty, **self._error(E.INVALID_REQUEST, uninitialized("Read"))}
-            epochs = self._epochs(key, sp)
-            if p["leader_epoch"] < epochs.leader_epoch:
-                return {**empty, **self._error(E.FENCED_LEADER_EPOCH, FENCED_LEADER)}
+    def _read_one(self, version: int, group: str, topic_id: uuid.UUID, p: dict) -> dict:
+        if p["leader_epoch"] < 0:
+            return {**READ_EMPTY, **self._error(E.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)}
+        key = (group, topic_id, p["partition"])
+        sp = self._partition(*key)
+        if sp is None:
+            return {**READ_EMPTY, **self._error(E.INVALID_REQUEST, uninitialized("Read"))}
+        epochs = self._epochs(key, sp)
+        if p["leader_epoch"] < epochs.leader_epoch:
+            return {**READ_EMPTY, **self._error(E.FENCED_LEADER_EPOCH, FENCED_LEADER)}
+        if self.zk and p["leader_epoch"] > epochs.leader_epoch:
+            # (Kafka writes a ShareUpdate when a read moves the leader epoch: kept here, so that
+            # the new leader epoch fences the old leader's writes also after a move)
             epochs.leader_epoch = p["leader_epoch"]
-            snapshot = sp.snapshot()
-            return {"state_epoch": epochs.state_epoch, "start_offset": snapshot["start_offset"],
-                    "state_batches": [_wire_batch(b) for b in snapshot["batches"]]}
-        return self._each(request, one, empty)
+            self._put(group, topic_id, p["partition"], sp)
+        epochs.leader_epoch = p["leader_epoch"]
+        snapshot = sp.snapshot()
+        return {"state_epoch": epochs.state_epoch, "start_offset": snapshot["start_offset"],
+                "state_batches": [_wire_batch(b) for b in snapshot["batches"]]}
 
     # ------------------------------------------------------------------ WriteShareGroupState
-    async def write(self, request) -> dict:
-        version = request.api_version
-
-        def one(group: str, topic_id: uuid.UUID, p: dict) -> dict:
-            if p["state_epoch"] < 0:
-                return self._error(E.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
-            if p["leader_epoch"] < 0:
-                return self._error(E.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)
-            key = (group, topic_id, p["partition"])
-            sp = self._partition(*key)
-            if sp is None:
-                return self._error(E.INVALID_REQUEST, uninitialized("Write"))
-            epochs = self._epochs(key, sp)
-            if p["leader_epoch"] < epochs.leader_epoch:
-                return self._error(E.FENCED_LEADER_EPOCH, FENCED_LEADER)
-            if p["state_epoch"] < epochs.state_epoch:
-                return self._error(E.FENCED_STATE_EPOCH, FENCED_STATE)
-            epochs.leader_epoch = p["leader_epoch"]
-            snapshot = sp.snapshot()
-            start = snapshot["start_offset"]
-            if p["start_offset"] != -1 and p["start_offset"] >= start:
-                start = p["start_offset"]
-                epochs.delivery_complete_count = p["delivery_complete_count"] if version >= 1 else -1
-            batches = [(b["first_offset"], b["last_offset"], b["delivery_count"],
-                        STATE_NAMES.get(b["delivery_state"], "Available")) for b in p["state_batches"]]
-            fresh = SharePartition(start)
-            ShareStateStore.restore(ShareStateValue(start, _overlay(snapshot["batches"], batches)), fresh)
-            self._put(group, topic_id, p["partition"], fresh)
-            return {}
-        return self._each(request, one)
+    def _write_one(self, version: int, group: str, topic_id: uuid.UUID, p: dict) -> dict:
+        if p["state_epoch"] < 0:
+            return self._error(E.INVALID_REQUEST, NEGATIVE_STATE_EPOCH)
+        if p["leader_epoch"] < 0:
+            return self._error(E.INVALID_REQUEST, NEGATIVE_LEADER_EPOCH)
+        key = (group, topic_id, p["partition"])
+        sp = self._partition(*key)
+        if sp is None:
+            return self._error(E.INVALID_REQUEST, uninitialized("Write"))
+        epochs = self._epochs(key, sp)
+        if p["leader_epoch"] < epochs.leader_epoch:
+            return self._error(E.FENCED_LEADER_EPOCH, FENCED_LEADER)
+        if p["state_epoch"] < epochs.state_epoch:
+            return self._error(E.FENCED_STATE_EPOCH, FENCED_STATE)
+        epochs.leader_epoch = p["leader_epoch"]
+        snapshot = sp.snapshot()
+        start = snapshot["start_offset"]
+        if p["start_offset"] != -1 and p["start_offset"] >= start:
+            start = p["start_offset"]
+            epochs.delivery_complete_count = p["delivery_complete_count"] if version >= 1 else -1
+        batches = [(b["first_offset"], b["last_offset"], b["delivery_count"],
+                    STATE_NAMES.get(b["delivery_state"], "Available")) for b in p["state_batches"]]
+        fresh = SharePartition(start)
+        ShareStateStore.restore(ShareStateValue(start, _overlay(snapshot["batches"], batches)), fresh)
+        self._put(group, topic_id, p["partition"], fresh)
+        return {}
 
     # ------------------------------------------------------------------ DeleteShareGroupState
-    async def delete(self, request) -> dict:
-        def one(group: str, topic_id: uuid.UUID, p: dict) -> dict:
-            key = (group, topic_id, p["partition"])
-            if self._partition(*key) is not None:
-                name_key = (group, self._name(topic_id), p["partition"])
-                shares = self.shares
-                try:
-                    if shares.partitions[name_key].written:
-                        shares.store.delete(group, topic_id, p["partition"])
-                except (KafkaError, OSError):
-                    return self._error(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-                del shares.partitions[name_key]
-                shares._persisted.pop(name_key, None)
-            self.epochs.pop(key, None)
+    def _delete_one(self, version: int, group: str, topic_id: uuid.UUID, p: dict) -> dict:
+        key = (group, topic_id, p["partition"])
+        if self.zk:
+            if key in self.coordinator.states:
+                self._written.append(self.coordinator.tombstone(key))
             return {}
-        return self._each(request, one)
+        if self._partition(*key) is not None:
+            name_key = (group, self._name(topic_id), p["partition"])
+            shares = self.shares
+            try:
+                if shares.partitions[name_key].written:
+                    shares.store.delete(group, topic_id, p["partition"])
+            except (KafkaError, OSError):
+                return self._error(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+            del shares.partitions[name_key]
+            shares._persisted.pop(name_key, None)
+        self.epochs.pop(key, None)
+        return {}
 
     # ------------------------------------------------------------------ ReadShareGroupStateSummary
-    async def read_summary(self, request) -> dict:
-        version = request.api_version
+    def _read_summary_one(self, version: int, group: str, topic_id: uuid.UUID, p: dict) -> dict:
+        key = (group, topic_id, p["partition"])
+        sp = self._partition(*key)
+        if sp is None:
+            return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "delivery_complete_count": -1}
+        epochs = self._epochs(key, sp)
+        return {"state_epoch": epochs.state_epoch, "leader_epoch": epochs.leader_epoch,
+                "start_offset": sp.start_offset,
+                "delivery_complete_count": epochs.delivery_complete_count if version >= 1 else -1}
 
-        def one(group: str, topic_id: uuid.UUID, p: dict) -> dict:
-            key = (group, topic_id, p["partition"])
-            sp = self._partition(*key)
-            if sp is None:
-                return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "delivery_complete_count": -1}
-            epochs = self._epochs(key, sp)
-            return {"state_epoch": epochs.state_epoch, "leader_epoch": epochs.leader_epoch,
-                    "start_offset": sp.start_offset,
-                    "delivery_complete_count": epochs.delivery_complete_count if version >= 1 else -1}
-        return self._each(request, one, {"state_epoch": 0, "leader_epoch": 0, "start_offset": 0,
-                                         "delivery_complete_count": -1})
+
+READ_EMPTY = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
+SUMMARY_DEFAULTS = {"state_epoch": 0, "leader_epoch": 0, "start_offset": 0, "delivery_complete_count": -1}
 
 
 def _java_hash(value) -> int:

@@ -852,6 +852,20 @@ class ZooKeeperSync:
             return (int(get("offsets.topic.num.partitions")), int(get("offsets.topic.replication.factor")),
                     {"cleanup.policy": "compact", "compression.type": "producer",
                      "segment.bytes": str(get("offsets.topic.segment.bytes"))})
+        if name == topic_names.SHARE_GROUP_STATE_TOPIC:
+            from .dynamic_config_keys import KAFKA_CONFIGS
+
+            def get(key: str) -> str:  # (Kafka's defaults: pk has no defaults of its own for these)
+                value = self.config.get(key)
+                return value if value is not None else KAFKA_CONFIGS[key][1]
+            # Kafka 4.4's ShareCoordinatorService.shareGroupStateTopicConfigs has cleanup.policy
+            # delete and prunes the log itself; pk does not prune, so the topic is compacted
+            # (docs/replication.md, "The share coordinator")
+            return (int(get("share.coordinator.state.topic.num.partitions")),
+                    int(get("share.coordinator.state.topic.replication.factor")),
+                    {"cleanup.policy": "compact", "compression.type": "producer",
+                     "min.insync.replicas": str(get("share.coordinator.state.topic.min.isr")),
+                     "segment.bytes": str(get("share.coordinator.state.topic.segment.bytes"))})
         return (int(get("transaction.state.log.num.partitions")),
                 int(get("transaction.state.log.replication.factor")),
                 {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
