@@ -18,6 +18,7 @@ import uuid
 import pytest
 
 from conftest import BrokerProcess
+from waits import wait_for
 
 # A lock short enough for the expiry tests (Kafka's bounds allow 15 s at the least; the pk
 # broker lowers them, as a Kafka broker's server.properties may).
@@ -70,6 +71,19 @@ def _share_consume(kafka_tools, bootstrap: str, topic: str, group: str, *args: s
     return r.returncode, r.stdout.decode(), r.stderr.decode()
 
 
+def _nothing_left(kafka_tools, bootstrap: str, group: str, topic: str) -> None:
+    """Wait until the group's share-partition has no lag: every record was acknowledged or
+    archived, nothing is left to deliver (a state, where a consumer run would have to wait out
+    a timeout to show it). (Kafka 4.4 may still print START-OFFSET 0 there: its lag counts the
+    records delivered for good.)"""
+    def drained() -> bool:
+        r = kafka_tools("kafka-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
+        rows = [line.split() for line in r.stdout.decode().splitlines()]
+        return r.returncode == 0 and [(row[1], row[2], row[4]) for row in rows if row[:1] == [group]] == [(topic, "0", "0")]
+
+    wait_for(drained, what=f"share group {group} to have nothing left of {topic}", interval=0.2)
+
+
 LINES = [f"m{i}" for i in range(10)]
 
 
@@ -79,10 +93,7 @@ def test_reads_every_record(kafka_tools, bootstrap):
     rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--max-messages", "10",
                                   "--timeout-ms", "30000")
     assert (rc, out, err) == (0, "".join(f"{x}\n" for x in LINES), "Processed a total of 10 messages\n")
-    # all were accepted: the group has nothing more to give
-    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
-    assert (rc, out) == (0, "")
-    assert err.splitlines()[-1] == "Processed a total of 0 messages"
+    _nothing_left(kafka_tools, bootstrap, group, topic)  # all were accepted
 
 
 def test_latest_is_the_default_start(kafka_tools, bootstrap):
@@ -104,8 +115,7 @@ def test_release_redelivers_up_to_the_delivery_count_limit(kafka_tools, bootstra
     assert err == "Processed a total of 12 messages\n"
     assert sorted(out.splitlines()) == sorted(f"Offset:{i}\tDelivery:{n}\tm{i}" for i in range(4)
                                               for n in (1, 2, 3))
-    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
-    assert (rc, out) == (0, "")  # all archived
+    _nothing_left(kafka_tools, bootstrap, group, topic)  # all archived
 
 
 def test_reject_is_never_redelivered(kafka_tools, bootstrap):
@@ -114,8 +124,7 @@ def test_reject_is_never_redelivered(kafka_tools, bootstrap):
     rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--reject", "--max-messages", "10",
                                   "--timeout-ms", "30000")
     assert (rc, out, err) == (0, "".join(f"{x}\n" for x in LINES), "Processed a total of 10 messages\n")
-    rc, out, err = _share_consume(kafka_tools, bootstrap, topic, group, "--timeout-ms", "3000")
-    assert (rc, out) == (0, "")
+    _nothing_left(kafka_tools, bootstrap, group, topic)  # rejected: archived
 
 
 def test_same_output_on_both_brokers(kafka_tools, pk_server, kafka):
