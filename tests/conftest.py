@@ -148,7 +148,7 @@ class BrokerProcess:
         self.overrides = {"log.dirs": data_dir, "listeners": f"PLAINTEXT://{self.bootstrap}",
                           "group.initial.rebalance.delay.ms": "0", **kafka_oracle.GROUP_HEARTBEATS,
                           **(overrides or {})}
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | toolfork.ForkedProcess | None = None
         self.log_path = os.path.join(os.path.dirname(data_dir) or ".", f"broker-{self.port}.log")
 
     def command(self) -> list[str]:
@@ -161,7 +161,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = toolfork.popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

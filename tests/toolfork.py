@@ -46,8 +46,10 @@ import time
 BIN_DIR = os.path.dirname(sys.executable)
 # Started and signalled as servers by the tests, or starting a JVM of their own: their few runs
 # gain nothing from a fork.
-NOT_FORKED = {"pk-server-start", "pk-server-stop", "pk-zookeeper-server-start", "pk-zookeeper-server-stop",
-              "pk-spark"}
+NOT_FORKED = {"pk-server-stop", "pk-zookeeper-server-start", "pk-zookeeper-server-stop", "pk-spark"}
+# Servers: forked only through `popen` (a broker's start-up imports were a third of its time
+# to listen); `run` waits for a tool's end, which a server does not reach.
+SERVERS = {"pk-server-start"}
 MESSAGE_BYTES = 1 << 20
 real_run = subprocess.run
 
@@ -248,9 +250,11 @@ class _Server:
 _server: _Server | None = None
 
 
-def _server_for(argv: list[str], env: dict | None) -> _Server | None:
+def _server_for(argv: list[str], env: dict | None, servers: bool = False) -> _Server | None:
     global _server
     if os.environ.get("PK_TEST_SPAWN") or not argv or os.path.dirname(argv[0]) != BIN_DIR:
+        return None
+    if (os.path.basename(argv[0]) in SERVERS) != servers:
         return None
     if _server is None:
         _server = _Server()
@@ -307,13 +311,8 @@ def _fork_run(server, args, argv, input, stdin, stdout, stderr, timeout, check, 
 
     fds = [child_end(stdin, "stdin", 0), child_end(stdout, "stdout", 1)]
     fds.append(fds[1] if stderr == subprocess.STDOUT else child_end(stderr, "stderr", 2))
-    request = {"tool": os.path.basename(argv[0]), "argv": argv, "cwd": None if cwd is None else os.fspath(cwd),
-               "env": dict(os.environ if env is None else env)}
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        conn.connect(server.path)
-        socket.send_fds(conn, [json.dumps(request).encode()], fds)
-        pid = json.loads(conn.recv(MESSAGE_BYTES))["pid"]
+        pid, conn = _fork(server, argv, fds, env, cwd)
     finally:
         for fd in ours:
             os.close(fd)
@@ -339,6 +338,88 @@ def _fork_run(server, args, argv, input, stdin, stdout, stderr, timeout, check, 
     if check and returncode:
         raise subprocess.CalledProcessError(returncode, args, out, err)
     return subprocess.CompletedProcess(args, returncode, out, err)
+
+
+def _fork(server: _Server, argv: list[str], fds: list[int], env, cwd) -> tuple[int, socket.socket]:
+    """Have the server fork a child running argv with these stdin, stdout and stderr; its pid,
+    and the connection its return code will come on."""
+    request = {"tool": os.path.basename(argv[0]), "argv": argv, "cwd": None if cwd is None else os.fspath(cwd),
+               "env": dict(os.environ if env is None else env)}
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        conn.connect(server.path)
+        socket.send_fds(conn, [json.dumps(request).encode()], fds)
+        return json.loads(conn.recv(MESSAGE_BYTES))["pid"], conn
+    except BaseException:
+        conn.close()
+        raise
+
+
+class ForkedProcess:
+    """What the tests use of a subprocess.Popen, for a server forked by `popen`."""
+
+    def __init__(self, args, pid: int, conn: socket.socket):
+        self.args, self.pid, self._conn = args, pid, conn
+        self.returncode: int | None = None
+
+    def _receive(self, timeout: float | None) -> None:
+        self._conn.settimeout(timeout)
+        try:
+            message = self._conn.recv(MESSAGE_BYTES)
+        except (BlockingIOError, socket.timeout):
+            return
+        self.returncode = json.loads(message)["returncode"] if message else -signal.SIGKILL  # (the server died)
+        self._conn.close()
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._receive(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._receive(timeout)
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def popen(args, *, stdout=None, stderr=None, env=None, cwd=None):
+    """subprocess.Popen(args, stdout=..., stderr=...) for pk's servers (SERVERS), forked from
+    the server when `run` would fork a tool; stdin is inherited, stdout and stderr are None,
+    DEVNULL, a file, or STDOUT for stderr."""
+    argv = [os.fsdecode(a) for a in args]
+    server = _server_for(argv, env, servers=True) if cwd is None or os.path.isdir(cwd) else None
+    if server is None or subprocess.PIPE in (stdout, stderr):
+        return subprocess.Popen(args, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
+    opened = []
+
+    def fd_of(spec, inherit: int) -> int:
+        if spec is None:
+            return inherit
+        if spec == subprocess.DEVNULL:
+            opened.append(os.open(os.devnull, os.O_RDWR))
+            return opened[-1]
+        return spec if isinstance(spec, int) else spec.fileno()
+
+    out = fd_of(stdout, 1)
+    fds = [0, out, out if stderr == subprocess.STDOUT else fd_of(stderr, 2)]
+    try:
+        pid, conn = _fork(server, argv, fds, env, cwd)
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return ForkedProcess(args, pid, conn)
 
 
 def _communicate(pipes: dict, data: bytes, outputs: dict, deadline) -> None:
