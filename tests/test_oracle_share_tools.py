@@ -398,6 +398,67 @@ def test_verifiable_share_consumer_ack_pattern(kafka_tools, broker):
         assert sorted((row[2], row[-1]) for row in rows) == wanted, r.out
 
 
+def test_renew_acknowledgements_on_the_wire(kafka_tools, broker):
+    """What a broker answers the acknowledgements the pattern sends, and malformed ones (KafkaApis'
+    checks), on a record pk's share client acquired: the same codes on Kafka 4.4 and pk."""
+    from pk.commands.backends.wire_share import ACCEPT, RENEW, ShareConsumer
+    from pk.engine.protocol import ApiKey
+
+    bootstrap, topic, _, _ = broker
+    group = fresh_group(kafka_tools, bootstrap, "w")
+    consumer = ShareConsumer(bootstrap, group, topic)
+    try:
+        record = wait_for(lambda: consumer.poll(0.5), timeout=60, what="records")[0]
+        session = consumer._sessions[consumer._leaders[(topic, record.partition)]]
+        topic_id, offset = consumer._topic_ids[topic], record.offset
+
+        def partitions(first: int, last: int, types: list[int]) -> list[dict]:
+            return [{"topic_id": topic_id, "partitions": [{
+                "partition_index": record.partition,
+                "acknowledgement_batches": [{"first_offset": first, "last_offset": last,
+                                             "acknowledge_types": types}]}]}]
+
+        def acknowledge(version: int, types: list[int], renew: bool, first: int = offset, last: int = offset):
+            answer = session.conn.call(ApiKey.SHARE_ACKNOWLEDGE, version, {
+                "group_id": group, "member_id": consumer.member_id, "share_session_epoch": session.epoch,
+                "is_renew_ack": renew, "topics": partitions(first, last, types)})
+            session.epoch += 1  # a ShareAcknowledge moves the session's epoch before its checks
+            return answer["error_code"], [p["error_code"] for t in answer["responses"] for p in t["partitions"]]
+
+        def fetch(types: list[int], limits: int) -> tuple:
+            answer = session.conn.call(ApiKey.SHARE_FETCH, 2, {
+                "group_id": group, "member_id": consumer.member_id, "share_session_epoch": session.epoch,
+                "max_wait_ms": limits, "min_bytes": limits, "max_bytes": limits, "max_records": limits,
+                "batch_size": limits, "is_renew_ack": True,
+                "topics": [{**t, "partitions": [{**p, "partition_max_bytes": 0} for p in t["partitions"]]}
+                           for t in partitions(offset, offset, types)],
+                "forgotten_topics_data": []})
+            if answer["error_code"] == 0:
+                session.epoch += 1
+            parts = [p for t in answer["responses"] for p in t["partitions"]]
+            return (answer["error_code"], answer["error_message"],
+                    [(p["acknowledge_error_code"], p["acquired_records"]) for p in parts])
+
+        invalid = 42  # INVALID_REQUEST
+        assert acknowledge(2, [RENEW], renew=False) == (0, [invalid])  # RENEW in a request not flagged
+        assert acknowledge(1, [RENEW], renew=False) == (0, [invalid])  # v1 knows no RENEW
+        assert acknowledge(2, [ACCEPT], renew=False, first=offset + 1, last=offset) == (0, [invalid])
+        assert acknowledge(2, [ACCEPT, ACCEPT], renew=False) == (0, [invalid])  # two types for one offset
+        assert acknowledge(2, [RENEW], renew=True) == (0, [0])
+        # a renewing fetch takes no records: limits other than 0 are refused (the reason is only logged)
+        assert fetch([RENEW], 500) == (invalid, None, [])
+        assert fetch([RENEW], 0) == (0, None, [(0, [])])
+        r = kafka_tools("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups",
+                        "--entity-name", group, "--add-config", "share.renew.acknowledge.enable=false")
+        assert r.returncode == 0, r.err
+        # the record is still this member's, so renewing works until the broker sees the config
+        wait_for(lambda: acknowledge(2, [RENEW], renew=True) == (0, [121]), timeout=30,
+                 what="INVALID_RECORD_STATE for a renewal the group no longer allows")
+        assert acknowledge(2, [ACCEPT], renew=False) == (0, [0])
+    finally:
+        consumer.close()
+
+
 def test_verifiable_share_consumer_errors(kafka_tools, broker, tmp_path):
     bootstrap, topic, pk, _ = broker
     if "-kafka-" not in topic:

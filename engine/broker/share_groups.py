@@ -48,6 +48,7 @@ from .share_state import ShareStateStore
 from .share_state_apis import ShareStateApis
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
+api_log = logging.getLogger("kafka.server.KafkaApis")
 
 SHARE_GROUP_TYPE = SHARE_PROTOCOL_TYPE = "share"
 EMPTY, STABLE = "Empty", "Stable"
@@ -402,9 +403,9 @@ class ShareGroupHandlers:
         renew_ack = version >= 2 and body.get("is_renew_ack", False)
         if renew_ack:  # a fetch that only renews locks takes no records: its limits must all be 0
             wrong = "".join(f"{label} must be set to 0, " for field, label in RENEW_ACK_ZERO if body[field] != 0)
-            if wrong:
-                return {"throttle_time_ms": 0, "error_code": E.INVALID_REQUEST,
-                        "error_message": wrong + "if isRenewAck is true.", "responses": []}
+            if wrong:  # Kafka logs the reason; its error answer carries no message
+                api_log.error("%sif isRenewAck is true.", wrong)
+                return {"throttle_time_ms": 0, "error_code": E.INVALID_REQUEST, "responses": []}
         session, code = self._session(group_id, member_id, epoch)
         if code != E.NONE:
             return {"throttle_time_ms": 0, "error_code": code, "responses": []}
