@@ -13,9 +13,10 @@ What Kafka's KafkaShareConsumer does, for one subscribed topic, on one thread:
   records when a RENEW is among them, as Kafka's flags it is_renew_ack), or go at once in a
   ShareAcknowledge (commit), and those still pending at close on a final ShareAcknowledge
   (session epoch -1). A record renewed (its lock extended) is handed out again by the next
-  poll once the broker confirmed the renewal, as Kafka's consumer returns it again. Acquired offsets with no record (a batch's
-  gaps) are acknowledged as GAP, and records acquired but never handed out are released at
-  close, so that another member gets them at once instead of after the acquisition lock.
+  poll once the broker confirmed the renewal, as Kafka's consumer returns it again. Acquired
+  offsets with no record (a batch's gaps) are acknowledged as GAP, and records acquired but
+  never handed out are released at close, so that another member gets them at once instead of
+  after the acquisition lock.
 """
 
 from __future__ import annotations
