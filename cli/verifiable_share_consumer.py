@@ -20,6 +20,12 @@ from .argparse4j import Arg, Argparse4jCommand, Parser
 from .common import fail, run_tool, stdout_closed
 
 PROG = "verifiable-share-consumer"
+ACK_PATTERN_HELP = ("Comma-separated cycle of accept|release|reject|renew applied to each consumed record via "
+                    "AcknowledgeType, selected by (record offset % pattern length). RENEW re-delivers the same "
+                    "record, so its next delivery advances to the following pattern entry instead of renewing again "
+                    "(a pattern of only 'renew' is rejected, since it could never resolve). When set, the share "
+                    "consumer uses explicit acknowledgement and requires --acknowledgement-mode to be 'sync' or "
+                    "'async'. (default: )")
 
 # In the order Kafka 4.4's VerifiableShareConsumer.argParser() adds them.
 PARSER = Parser((
@@ -51,8 +57,7 @@ PARSER = Parser((
               help="Acknowledgement mode for the share consumers (must be either 'auto', 'sync' or 'async') "
                    "(default: auto)")
 @click.option("--ack-pattern", metavar="ACK-PATTERN",
-              help="Comma-separated cycle of accept|release|reject|renew applied to each consumed record (Kafka "
-                   "4.4; pk checks it but does not run it).")
+              help=ACK_PATTERN_HELP)
 @click.option("--offset-reset-strategy", metavar="OFFSET-RESET-STRATEGY",
               help="Share group offset reset strategy (must be either 'earliest' or 'latest') (default: )")
 @click.option("--command-config", metavar="CONFIG-FILE",
@@ -79,8 +84,6 @@ def cli(**values):
         fail(exc.line)
     except ArgumentError as exc:
         fail(f"{PROG}: error: {exc}")
-    if pattern:
-        fail("pk: --ack-pattern (explicit acknowledgement types) is not supported by pk-verifiable-share-consumer")
     try:
         props = load_properties(options.command_config) if options.command_config else {}
     except PropertiesError as exc:  # Kafka: the IOException's message as an argparse4j error
@@ -109,7 +112,7 @@ def cli(**values):
         fail(str(exc))
     tool = VerifiableShareConsumer(options, mode, consumer,
                                    lambda name, value: _set_group_config(options, security, name, value),
-                                   out, log_error)
+                                   out, log_error, pattern)
     status = {"code": 0}
 
     def stop(signum, _frame):

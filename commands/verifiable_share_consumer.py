@@ -9,7 +9,8 @@ topic and prints one JSON event a line on stdout:
 - offsets_acknowledged each time a broker answers a partition's acknowledgements (Kafka's
   AcknowledgementCommitCallback: one partition an event, its offsets lowest first (Kafka 4.4
   lists them in no fixed order: lowest first, highest first, or descending runs); success, and
-  error when it failed);
+  error when it failed; with --ack-pattern and success, ackTypeCounts: how many of them went as
+  each type, in Java's HashMap order of the type names);
 - shutdown_complete once --max-messages records were acknowledged (forever with -1), then
   shutdown_requested (the JVM's shutdown hook).
 
@@ -17,8 +18,13 @@ Acknowledgement modes: auto (implicit: a poll's records are accepted by the next
 sync (commitSync after each poll: a ShareAcknowledge answered before the next poll) and async
 (commitAsync: Kafka sends it in the background; pk sends it as sync does, which only changes
 when the event is printed). Fields and their order are Kafka's (Jackson's). The consumer is
-backends/wire_share.py. Kafka 4.4's --ack-pattern (explicit acknowledgement types, RENEW) is
-checked as Kafka checks it, but not run: a valid pattern is refused with one line.
+backends/wire_share.py.
+
+--ack-pattern (sync or async only) makes the consumer explicit (Kafka's
+share.acknowledgement.mode=explicit): each record is acknowledged, as it is received, with the
+pattern's type at its position, the offset modulo the pattern's length; a record renewed
+(RENEW) comes back on a later poll and takes the pattern's next type then, while a record
+released and delivered again starts over at its offset's own position.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import ILLEGAL_ARGUMENT, JavaError
+from .java_hash import hash_order, string_hash
 from .java_json import event
 
 LOGGER = "org.apache.kafka.tools.VerifiableShareConsumer"
@@ -89,9 +96,15 @@ def reset_strategy_type(text: str) -> str:
 
 class VerifiableShareConsumer:
     def __init__(self, o: Options, mode: str, consumer, set_group_config: Callable[[str, str], None],
-                 out: Callable[[str], None], log_error: Callable[[str, BaseException], None]):
+                 out: Callable[[str], None], log_error: Callable[[str, BaseException], None],
+                 pattern: list[str] | None = None):
         self.o = o
         self.mode = mode
+        self.pattern = pattern or []
+        # per partition: offset -> the type it was last acknowledged with, until the broker answers
+        self._pending_types: dict[tuple[str, int], dict[int, str]] = {}
+        # per partition: offset -> its position in the pattern, kept while it is being renewed
+        self._pattern_index: dict[tuple[str, int], dict[int, int]] = {}
         self.consumer = consumer
         self.set_group_config = set_group_config
         self.out = out
@@ -108,9 +121,47 @@ class VerifiableShareConsumer:
                   "success": error is None}
         if error is not None:
             fields["error"] = error
+        if self.pattern and error is None:
+            fields["ackTypeCounts"] = self._count_types((topic, partition), offsets)
         self.out(event("offsets_acknowledged", **fields))
         if error is None:
             self.acknowledged += len(offsets)
+
+    def _count_types(self, tp: tuple[str, int], offsets: list[int]) -> dict[str, int]:
+        """How many of a successful answer's offsets went as each type (a HashMap<String, Long>
+        in Kafka: its order is the names' hash order). An offset settled by anything but RENEW
+        starts over at its own pattern position if it is delivered again."""
+        counts: dict[str, int] = {}
+        pending = self._pending_types.get(tp)
+        if pending is None:
+            return counts
+        for offset in offsets:
+            kind = pending.pop(offset, None)
+            if kind is None:
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind != "RENEW" and tp in self._pattern_index:
+                self._pattern_index[tp].pop(offset, None)
+                if not self._pattern_index[tp]:
+                    del self._pattern_index[tp]
+        if not pending:
+            del self._pending_types[tp]
+        return {name: counts[name] for name in hash_order(counts, string_hash)}
+
+    def _acknowledge_by_pattern(self, record) -> None:
+        """Kafka's explicit acknowledgement of one record received: the pattern's type at the
+        record's position (the offset modulo the pattern's length, or one past the type that
+        renewed it)."""
+        from .backends.wire_share import ACK_TYPES
+
+        tp = (record.topic, record.partition)
+        positions = self._pattern_index.setdefault(tp, {})
+        index = positions.setdefault(record.offset, record.offset % len(self.pattern))
+        kind = self.pattern[index]
+        self.consumer.acknowledge(record, ACK_TYPES[kind.lower()])
+        self._pending_types.setdefault(tp, {})[record.offset] = kind
+        if kind == "RENEW":
+            positions[record.offset] = (index + 1) % len(self.pattern)
 
     def on_records(self, records: list) -> None:
         by_partition: dict[tuple[str, int], list] = {}
@@ -119,6 +170,9 @@ class VerifiableShareConsumer:
         summaries = []
         for (topic, partition), batch in by_partition.items():
             offsets = sorted({r.offset for r in batch})
+            if self.pattern:
+                for r in batch:
+                    self._acknowledge_by_pattern(r)
             summaries.append({"topic": topic, "partition": partition, "count": len(offsets), "offsets": offsets})
             if self.o.verbose:
                 for r in batch:
@@ -153,7 +207,8 @@ class VerifiableShareConsumer:
                 if self.mode == "AUTO":
                     self._pending = records
                 else:
-                    self._accept(records)
+                    if not self.pattern:  # implicit: commitSync/commitAsync accept the poll's records
+                        self._accept(records)
                     self.consumer.commit()
         except Exception as exc:  # noqa: BLE001 - Kafka logs any failure and shuts down as usual
             self.log_error("Error during processing, terminating share consumer process: ", exc)

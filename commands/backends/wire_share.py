@@ -8,11 +8,15 @@ What Kafka's KafkaShareConsumer does, for one subscribed topic, on one thread:
 - records: ShareFetch to each assigned partition's leader, in a share session per leader
   (session epoch 0 opens it, then 1, 2, ...; -1 closes it). Only the offsets in an answer's
   acquired_records ranges are handed out, each with its delivery count;
-- acknowledgements: each record handed out is acknowledged by the caller (ACCEPT, RELEASE or
-  REJECT); they ride on the next ShareFetch to that leader, and those still pending at close
-  on a final ShareAcknowledge (session epoch -1). Acquired offsets with no record (a batch's
-  gaps) are acknowledged as GAP, and records acquired but never handed out are released at
-  close, so that another member gets them at once instead of after the acquisition lock.
+- acknowledgements: each record handed out is acknowledged by the caller (ACCEPT, RELEASE,
+  REJECT or RENEW); they ride on the next ShareFetch to that leader (one that then takes no
+  records when a RENEW is among them, as Kafka's flags it is_renew_ack), or go at once in a
+  ShareAcknowledge (commit), and those still pending at close on a final ShareAcknowledge
+  (session epoch -1). A record renewed (its lock extended) is handed out again by the next
+  poll once the broker confirmed the renewal, as Kafka's consumer returns it again. Acquired
+  offsets with no record (a batch's gaps) are acknowledged as GAP, and records acquired but
+  never handed out are released at close, so that another member gets them at once instead of
+  after the acquisition lock.
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ from pk.engine.errors import KafkaError
 from .kafka_admin import AdminError, known_error
 from .wire import Security, WireClient, _Connection
 
-GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
-ACK_TYPES = {"accept": ACCEPT, "release": RELEASE, "reject": REJECT}
+GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
+ACK_TYPES = {"accept": ACCEPT, "release": RELEASE, "reject": REJECT, "renew": RENEW}
 
 HEARTBEAT_VERSION = 1
 FETCH_VERSION = 1
-ACKNOWLEDGE_VERSION = 1
+ACKNOWLEDGE_VERSION = 2  # the newest pk speaks; v2 carries RENEW (is_renew_ack)
 METADATA_VERSION = 12
 FIND_COORDINATOR_VERSION = 3
 
@@ -99,6 +103,8 @@ class ShareConsumer:
         self.assignment: set[tuple[str, int]] = set()
         self._sessions: dict[int, _Session] = {}
         self._unhanded: list[ShareRecord] = []  # acquired, not handed out yet
+        self._renewing: dict[tuple[str, int, int], ShareRecord] = {}  # acknowledged RENEW, not answered yet
+        self._renewed: list[ShareRecord] = []  # renewals the broker confirmed: the next poll's records
         # Kafka's AcknowledgementCommitCallback: called as (topic, partition, offsets, error
         # message or None) for each partition whose acknowledgements a broker answered.
         self.on_acknowledged = None
@@ -203,9 +209,17 @@ class ShareConsumer:
         node = self._leaders.get((record.topic, record.partition))
         if node is not None and node in self._sessions:
             self._sessions[node].acks.setdefault((record.topic, record.partition), {})[record.offset] = ack_type
+            key = (record.topic, record.partition, record.offset)
+            if ack_type == RENEW:
+                self._renewing[key] = record
+            else:
+                self._renewing.pop(key, None)
 
     def poll(self, timeout_s: float) -> list[ShareRecord]:
         """Records acquired for this member (each to be acknowledged before the next poll)."""
+        if self._renewed:  # Kafka's consumer returns renewed records before fetching any more
+            out, self._renewed = sorted(self._renewed, key=lambda r: (r.topic, r.partition, r.offset)), []
+            return out
         if self._unhanded:
             out, self._unhanded = self._unhanded, []
             return out
@@ -249,9 +263,11 @@ class ShareConsumer:
         forgotten: dict[str, list] = {}
         for tp in session.partitions - wanted:
             forgotten.setdefault(tp[0], []).append(tp[1])
+        renewing = any(RENEW in acks.values() for acks in session.acks.values())
+        limits = (0, 0, 0, 0) if renewing else (wait_ms, 1, 52428800, self.max_records)
         body = {"group_id": self.group, "member_id": self.member_id, "share_session_epoch": session.epoch,
-                "max_wait_ms": wait_ms, "min_bytes": 1, "max_bytes": 52428800, "max_records": self.max_records,
-                "batch_size": self.max_records,
+                "max_wait_ms": limits[0], "min_bytes": limits[1], "max_bytes": limits[2], "max_records": limits[3],
+                "batch_size": limits[3], "is_renew_ack": renewing,
                 "topics": [{"topic_id": self._topic_ids[t], "partitions": ps} for t, ps in topics.items()],
                 "forgotten_topics_data": [{"topic_id": self._topic_ids[t], "partitions": ps}
                                           for t, ps in forgotten.items()]}
@@ -262,6 +278,8 @@ class ShareConsumer:
             _, hi = session.conn.versions.get(int(kp.ApiKey.SHARE_FETCH), (None, None))
             if hi is None:
                 raise known_error(35, "The node does not support SHARE_FETCH")
+            if renewing and hi < 2:
+                raise known_error(35, "The v1 ShareFetch does not support AcknowledgeType.RENEW")
             answer = session.conn.call(kp.ApiKey.SHARE_FETCH, min(hi, 2), body)
         except (OSError, ConnectionError):
             self._lose(node)
@@ -324,7 +342,7 @@ class ShareConsumer:
 
     def _acknowledged(self, sent: dict, responses: list, code_field: str, message_field: str) -> None:
         """Report each partition's acknowledgements the answer settles, in the answer's order."""
-        if self.on_acknowledged is None or not sent:
+        if not sent:
             return
         for topic in responses:
             name = self._names.get(topic["topic_id"])
@@ -333,9 +351,19 @@ class ShareConsumer:
                 if offsets is not None:
                     code = part[code_field]
                     error = None if not code else known_error(code, part.get(message_field)).message
-                    self.on_acknowledged(name, part["partition_index"], offsets, error)
+                    self._settled(name, part["partition_index"], offsets, error)
         for (name, partition), offsets in sent.items():  # answered without an error of their own
-            self.on_acknowledged(name, partition, offsets, None)
+            self._settled(name, partition, offsets, None)
+
+    def _settled(self, topic: str, partition: int, offsets: list[int], error: str | None) -> None:
+        """A partition's acknowledgements answered: its renewed records come back on the next
+        poll (only when the renewal succeeded), then the caller's callback."""
+        for offset in offsets:
+            record = self._renewing.pop((topic, partition, offset), None)
+            if record is not None and error is None:
+                self._renewed.append(record)
+        if self.on_acknowledged is not None:
+            self.on_acknowledged(topic, partition, offsets, error)
 
     def commit(self) -> None:
         """commitSync: the pending acknowledgements sent now, in a ShareAcknowledge of each
@@ -348,11 +376,12 @@ class ShareConsumer:
             for tp, acks in sorted(session.acks.items()):
                 topics.setdefault(tp[0], []).append({"partition_index": tp[1],
                                                      "acknowledgement_batches": _batches(acks)})
+            renewing = any(RENEW in acks.values() for acks in session.acks.values())
             session.acks = {}
             try:
-                answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
+                answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, self._acknowledge_version(session, renewing),
                                            {"group_id": self.group, "member_id": self.member_id,
-                                            "share_session_epoch": session.epoch,
+                                            "share_session_epoch": session.epoch, "is_renew_ack": renewing,
                                             "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
                                                        for t, ps in topics.items()]})
             except (OSError, ConnectionError, kp.ProtocolError):
@@ -360,11 +389,20 @@ class ShareConsumer:
             session.epoch += 1
             if answer["error_code"]:
                 for (name, partition), offsets in sent.items():
-                    if self.on_acknowledged is not None:
-                        self.on_acknowledged(name, partition, offsets,
-                                             known_error(answer["error_code"], answer.get("error_message")).message)
+                    self._settled(name, partition, offsets,
+                                  known_error(answer["error_code"], answer.get("error_message")).message)
                 continue
             self._acknowledged(sent, answer["responses"], "error_code", "error_message")
+
+    @staticmethod
+    def _acknowledge_version(session: _Session, renewing: bool) -> int:
+        """The newest ShareAcknowledge both sides speak; RENEW needs v2 (Kafka's client refuses
+        to send it older)."""
+        _, hi = session.conn.versions.get(int(kp.ApiKey.SHARE_ACKNOWLEDGE), (None, None))
+        version = min(hi or 1, ACKNOWLEDGE_VERSION)
+        if renewing and version < 2:
+            raise known_error(35, "The v1 ShareAcknowledge does not support AcknowledgeType.RENEW")
+        return version
 
     def hand_back(self, unprocessed: list[ShareRecord]) -> None:
         """Records polled but not processed (--max-messages reached): released at close."""
@@ -382,11 +420,13 @@ class ShareConsumer:
                 topics.setdefault(tp[0], []).append({"partition_index": tp[1],
                                                      "acknowledgement_batches": _batches(acks)})
             sent = {tp: sorted(acks) for tp, acks in session.acks.items() if acks}
+            renewing = any(RENEW in acks.values() for acks in session.acks.values())
             try:
                 if session.epoch > 0 and topics:  # else the session ends with the connection
-                    answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE, ACKNOWLEDGE_VERSION,
+                    answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE,
+                                               self._acknowledge_version(session, renewing),
                                                {"group_id": self.group, "member_id": self.member_id,
-                                                "share_session_epoch": -1,
+                                                "share_session_epoch": -1, "is_renew_ack": renewing,
                                                 "topics": [{"topic_id": self._topic_ids[t], "partitions": ps}
                                                            for t, ps in topics.items()]})
                     if not answer["error_code"]:

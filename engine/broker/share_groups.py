@@ -39,7 +39,7 @@ from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from ..share_groups import now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
-from ..share_partition import ACQUIRED, InvalidRecordState, SharePartition
+from ..share_partition import ACQUIRED, RENEW, InvalidRecordState, SharePartition
 from ..share_state_log import STATE_CODES, STATE_NAMES, ShareStateValue
 from .group_state import client_host, topic_ids_by_name
 from .share_coordinator import SharePersister
@@ -48,6 +48,7 @@ from .share_state import ShareStateStore
 from .share_state_apis import ShareStateApis
 
 log = logging.getLogger("kafka.coordinator.group.GroupMetadataManager")
+api_log = logging.getLogger("kafka.server.KafkaApis")
 
 SHARE_GROUP_TYPE = SHARE_PROTOCOL_TYPE = "share"
 EMPTY, STABLE = "Empty", "Stable"
@@ -57,6 +58,9 @@ INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 RECHECK_SECONDS = 0.05
 READ_CHUNK = 1 << 20
 CONTROL_BIT = 0x20
+# A ShareFetch flagged is_renew_ack (v2) carries acknowledgements only: these limits must be 0.
+RENEW_ACK_ZERO = (("max_bytes", "maxBytes"), ("min_bytes", "minBytes"), ("max_records", "maxRecords"),
+                  ("max_wait_ms", "maxWaitMs"))
 # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS, as for other groups without an authorizer
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
@@ -156,6 +160,12 @@ class ShareGroupHandlers:
     # ------------------------------------------------------------------ configs
     def _config(self, group_id: str, name: str) -> int:
         return self.broker.group_configs.value(group_id, name)
+
+    def _renew_enabled(self, group_id: str) -> bool:
+        from .. import group_config
+        store = self.broker.group_configs.store.get(group_id)
+        return group_config.effective(store, "share.renew.acknowledge.enable",
+                                      self.broker.group_configs._broker_get).lower() == "true"
 
     def _reset_policy(self, group_id: str) -> str:
         from .. import group_config
@@ -347,8 +357,10 @@ class ShareGroupHandlers:
         return self.broker.data.topic_ids.name_of(topic_id)
 
     def _acknowledge(self, group_id: str, member_id: str, topic: str | None, partition: int,
-                     batches: list[dict]) -> int:
+                     batches: list[dict], version: int = 1, renew_ack: bool = False) -> int:
         """Apply one partition's acknowledgement batches; the partition's acknowledge error code."""
+        if malformed_batches(batches, version, renew_ack):
+            return E.INVALID_REQUEST
         if topic is None:
             return E.UNKNOWN_TOPIC_ID
         sp = self.partitions.get((group_id, topic, partition))
@@ -358,7 +370,11 @@ class ShareGroupHandlers:
         code = E.NONE
         now = now_ms()
         sp.expire_locks(now)
+        renew_enabled = self._renew_enabled(group_id)
         for batch in batches:
+            if not renew_enabled and RENEW in batch["acknowledge_types"]:
+                code = E.INVALID_RECORD_STATE  # "Renewing acquisition locks is not enabled for the group."
+                continue
             try:
                 sp.acknowledge(member_id, batch["first_offset"], batch["last_offset"],
                                list(batch["acknowledge_types"]), now)
@@ -384,6 +400,12 @@ class ShareGroupHandlers:
         if refused is not None:
             return refused
         guard = self.broker.guard
+        renew_ack = version >= 2 and body.get("is_renew_ack", False)
+        if renew_ack:  # a fetch that only renews locks takes no records: its limits must all be 0
+            wrong = "".join(f"{label} must be set to 0, " for field, label in RENEW_ACK_ZERO if body[field] != 0)
+            if wrong:  # Kafka logs the reason; its error answer carries no message
+                api_log.error("%sif isRenewAck is true.", wrong)
+                return {"throttle_time_ms": 0, "error_code": E.INVALID_REQUEST, "responses": []}
         session, code = self._session(group_id, member_id, epoch)
         if code != E.NONE:
             return {"throttle_time_ms": 0, "error_code": code, "responses": []}
@@ -415,7 +437,8 @@ class ShareGroupHandlers:
                     continue
                 if p["acknowledgement_batches"]:
                     part["acknowledge_error_code"] = self._acknowledge(group_id, member_id, name, p["partition_index"],
-                                                                        p["acknowledgement_batches"])
+                                                                        p["acknowledgement_batches"], version,
+                                                                        renew_ack)
                 if epoch != FINAL_EPOCH:
                     session.partitions[(topic["topic_id"], p["partition_index"])] = None
         for forgotten in body["forgotten_topics_data"]:
@@ -435,8 +458,9 @@ class ShareGroupHandlers:
             # each request starts at the next partition, so that none starves behind max_records
             order = list(session.partitions)
             session.partitions = dict.fromkeys(order[1:] + order[:1])
-            await self._acquire(request, session, answer, names, readable, max_records,
-                                max(body["max_wait_ms"], 0), min(body["max_bytes"], self.broker.data.fetch_max_bytes))
+            if not renew_ack:  # Kafka answers a renewing fetch's acknowledgements only
+                await self._acquire(request, session, answer, names, readable, max_records, max(body["max_wait_ms"], 0),
+                                    min(body["max_bytes"], self.broker.data.fetch_max_bytes))
         if epoch == INITIAL_EPOCH:
             for topic_id, p in session.partitions:
                 answer(topic_id, p)
@@ -575,7 +599,8 @@ class ShareGroupHandlers:
                     code = E.TOPIC_AUTHORIZATION_FAILED
                 else:
                     code = self._acknowledge(group_id, member_id, name, p["partition_index"],
-                                             p["acknowledgement_batches"])
+                                             p["acknowledgement_batches"], request.api_version,
+                                             request.api_version >= 2 and body.get("is_renew_ack", False))
                 parts.append({"partition_index": p["partition_index"], "error_code": code,
                               "current_leader": {"leader_id": self.broker.node_id, "leader_epoch": 0},
                               "_key": (group_id, name, p["partition_index"])})
@@ -994,6 +1019,25 @@ def _written_batches(sp: SharePartition) -> tuple[int, list[tuple[int, int, int,
         else:
             batches.append((offset, offset, record.delivery_count, record.state))
     return sp.start_offset, batches
+
+
+def malformed_batches(batches: list[dict], version: int, renew_ack: bool) -> bool:
+    """KafkaApis.validateAcknowledgementBatches: batches out of order or overlapping, a batch
+    without types or with a type count that is neither 1 nor its length, a type past REJECT
+    (past RENEW from v2 on), a RENEW in a request not flagged is_renew_ack. Any of these answers
+    the partition INVALID_REQUEST and applies none of its batches."""
+    highest = RENEW if version >= 2 else RENEW - 1
+    previous_end = -1
+    for batch in batches:
+        first, last, types = batch["first_offset"], batch["last_offset"], batch["acknowledge_types"]
+        if first > last or first < previous_end or not types:
+            return True
+        if len(types) > 1 and last - first != len(types) - 1:
+            return True
+        if any(t < 0 or t > highest for t in types) or (RENEW in types and not renew_ack):
+            return True
+        previous_end = last
+    return False
 
 
 def _persister_error(code: int) -> int:
