@@ -207,7 +207,8 @@ def cli(**o):
             reset = cmd.StreamsReset(service, None, None, _out)
             internal = reset.internal_topics if o["delete_all_internal_topics"] else None
             deleted, failed, topics = service.delete_groups(groups, internal)
-            _out(cmd.delete_text(deleted, failed) + reset.delete_internal_after_groups(deleted, topics))
+            before, after = reset.delete_internal_after_groups(deleted, topics)
+            _out(before + cmd.delete_text(deleted, failed) + after)
         else:
             groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
             for group in groups:

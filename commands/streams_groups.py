@@ -539,27 +539,31 @@ class StreamsReset:
             self.error(f"Deleting internal topics for group '{group}' failed due to "
                        f"java.util.concurrent.ExecutionException: {known_error(code).execution_message()}")
 
-    def delete_internal_after_groups(self, deleted: list[str], topics: dict[str, list[str]]) -> str:
+    def delete_internal_after_groups(self, deleted: list[str], topics: dict[str, list[str]]) -> tuple[str, str]:
         """maybeDeleteInternalTopics and printInternalTopicErrors of --delete
-        --delete-all-internal-topics: the deleted groups' internal topics, and what happened."""
+        --delete-all-internal-topics: the deleted groups' internal topics go; returns what
+        Kafka prints before the groups' outcome (each topic that could not be deleted) and
+        after it (the topics' outcome)."""
         if not topics or not deleted:
-            return ""
-        out, failures = "", {}
+            return "", ""
+        before, failures = "", {}
         for group in deleted:
             if topics.get(group):
                 failed = delete_topics(self.service, topics[group])
-                for topic in failed:
-                    out += f"Failed to delete internal topic: {topic}\n"
+                # (DeleteTopicsResult's futures, a HashMap sized for the topics)
+                for topic in hashmap_order(topics[group], sized_for=len(topics[group])):
+                    if topic in failed:
+                        before += f"Failed to delete internal topic: {topic}\n"
                 if failed:
                     failures[group] = known_error(next(iter(failed.values()))).execution_message()
         if not failures:
             with_topics = [g for g in deleted if g in topics]
-            return out + ("Deletion of associated internal topics of the streams groups ('"
-                          + "', '".join(with_topics) + "') was successful.\n")
-        out += "Deletion of some associated internal topics failed:\n"
+            return before, ("Deletion of associated internal topics of the streams groups ('"
+                            + "', '".join(with_topics) + "') was successful.\n")
+        after = "Deletion of some associated internal topics failed:\n"
         for group in hash_order(failures, string_hash):
-            out += f"* Internal topics of the streams group '{group}' could not be deleted due to: {failures[group]}\n"
-        return out
+            after += f"* Internal topics of the streams group '{group}' could not be deleted due to: {failures[group]}\n"
+        return before, after
 
 
 class ResetFailure(Exception):
