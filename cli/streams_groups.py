@@ -204,7 +204,7 @@ def cli(**o):
             _out(cmd.delete_offsets_text(group, *service.delete_offsets(group, partitions), topics, failed))
         elif o["delete"]:
             groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
-            reset = cmd.StreamsReset(service, None, None, _out)
+            reset = cmd.StreamsReset(service, _out)
             internal = reset.internal_topics if o["delete_all_internal_topics"] else None
             deleted, failed, topics = service.delete_groups(groups, internal)
             before, after = reset.delete_internal_after_groups(deleted, topics)
@@ -247,7 +247,6 @@ def _reset_offsets(service, o: dict) -> int:
     Kafka's table or exported as its CSV."""
     from pk.commands import streams_groups as cmd
     from pk.commands.consumer_groups import GroupOptions
-    from pk.commands.group_offsets_resetter import GroupOffsetsResetter
 
     options = GroupOptions(reset_offsets=True, group=list(o["groups"]), all_groups=o["all_groups"], topic=[],
                            validate_regex=[],
@@ -256,9 +255,7 @@ def _reset_offsets(service, o: dict) -> int:
                            to_datetime=list(o["to_datetime"]), by_duration=list(o["by_duration"]),
                            from_file=list(o["from_file"]), to_earliest=o["to_earliest"], to_latest=o["to_latest"],
                            to_current=o["to_current"], timeout=[o["timeout"]])
-    console = _StdoutConsole()
-    reset = cmd.StreamsReset(service, None, options, _out)
-    reset.resetter = GroupOffsetsResetter(lambda: reset.backend, options, console)
+    reset = cmd.StreamsReset(service, _out, options, _StdoutConsole())
     groups = list(o["groups"]) if o["groups"] else [g for g, _ in service.listings()]
     internal = None
     if o["delete_all_internal_topics"]:

@@ -1,10 +1,13 @@
 """kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list, describe and delete streams
-groups (KIP-1071), and delete their committed offsets, on a cluster.
+groups (KIP-1071), delete and reset their committed offsets, and delete their internal topics,
+on a cluster.
 
 Over pk's own codec (backends/wire.py): confluent-kafka's admin has no streams-group calls. The
 requests are those Kafka's admin client sends: ListGroups with the "streams" type filter,
 StreamsGroupDescribe (89) and OffsetFetch to the group's coordinator, ListOffsets (earliest and
-latest) for the partitions the members' active tasks read.
+latest) for the partitions the members' active tasks read; for a reset, OffsetCommit with no
+member (alterStreamsGroupOffsets) and DeleteTopics. The reset plan is GroupOffsetsResetter's
+(group_offsets_resetter.py), over `StreamsResetBackend`.
 
 What the tool prints, as Kafka 4.4 prints it: tables whose variable columns are padded to their
 longest cell (15 at least), fixed ones to Kafka's widths; the partitions of --describe in the
@@ -366,7 +369,7 @@ def offsets_text(d: Description, rows: list[OffsetRow], verbose: bool) -> str:
 OFFSET_COMMIT_VERSION = 9
 DELETE_TOPICS_VERSION = 5
 _UNKNOWN_TOPIC_OR_PARTITION, _UNSUPPORTED_VERSION, _GROUP_ID_NOT_FOUND = 3, 35, 69
-# AdminError → the exception Kafka's tool rethrows (KafkaException: its message alone)
+# StreamsGroupTopologyDescriptionStatus by its wire value
 _STATUS = {0: "NOT_REQUESTED", 1: "NOT_STORED", 2: "ERROR", 3: "AVAILABLE"}
 
 
@@ -446,12 +449,14 @@ class StreamsReset:
     """StreamsGroupService.resetOffsets and the internal topics' deletion of --reset-offsets
     --execute and --delete. Kafka's printError lines go to stdout (`out`), as its tool prints them."""
 
-    def __init__(self, service: StreamsGroupService, resetter, o, out):
+    def __init__(self, service: StreamsGroupService, out, o=None, console=None):
+        from .group_offsets_resetter import GroupOffsetsResetter
+
         self.service = service
         self.backend = StreamsResetBackend(service)
-        self.resetter = resetter  # group_offsets_resetter.GroupOffsetsResetter over self.backend
-        self.o = o  # consumer_groups.GroupOptions: the scenario, --group, --execute ...
         self.out = out
+        self.o = o  # consumer_groups.GroupOptions of --reset-offsets: the scenario, --group, --execute ...
+        self.resetter = GroupOffsetsResetter(lambda: self.backend, o, console) if o is not None else None
 
     def error(self, message: str) -> None:
         self.out(f"\nError: {message}\n")
