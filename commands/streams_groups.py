@@ -1,10 +1,13 @@
 """kafka-streams-groups (Kafka 4.4's StreamsGroupCommand): list, describe and delete streams
-groups (KIP-1071), and delete their committed offsets, on a cluster.
+groups (KIP-1071), delete and reset their committed offsets, and delete their internal topics,
+on a cluster.
 
 Over pk's own codec (backends/wire.py): confluent-kafka's admin has no streams-group calls. The
 requests are those Kafka's admin client sends: ListGroups with the "streams" type filter,
 StreamsGroupDescribe (89) and OffsetFetch to the group's coordinator, ListOffsets (earliest and
-latest) for the partitions the members' active tasks read.
+latest) for the partitions the members' active tasks read; for a reset, OffsetCommit with no
+member (alterStreamsGroupOffsets) and DeleteTopics. The reset plan is GroupOffsetsResetter's
+(group_offsets_resetter.py), over `StreamsResetBackend`.
 
 What the tool prints, as Kafka 4.4 prints it: tables whose variable columns are padded to their
 longest cell (15 at least), fixed ones to Kafka's widths; the partitions of --describe in the
@@ -15,11 +18,13 @@ Each printer returns the stdout text, so the CLI only writes it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pk.engine import protocol as kp
+from pk.engine.javacompat import hashmap_order
 
-from .backends.kafka_admin import known_error
+from .backends.kafka_admin import AdminError, known_error
 from .errors import UsageError
 from .group_coordinator import METADATA_VERSION, GroupCoordinatorClient
 from .java_hash import hash_order, string_hash, topic_partition_hash
@@ -78,6 +83,10 @@ class Description:
     members: list[Member]
     sources: dict[str, list[str]] = field(default_factory=dict)  # subtopology -> topics it reads
     assignor: str = ""
+    inputs: list[str] = field(default_factory=list)  # the subtopologies' source topics, in order
+    # their repartition source and changelog topics, but the source topics (retrieveInternalTopics)
+    internal: list[str] = field(default_factory=list)
+    topology_status: int = 0  # TopologyDescriptionStatus: 0 not requested, 1 not stored, 2 error
 
 
 def _tasks(wire: list) -> list[tuple[str, list[int]]]:
@@ -87,10 +96,10 @@ def _tasks(wire: list) -> list[tuple[str, list[int]]]:
 class StreamsGroupService(GroupCoordinatorClient):
     group_type = "streams"
 
-    def describe(self, group: str) -> Description:
+    def describe(self, group: str, with_topology: bool = False) -> Description:
         answer = self._call(group, kp.ApiKey.STREAMS_GROUP_DESCRIBE, DESCRIBE_VERSION,
                             {"group_ids": [group], "include_authorized_operations": False,
-                             "include_topology_description": False},
+                             "include_topology_description": with_topology},
                             lambda a: a["groups"][0]["error_code"] if a["groups"] else 0)
         g = answer["groups"][0]
         if g["error_code"]:
@@ -102,21 +111,30 @@ class StreamsGroupService(GroupCoordinatorClient):
                           _tasks(m["target_assignment"]["warmup_tasks"]))
                    for m in g["members"]]
         topology = g["topology"]
-        sources = {}
+        sources, inputs, internal = {}, [], []
         if topology is not None:
             for s in topology["subtopologies"] or []:
                 sources[s["subtopology_id"]] = list(s["source_topics"]) + [
                     t["name"] for t in s["repartition_source_topics"] if t["name"] not in s["source_topics"]]
+                inputs += s["source_topics"]
+                internal += [t["name"] for t in s["repartition_source_topics"]]
+                internal += [t["name"] for t in s["state_changelog_topics"]]
         return Description(group, g["group_state"], g["group_epoch"], g["assignment_epoch"],
                            topology["epoch"] if topology is not None else -1, self.coordinator(group), members,
-                           sources, g.get("assignor_name") or "")
+                           sources, g.get("assignor_name") or "", inputs,
+                           [t for t in internal if t not in inputs], g.get("topology_description_status", 0))
 
-    def delete_groups(self, groups: list[str]) -> tuple[list[str], dict[str, str]]:
+    def delete_groups(self, groups: list[str], internal_topics=None
+                      ) -> tuple[list[str], dict[str, str], dict[str, list[str]]]:
         """StreamsGroupService.deleteGroups: only streams groups, only empty ones (checked from
         ListGroups' states first, as Kafka's tool does), then DeleteGroups for those. Returns
-        (deleted, {group: the exception Kafka's tool prints}), each in HashMap order."""
+        (deleted, {group: the exception Kafka's tool prints}, {group: its internal topics}),
+        each in HashMap order; `internal_topics` (--delete-all-internal-topics) finds the
+        groups' internal topics before they are deleted."""
         listed = dict(self.listings())
         deleted, failed = [], {}
+        passed = [g for g in dict.fromkeys(groups) if listed.get(g) == "Empty"]
+        topics = internal_topics(passed) if internal_topics is not None and passed else {}
         for group in dict.fromkeys(groups):
             state = listed.get(group)
             if state is None:
@@ -136,7 +154,8 @@ class StreamsGroupService(GroupCoordinatorClient):
                     failed[group] = known_error(code).execution_message()
                 else:
                     deleted.append(group)
-        return hash_order(deleted, string_hash), {g: failed[g] for g in hash_order(failed, string_hash)}
+        return (hash_order(deleted, string_hash), {g: failed[g] for g in hash_order(failed, string_hash)},
+                topics)
 
     def partitions(self, topics: list[str]) -> tuple[list[tuple[str, int]], dict[str, int]]:
         """Every partition of the topics (Metadata), in the order given, and {topic: error code}
@@ -344,3 +363,240 @@ def offsets_text(d: Description, rows: list[OffsetRow], verbose: bool) -> str:
         lines += [f"{_pad(d.group, g)} {_pad(r.topic, tw)} {_pad(r.partition, 10)} {_pad(dash(r.current), 15)} "
                   f"{_pad(dash(r.leader_epoch), 15)} {_pad(r.end, 15)} {_pad(r.lag, 15)}" for r in rows]
     return "".join(line + "\n" for line in lines)
+
+
+# ------------------------------------------------------------------------------ reset offsets
+OFFSET_COMMIT_VERSION = 9
+DELETE_TOPICS_VERSION = 5
+_UNKNOWN_TOPIC_OR_PARTITION, _UNSUPPORTED_VERSION, _GROUP_ID_NOT_FOUND = 3, 35, 69
+# StreamsGroupTopologyDescriptionStatus by its wire value
+_STATUS = {0: "NOT_REQUESTED", 1: "NOT_STORED", 2: "ERROR", 3: "AVAILABLE"}
+
+
+class StreamsResetBackend:
+    """The consumer_groups.GroupBackend calls GroupOffsetsResetter makes, for a streams group:
+    a group's committed offsets are those of its subtopologies' source and repartition source
+    topics (StreamsGroupService.getCommittedOffsets), offsets come from ListOffsets."""
+
+    def __init__(self, service: StreamsGroupService):
+        self.service = service
+
+    def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        d = self.service.describe(group)
+        read = {t for topics in d.sources.values() for t in topics}
+        return {tp: offset for tp, (offset, _) in self.service.committed(group).items() if tp[0] in read}
+
+    def input_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """getInputTopicOffsets: the committed offsets of the source topics alone."""
+        inputs = set(self.service.describe(group).inputs)
+        return {tp: offset for tp, (offset, _) in self.service.committed(group).items() if tp[0] in inputs}
+
+    def topic_partitions(self, topic: str) -> list[int]:
+        partitions, failed = self.service.partitions([topic])
+        if topic in failed:
+            raise known_error(failed[topic])
+        return [p for _, p in partitions]
+
+    def log_start_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        return self.service.list_offsets(partitions, EARLIEST) if partitions else {}
+
+    def log_end_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        return self.service.list_offsets(partitions, LATEST) if partitions else {}
+
+    def offsets_for_timestamp(self, partitions: list[tuple[str, int]], timestamp: int) -> dict:
+        found = self.service.list_offsets(partitions, timestamp) if partitions else {}
+        return {tp: (offset if offset >= 0 else None) for tp, offset in found.items()}
+
+
+def alter_offsets(service: StreamsGroupService, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    """alterStreamsGroupOffsets: an OffsetCommit with no member and no epoch, which the
+    coordinator takes while the group is empty; the first failed partition fails it all."""
+    if not offsets:
+        return
+    topics: dict[str, list[dict]] = {}
+    for (t, p), offset in offsets.items():
+        topics.setdefault(t, []).append({"partition_index": p, "committed_offset": offset,
+                                         "committed_leader_epoch": -1, "committed_metadata": ""})
+    answer = service._call(group, kp.ApiKey.OFFSET_COMMIT, OFFSET_COMMIT_VERSION,
+                           {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                            "group_instance_id": None,
+                            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+                           lambda a: next((p["error_code"] for t in a["topics"] for p in t["partitions"]
+                                           if p["error_code"]), 0))
+    code = next((p["error_code"] for t in answer["topics"] for p in t["partitions"] if p["error_code"]), 0)
+    if code:
+        raise known_error(code)
+
+
+def delete_topics(service: StreamsGroupService, topics: list[str]) -> dict[str, int]:
+    """DeleteTopics by name: {topic: error code} of those that failed."""
+    answer = service.client.call(kp.ApiKey.DELETE_TOPICS, DELETE_TOPICS_VERSION,
+                                 {"topic_names": topics, "timeout_ms": service.timeout_ms})
+    return {r["name"]: r["error_code"] for r in answer["responses"] if r["error_code"]}
+
+
+_INTERNAL_SUFFIXES = ("-changelog", "-repartition", "-subscription-registration-topic",
+                      "-subscription-response-topic")
+_FK_JOIN = re.compile(r".+-KTABLE-FK-JOIN-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic")
+
+
+def inferred_internal(topic: str, group: str) -> bool:
+    """isInferredInternalTopic: named `<application id>-...` as Kafka Streams names its own."""
+    return topic.startswith(group + "-") and (topic.endswith(_INTERNAL_SUFFIXES) or bool(_FK_JOIN.fullmatch(topic)))
+
+
+class StreamsReset:
+    """StreamsGroupService.resetOffsets and the internal topics' deletion of --reset-offsets
+    --execute and --delete. Kafka's printError lines go to stdout (`out`), as its tool prints them."""
+
+    def __init__(self, service: StreamsGroupService, out, o=None, console=None):
+        from .group_offsets_resetter import GroupOffsetsResetter
+
+        self.service = service
+        self.backend = StreamsResetBackend(service)
+        self.out = out
+        self.o = o  # consumer_groups.GroupOptions of --reset-offsets: the scenario, --group, --execute ...
+        self.resetter = GroupOffsetsResetter(lambda: self.backend, o, console) if o is not None else None
+
+    def error(self, message: str) -> None:
+        self.out(f"\nError: {message}\n")
+
+    def reset(self, groups: list[str], input_topics: list[str], all_input: bool,
+              internal_topics: list[str] | None) -> dict[str, dict[tuple[str, int], int]]:
+        """{group: {partition: new offset}}; `internal_topics` (None: none to delete) is
+        --delete-internal-topic's list, or [] for --delete-all-internal-topics."""
+        dry_run = not self.o.execute
+        result: dict[str, dict] = {}
+        for group in hash_order(dict.fromkeys(groups), string_hash):
+            try:
+                state = self.service.describe(group).state
+            except AdminError as exc:
+                if exc.code != _GROUP_ID_NOT_FOUND:
+                    raise ResetFailure(f"java.util.concurrent.ExecutionException: {exc.execution_message()}")
+                state = None
+            if state not in (None, "Empty", "Dead"):
+                self.error(f"Assignments can only be reset if the group '{group}' is inactive, but the current "
+                           f"state is {state}.")
+                result[group] = {}
+                continue
+            result[group] = self._reset_inactive(group, input_topics, all_input, dry_run)
+            if state is not None and not dry_run and internal_topics is not None:
+                topics = internal_topics or self.internal_topics([group]).get(group, [])
+                if topics:
+                    self._delete_internal(group, topics)
+        return result
+
+    def _reset_inactive(self, group: str, input_topics: list[str], all_input: bool, dry_run: bool) -> dict:
+        try:
+            if all_input:
+                partitions = sorted(self.backend.input_offsets(group))
+            elif input_topics:
+                partitions = self.resetter.parse_topic_partitions_to_reset(input_topics)
+                known = self.service.committed(group)
+                if not all(tp in known for tp in partitions):
+                    self.error(f"One or more topics are not part of the group '{group}'.")
+                    partitions = []
+            elif not self.o.from_file:
+                raise UsageError("One of the reset scopes should be defined: --all-input-topics, --input-topic.")
+            else:
+                partitions = []
+            prepared = self.resetter.prepare_offsets_to_reset(group, partitions)
+            if not dry_run:
+                alter_offsets(self.service, group, prepared)
+            return prepared
+        except AdminError as exc:  # (a KafkaException: rethrown as it is)
+            raise ResetFailure(f"java.util.concurrent.ExecutionException: {exc.execution_message()}"
+                               if exc.code == _GROUP_ID_NOT_FOUND else exc.message)
+
+    def internal_topics(self, groups: list[str]) -> dict[str, list[str]]:
+        """retrieveInternalTopics: each group's repartition and changelog topics that Kafka
+        Streams would have named (the others are named in an error and kept)."""
+        found: dict[str, list[str]] = {}
+        try:
+            described = [self.service.describe(g) for g in groups]
+        except AdminError as exc:
+            self.error(f"Retrieving internal topics failed due to java.util.concurrent.ExecutionException: "
+                       f"{exc.execution_message()}")
+            return found
+        for d in described:
+            topics = []
+            for topic in d.internal:
+                if inferred_internal(topic, d.group):
+                    topics.append(topic)
+                else:
+                    self.error(f"The internal topic '{topic}' is not inferred as internal and thus will not be "
+                               f"deleted with the group '{d.group}'.")
+            if topics:
+                found[d.group] = topics
+        return found
+
+    def _delete_internal(self, group: str, topics: list[str]) -> None:
+        failed = delete_topics(self.service, topics)
+        if not failed:
+            return
+        code = next(iter(failed.values()))  # (the first failed topic's future fails all())
+        if code == _UNKNOWN_TOPIC_OR_PARTITION:
+            self.error(f"Deleting internal topics for group '{group}' failed because the topics do not exist.")
+        elif code == _UNSUPPORTED_VERSION:
+            self.error(f"Deleting internal topics is not supported by the broker version.\nInternal topics: "
+                       f"({','.join(topics)}).\nUse 'kafka-topics.sh' to delete the group's internal topics.")
+        else:
+            self.error(f"Deleting internal topics for group '{group}' failed due to "
+                       f"java.util.concurrent.ExecutionException: {known_error(code).execution_message()}")
+
+    def delete_internal_after_groups(self, deleted: list[str], topics: dict[str, list[str]]) -> tuple[str, str]:
+        """maybeDeleteInternalTopics and printInternalTopicErrors of --delete
+        --delete-all-internal-topics: the deleted groups' internal topics go; returns what
+        Kafka prints before the groups' outcome (each topic that could not be deleted) and
+        after it (the topics' outcome)."""
+        if not topics or not deleted:
+            return "", ""
+        before, failures = "", {}
+        for group in deleted:
+            if topics.get(group):
+                failed = delete_topics(self.service, topics[group])
+                # (DeleteTopicsResult's futures, a HashMap sized for the topics)
+                for topic in hashmap_order(topics[group], sized_for=len(topics[group])):
+                    if topic in failed:
+                        before += f"Failed to delete internal topic: {topic}\n"
+                if failed:
+                    failures[group] = known_error(next(iter(failed.values()))).execution_message()
+        if not failures:
+            with_topics = [g for g in deleted if g in topics]
+            return before, ("Deletion of associated internal topics of the streams groups ('"
+                            + "', '".join(with_topics) + "') was successful.\n")
+        after = "Deletion of some associated internal topics failed:\n"
+        for group in hash_order(failures, string_hash):
+            after += f"* Internal topics of the streams group '{group}' could not be deleted due to: {failures[group]}\n"
+        return before, after
+
+
+class ResetFailure(Exception):
+    """An exception Kafka's tool lets through: "Error: Executing streams group command failed
+    due to <message>"."""
+
+
+def reset_text(result: dict[str, dict[tuple[str, int], int]]) -> str:
+    """StreamsGroupCommand.printOffsetsToReset: fixed widths, partitions in HashMap order."""
+    line = "\n{:<30} {:<30} {:<10} {:<15}"
+    text = line.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET") if result else ""
+    for group in hashmap_order(result):
+        offsets = result[group]
+        for topic, p in hashmap_order(sorted(offsets)):
+            text += line.format(group, topic, p, offsets[(topic, p)])
+    return text + "\n"
+
+
+def topology_text(d: Description) -> tuple[str, str]:
+    """printTopology: (stdout, pk's stderr line). A broker keeps topology descriptions only
+    with a topology description plugin (pk-server-start keeps none: NOT_STORED); printing a
+    stored one (AVAILABLE) is not done yet."""
+    if d.topology_status == 1:
+        return f"\nError: No topology description is stored for streams group '{d.group}'.\n", ""
+    if d.topology_status == 2:
+        return (f"\nError: The broker failed to fetch the topology description for streams group '{d.group}'. "
+                f"See the broker logs for details.\n", "")
+    if d.topology_status == 3:
+        return "", "pk-streams-groups: printing a stored topology description is not supported yet"
+    return (f"\nError: No topology description is available for streams group '{d.group}' "
+            f"(status: {_STATUS.get(d.topology_status, d.topology_status)}).\n", "")

@@ -169,6 +169,7 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
             app.stop()
     for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
         _same_tool_output(kafka_tools, bootstrap, STOPPED)
+    _resets_as_kafka(kafka, kafka_tools, pk_server, tmp_path)
     # --delete-offsets and --delete: each tool changes the group on one broker, then both
     # tools see the same result on either
     dropped = {}
@@ -182,11 +183,53 @@ def test_word_count_through_pk_as_through_kafka(streams_jars, kafka, kafka_tools
             ["--delete-offsets", "--group", "ostr-unknown", "--all-input-topics"]])
     deleted = {}
     for bootstrap, tool in ((kafka.bootstrap, "kafka"), (pk_server.bootstrap, "pk")):
-        deleted[tool] = _tool(kafka_tools, tool, bootstrap, ["--delete", "--group", APP, "--group", "ostr-unknown"])
+        deleted[tool] = _tool(kafka_tools, tool, bootstrap, ["--delete", "--group", APP, "--group", "ostr-unknown",
+                                                             "--delete-all-internal-topics"])
     assert deleted["pk"] == deleted["kafka"]
     assert "* Group 'ostr-unknown' could not be deleted" in deleted["pk"][0]
+    # (the repartition topic went with --reset-offsets above: its deletion fails, the changelog's not)
+    assert deleted["pk"][0].startswith(f"Failed to delete internal topic: {APP}-words-repartition\n")
+    assert f"* Internal topics of the streams group '{APP}' could not be deleted" in deleted["pk"][0]
+    assert _topics(kafka.bootstrap) == _topics(pk_server.bootstrap) == {}
     for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
         _same_tool_output(kafka_tools, bootstrap, [["--delete", "--group", APP], ["--list", "--state"]])
+
+
+def _resets_as_kafka(kafka, kafka_tools, pk_server, tmp_path) -> None:
+    """--reset-offsets of the empty group: each scenario planned by both tools on both brokers,
+    then executed; with --execute, the internal topic named by --delete-internal-topic goes."""
+    plan = tmp_path / "plan.csv"
+    plan.write_text(f"{INPUT},0,1\n{INPUT},1,100\n")
+    for bootstrap in (kafka.bootstrap, pk_server.bootstrap):
+        _same_tool_output(kafka_tools, bootstrap, RESETS + [
+            ["--reset-offsets", "--group", APP, "--from-file", str(plan), "--dry-run"],
+            ["--reset-offsets", "--group", APP, "--all-input-topics", "--to-offset", "2", "--execute"],
+            ["--reset-offsets", "--group", APP, "--all-input-topics", "--to-current", "--dry-run", "--export"]])
+    # (pk-server-start keeps no topology description, as a Kafka broker without the plugin)
+    topology = ["--describe", "--group", APP, "--topology"]
+    assert _tool(kafka_tools, "kafka", pk_server.bootstrap, topology) == \
+        _tool(kafka_tools, "kafka", kafka.bootstrap, topology) == \
+        (f"\nError: No topology description is stored for streams group '{APP}'.\n", 1)
+    executed = {}
+    for bootstrap, tool in ((kafka.bootstrap, "kafka"), (pk_server.bootstrap, "pk")):
+        executed[tool] = _tool(kafka_tools, tool, bootstrap, [
+            "--reset-offsets", "--group", APP, "--all-input-topics", "--to-earliest", "--execute",
+            "--delete-internal-topic", f"{APP}-words-repartition"])
+    assert executed["pk"] == executed["kafka"]
+    assert f"{APP:<30} {INPUT:<30} {0:<10} {0:<15}" in executed["pk"][0]
+    assert _topics(kafka.bootstrap) == _topics(pk_server.bootstrap) == {f"{APP}-counts-changelog": 2}
+
+
+RESETS = [["--reset-offsets", "--group", APP, "--all-input-topics", "--to-earliest", "--dry-run"],
+          ["--reset-offsets", "--group", APP, "--all-input-topics", "--to-latest", "--dry-run", "--export"],
+          ["--reset-offsets", "--group", APP, "--input-topic", f"{INPUT}:1", "--to-offset", "300", "--dry-run"],
+          ["--reset-offsets", "--group", APP, "--all-input-topics", "--shift-by", "-2", "--dry-run"],
+          ["--reset-offsets", "--group", APP, "--all-input-topics", "--to-datetime", "2000-01-01T00:00:00.000",
+           "--dry-run"],
+          ["--reset-offsets", "--group", APP, "--all-input-topics", "--by-duration", "P1D", "--dry-run"],
+          ["--reset-offsets", "--group", APP, "--input-topic", OUTPUT, "--to-earliest", "--dry-run"],
+          ["--reset-offsets", "--group", "ostr-unknown", "--all-input-topics", "--to-earliest", "--dry-run"],
+          ["--describe", "--group", APP, "--topology"]]
 
 
 LIVE = [["--list"], ["--list", "--state", "stable,empty"],
@@ -219,7 +262,14 @@ def _tool(kafka_tools, which: str, bootstrap: str, args: list[str]) -> tuple[str
 
 BAD = [["--describe"], ["--list", "--state", "bogus"], ["--delete-offsets", "--group", "g"], ["--delete"],
        ["--describe", "--group", "g", "--members", "--state"],
-       ["--describe", "--group", "g", "--state", "Stable"], ["--list", "--group", "g"], ["--list", "--members"]]
+       ["--describe", "--group", "g", "--state", "Stable"], ["--list", "--group", "g"], ["--list", "--members"],
+       ["--reset-offsets", "--group", "g", "--to-earliest"], ["--reset-offsets", "--to-earliest", "--dry-run"],
+       ["--reset-offsets", "--group", "g", "--to-earliest", "--to-latest", "--dry-run"],
+       ["--reset-offsets", "--group", "g", "--to-earliest", "--dry-run", "--delete-all-internal-topics"],
+       ["--reset-offsets", "--group", "g", "--to-earliest", "--dry-run", "--delete-internal-topic", "t"],
+       ["--delete-all-internal-topics", "--group", "g", "--list"], ["--list", "--execute"],
+       ["--delete", "--group", "g", "--input-topic", "t"], ["--reset-offsets", "--group", "g", "--to-offset", "x",
+                                                            "--dry-run"]]
 
 
 @pytest.mark.parametrize("args", BAD, ids=lambda a: " ".join(a))

@@ -45,6 +45,8 @@ INT32_MIN = -2147483648
 CLASSIC_GROUP_TYPE = "classic"
 COORDINATOR_GROUP, COORDINATOR_TRANSACTION, COORDINATOR_SHARE = 0, 1, 2  # FindCoordinator key types
 NOT_COORDINATOR_MESSAGE = "This is not the correct coordinator."
+# StreamsGroupDescribe v1's topology_description_status when a description is asked for and none is kept
+TOPOLOGY_DESCRIPTION_NOT_STORED = 1
 NO_NODE = {"node_id": -1, "host": "", "port": -1}
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
                            "or the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -839,6 +841,10 @@ class GroupHandlers:
                 continue
             operations = guard.operations(request, acls.GROUP, gid) if guard.enabled else GROUP_AUTHORIZED_OPERATIONS
             answer = self.streams.describe(gid, include, operations)
+            if answer["error_code"] == E.NONE and request.body.get("include_topology_description"):
+                # pk keeps no topology descriptions (no StreamsGroupTopologyDescriptionUpdate): as a
+                # Kafka 4.4 broker with none stored answers
+                answer["topology_description_status"] = TOPOLOGY_DESCRIPTION_NOT_STORED
             if answer["error_code"] == E.GROUP_ID_NOT_FOUND and (
                     self.consumer.get(gid) is not None or self.coordinator.group(gid) is not None):
                 answer["error_message"] = f"Group {gid} is not a streams group."
