@@ -137,15 +137,13 @@ def consume(consumer, o: ShareConsumerOptions, p: SharePlan, out: BinaryIO,
         last = time.monotonic()
         for i, record in enumerate(polled):
             if limit is not None and tally.count >= limit:
-                consumer.hand_back(polled[i:])
-                break
+                break  # the rest stays unacknowledged: the session's close releases it, as Kafka's
             tally.count += 1
             try:
                 out.write(p.formatter.format(record))
                 consumer.acknowledge(record, ack)
             except Exception as exc:  # noqa: BLE001 - a formatter's failure, as Kafka's tool catches it
                 if not o.reject_message_on_error or isinstance(exc, (BrokenPipeError, KeyboardInterrupt)):
-                    consumer.hand_back(polled[i + 1:])
                     raise
                 log_error(log4j_line("ERROR", "Error processing message, rejecting this message: ",
                                      CONSOLE_SHARE_CONSUMER))

@@ -99,6 +99,15 @@ class ShareGroupState:
     members: dict[str, ShareMember] = field(default_factory=dict)
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)  # the topics the partitions are of
+    changes_read: dict[tuple[str, int], int] = field(default_factory=dict)  # each partition's, when read
+
+    def stored(self) -> None:
+        """The group is written back: each share-partition that changed stores its state as a
+        write to Kafka's share coordinator would (the start offset describe shows lags one
+        write behind, share_partition.py)."""
+        for key, sp in self.partitions.items():
+            if sp.changes != self.changes_read.get(key, 0):
+                sp.stored(sp.stored_state()[0], sp.start_offset)
 
     @property
     def state(self) -> str:
@@ -109,6 +118,7 @@ class ShareGroupState:
         parts = []
         for (topic, partition), sp in sorted(self.partitions.items()):
             parts.append({"topic": topic, "partition": partition, "start": sp.start_offset, "end": sp.end_offset,
+                          "stored_start": sp.stored_start, "carry": sp.stored_state()[0],
                           "written": sp.written, "changes": sp.changes,
                           "in_flight": [[o, r.state, r.delivery_count, r.member_id, r.deadline_ms]
                                         for o, r in sorted(sp.in_flight.items())]})
@@ -127,6 +137,9 @@ class ShareGroupState:
             sp = SharePartition(p["start"])
             sp.end_offset, sp.written, sp.changes = p["end"], p["written"], p["changes"]
             sp.in_flight = {o: InFlight(s, c, m, d) for o, s, c, m, d in p["in_flight"]}
+            # (a file of an older pk has neither: its start is what it stored)
+            sp.stored(p.get("stored_start", p["start"]), p.get("carry", p["start"]))
+            state.changes_read[(p["topic"], p["partition"])] = sp.changes
             state.partitions[(p["topic"], p["partition"])] = sp
         return state
 
@@ -168,6 +181,7 @@ class ShareGroupStore:
                 dirty |= self._upkeep(state)
             result, changed = change(state)
             if state is not None and (dirty or changed):
+                state.stored()
                 atomic_write(path, state.to_json())  # durable: acknowledgements are kept
             return result
 

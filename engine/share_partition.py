@@ -54,6 +54,15 @@ class SharePartition:
         # coordinator has no start offset for the partition to describe.
         self.written = False
         self.changes = 0  # counts those changes: a store writes the partition when it moved on
+        # What a share coordinator stores of the partition lags one write behind its start, as
+        # in Kafka: SharePartition writes a change with the start offset it had before the change,
+        # then moves the start past what the change completed. `stored_start` is what the last
+        # write carried (what a describe shows); `_carry`, the start when that write was made,
+        # is what the next one carries; `_completed` keeps the done records the start passed
+        # since, for that write to state.
+        self.stored_start = start_offset
+        self._carry = start_offset
+        self._completed: dict[int, InFlight] = {}
 
     # ------------------------------------------------------------------ reading
     def next_fetch_offset(self) -> int:
@@ -171,6 +180,8 @@ class SharePartition:
             del self.in_flight[o]
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
+        self._carry = max(self._carry, offset)  # (below the log's start, nothing is stored)
+        self._completed = {o: r for o, r in self._completed.items() if o >= offset}
         self.written = True
         self.changes += 1
 
@@ -187,15 +198,32 @@ class SharePartition:
         """What a share coordinator keeps of this partition (Kafka's ShareSnapshot/ShareUpdate
         value): the start offset and the in-flight records' states as batches
         (first, last, delivery count, state), ACQUIRED written as AVAILABLE, as Kafka does."""
-        batches = []
-        for offset in sorted(self.in_flight):
-            record = self.in_flight[offset]
-            state = AVAILABLE if record.state == ACQUIRED else record.state
-            if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (record.delivery_count, state):
-                batches[-1] = (batches[-1][0], offset, record.delivery_count, state)
-            else:
-                batches.append((offset, offset, record.delivery_count, state))
-        return {"start_offset": self.start_offset, "batches": batches}
+        return {"start_offset": self.start_offset, "batches": _batches(self.in_flight)}
+
+    def stored_state(self, with_acquired: bool = True) -> tuple[int, list, int]:
+        """What the partition's next write stores: (the start offset it carries, the batches of
+        the records at or past it, how many of those are done). ACQUIRED records are written
+        as AVAILABLE, or left out (`with_acquired=False`: Kafka writes only the batches whose
+        state changed, never an acquisition)."""
+        records = {o: r for o, r in self._completed.items() if o >= self._carry}
+        records.update(self.in_flight)
+        if not with_acquired:
+            records = {o: r for o, r in records.items() if r.state != ACQUIRED}
+        done = self.done_in_flight() + self.start_offset - self._carry
+        return self._carry, _batches(records), done
+
+    def stored(self, carried: int, start: int) -> None:
+        """A write of `stored_state` went through: it carried `carried`, and was made when the
+        start offset was `start` (the next write carries that)."""
+        self.stored_start, self._carry = carried, start
+        self._completed = {o: r for o, r in self._completed.items() if o >= start}
+
+    def restored(self, stored_start: int) -> None:
+        """The partition was just rebuilt from a stored state starting at `stored_start`: the
+        start moves past what that state had done, as Kafka's SharePartition moves it at load,
+        and the next write carries the moved start."""
+        self._advance()
+        self.stored_start, self._carry, self._completed = stored_start, self.start_offset, {}
 
     # ------------------------------------------------------------------ internals
     def _free(self, record: InFlight) -> None:
@@ -209,8 +237,23 @@ class SharePartition:
             record = self.in_flight.get(self.start_offset)
             if record is not None and record.state not in (ACKNOWLEDGED, ARCHIVED):
                 break
+            if record is not None:
+                self._completed[self.start_offset] = record
             self.in_flight.pop(self.start_offset, None)
             self.start_offset += 1
+
+
+def _batches(records: dict[int, InFlight]) -> list[tuple[int, int, int, str]]:
+    """(first, last, delivery count, state) runs of the records, ACQUIRED as AVAILABLE."""
+    batches: list[tuple[int, int, int, str]] = []
+    for offset in sorted(records):
+        record = records[offset]
+        state = AVAILABLE if record.state == ACQUIRED else record.state
+        if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (record.delivery_count, state):
+            batches[-1] = (batches[-1][0], offset, record.delivery_count, state)
+        else:
+            batches.append((offset, offset, record.delivery_count, state))
+    return batches
 
 
 def _runs(taken: list[tuple[int, int]]) -> list[tuple[int, int, int]]:

@@ -607,3 +607,38 @@ def _offsets_at_end(bootstrap: str, group: str) -> bool:
     r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
     rows = [line.split() for line in r.stdout.decode().splitlines() if line.startswith(group)]
     return r.returncode == 0 and len(rows) == 3 and all(row[4] == "0" for row in rows)
+
+
+SPSO_TOPIC = "osg-spso"
+
+
+def test_start_offsets_after_acknowledgements_on_both_brokers(kafka_tools, brokers):
+    """The START-OFFSET a share group describes is the one its share coordinator last stored,
+    and a share-partition stores the start it had before the acknowledgements it writes move it
+    (Kafka's SharePartition writes the state, then moves its start): Kafka's console share
+    consumer takes 4 of 10 records, then the other 6, on each broker, and after each run both
+    brokers describe the group alike."""
+    seen = {}
+    for name, bootstrap in brokers.items():
+        create_topic_with_leaders(bootstrap, SPSO_TOPIC)
+        r = kafka_tools("kafka-console-producer", "--bootstrap-server", bootstrap, "--topic", SPSO_TOPIC,
+                        input="".join(f"r{i}\n" for i in range(10)))
+        assert r.returncode == 0, r.err
+        _earliest(kafka_tools, bootstrap, "osg-spso-g")
+        views = []
+        for count in (4, 6):
+            r = kafka_tools("kafka-console-share-consumer", "--bootstrap-server", bootstrap, "--topic", SPSO_TOPIC,
+                            "--group", "osg-spso-g", "--max-messages", str(count), "--timeout-ms", "60000")
+            assert r.returncode == 0, r.stderr
+            lag = 10 - 4 if count == 4 else 0
+            wait_for(lambda: _lag(bootstrap, "osg-spso-g") == lag, what=f"lag {lag} on {name}")
+            views.append(_pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group",
+                             "osg-spso-g").stdout.decode())
+        seen[name] = views
+    assert seen["pk"] == seen["kafka"]
+
+
+def _lag(bootstrap: str, group: str) -> int | None:
+    r = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", group)
+    rows = [line.split() for line in r.stdout.decode().splitlines() if line.startswith(group)]
+    return int(rows[0][4]) if r.returncode == 0 and len(rows) == 1 and rows[0][4].isdigit() else None

@@ -18,7 +18,7 @@ from pk.engine.errors import KafkaError, UnknownTopicOrPartitionError
 
 from ..share_groups import Description, Member
 from .kafka_admin import AdminError, known_error
-from .wire_share import RELEASE, ShareError, ShareRecord, new_member_id
+from .wire_share import ShareError, ShareRecord, new_member_id
 
 _IDLE_SLEEP = 0.02  # seconds between polls that found nothing
 
@@ -49,11 +49,6 @@ class EngineShareConsumer:
 
     def acknowledge(self, record: ShareRecord, ack_type: int) -> None:
         self._acks.setdefault((record.topic, record.partition), {})[record.offset] = ack_type
-
-    def hand_back(self, unprocessed: list[ShareRecord]) -> None:
-        """Records polled but not processed (--max-messages reached): released at close."""
-        for rec in unprocessed:
-            self.acknowledge(rec, RELEASE)
 
     def poll(self, timeout_s: float) -> list[ShareRecord]:
         deadline = time.monotonic() + max(timeout_s, 0)
@@ -144,7 +139,7 @@ class EngineShareGroupService:
             if sp is None or not sp.written:  # no state written yet: Kafka shows "-"
                 rows.append({"topic": topic, "partition": p, "start_offset": -1, "leader_epoch": -1, "lag": -1})
             else:
-                rows.append({"topic": topic, "partition": p, "start_offset": sp.start_offset, "leader_epoch": 0,
+                rows.append({"topic": topic, "partition": p, "start_offset": sp.stored_start, "leader_epoch": 0,
                              "lag": self.store.lag(topic, p, sp)})
         return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
 

@@ -404,11 +404,6 @@ class ShareConsumer:
             raise known_error(35, "The v1 ShareAcknowledge does not support AcknowledgeType.RENEW")
         return version
 
-    def hand_back(self, unprocessed: list[ShareRecord]) -> None:
-        """Records polled but not processed (--max-messages reached): released at close."""
-        for rec in unprocessed:
-            self.acknowledge(rec, RELEASE)
-
     # ------------------------------------------------------------------ close
     def close(self) -> None:
         """Send the pending acknowledgements and close each share session, then leave."""
@@ -422,7 +417,9 @@ class ShareConsumer:
             sent = {tp: sorted(acks) for tp, acks in session.acks.items() if acks}
             renewing = any(RENEW in acks.values() for acks in session.acks.values())
             try:
-                if session.epoch > 0 and topics:  # else the session ends with the connection
+                # (with or without acknowledgements: the close releases what the session still holds,
+                # in a write of its own after theirs, as Kafka's broker does)
+                if session.epoch > 0:
                     answer = session.conn.call(kp.ApiKey.SHARE_ACKNOWLEDGE,
                                                self._acknowledge_version(session, renewing),
                                                {"group_id": self.group, "member_id": self.member_id,

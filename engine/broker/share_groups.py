@@ -39,7 +39,7 @@ from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
 from ..share_groups import now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
-from ..share_partition import ACQUIRED, RENEW, InvalidRecordState, SharePartition
+from ..share_partition import RENEW, InvalidRecordState, SharePartition
 from ..share_state_log import STATE_CODES, STATE_NAMES, ShareStateValue
 from .group_state import client_host, topic_ids_by_name
 from .share_coordinator import SharePersister
@@ -292,6 +292,17 @@ class ShareGroupHandlers:
         self._release(group.group_id, member_id)
         self._reassign(group)
 
+    async def _close_session(self, group_id: str, member_id: str) -> dict:
+        """A member's last request (epoch -1): its acknowledgements are written, then what it
+        still holds is released and written, two writes as in Kafka (the session closes after
+        the acknowledgements' write; a share group's stored start offset moves in between).
+        The acknowledgements' unwritten partitions, as `_persist_now`."""
+        unwritten = await self._persist_now()
+        self.sessions.pop((group_id, member_id), None)
+        self._release(group_id, member_id)
+        await self._persist_now()
+        return unwritten
+
     def _release(self, group_id: str, member_id: str) -> None:
         released = False
         for (gid, _, _), sp in self.partitions.items():
@@ -315,6 +326,7 @@ class ShareGroupHandlers:
             if stored is not None:
                 sp = SharePartition(stored.start_offset)
                 self.store.restore(stored, sp)
+                sp.restored(stored.start_offset)
             else:
                 policy = self._reset_policy(group_id).strip().lower()
                 start = plog.log_start_offset if policy == "earliest" else plog.log_end_offset
@@ -444,9 +456,9 @@ class ShareGroupHandlers:
         for forgotten in body["forgotten_topics_data"]:
             for p in forgotten["partitions"]:
                 session.partitions.pop((forgotten["topic_id"], p), None)
+        closed = None
         if epoch == FINAL_EPOCH:  # the member is done: what it still holds goes back
-            self.sessions.pop((group_id, member_id), None)
-            self._release(group_id, member_id)
+            closed = await self._close_session(group_id, member_id)
         else:
             max_records = body["max_records"] if version >= 1 and body["max_records"] > 0 else 500
             # the session's partitions named in earlier requests are read too: check them all
@@ -464,7 +476,7 @@ class ShareGroupHandlers:
         if epoch == INITIAL_EPOCH:
             for topic_id, p in session.partitions:
                 answer(topic_id, p)
-        unwritten = await self._persist_now()
+        unwritten = await self._persist_now() if closed is None else closed
         for topic in body["topics"]:  # acknowledgements not made durable are answered with the write's error
             for p in topic["partitions"]:
                 code = unwritten.get((group_id, names.get(topic["topic_id"]), p["partition_index"]))
@@ -606,9 +618,9 @@ class ShareGroupHandlers:
                               "_key": (group_id, name, p["partition_index"])})
             responses.append({"topic_id": topic["topic_id"], "partitions": parts})
         if epoch == FINAL_EPOCH:
-            self.sessions.pop((group_id, member_id), None)
-            self._release(group_id, member_id)
-        unwritten = await self._persist_now()
+            unwritten = await self._close_session(group_id, member_id)
+        else:
+            unwritten = await self._persist_now()
         for topic in responses:  # acknowledgements not made durable are answered with the write's error
             for part in topic["partitions"]:
                 code = unwritten.get(part.pop("_key"))
@@ -720,7 +732,7 @@ class ShareGroupHandlers:
                     if sp is None or not sp.written:  # no state written yet: Kafka shows "-"
                         rows.append({"partition_index": p, "start_offset": -1, "leader_epoch": -1, "lag": -1})
                         continue
-                    rows.append({"partition_index": p, "start_offset": sp.start_offset, "leader_epoch": 0,
+                    rows.append({"partition_index": p, "start_offset": sp.stored_start, "leader_epoch": 0,
                                  "lag": self._lag(topic, p, sp)})
                 if rows or not self.zk or wanted["topics"] is not None:
                     entry["topics"].append({"topic_name": topic, "topic_id": topic_id, "partitions": rows})
@@ -876,6 +888,7 @@ class ShareGroupHandlers:
                      STATE_NAMES.get(b["delivery_state"], "Available")) for b in read["state_batches"]])
                 sp = SharePartition(value.start_offset)
                 self.store.restore(value, sp)
+                sp.restored(value.start_offset)
                 state_epoch = read["state_epoch"]
             elif code == E.NONE or uninitialized:
                 try:
@@ -923,9 +936,8 @@ class ShareGroupHandlers:
             async with self._key_locks.setdefault(key, asyncio.Lock()):
                 if self.partitions.get(key) is not sp or sp.changes == self._persisted.get(key, 0):
                     continue  # unloaded, or written meanwhile
-                changes = sp.changes
-                start, batches = _written_batches(sp)
-                done = sp.done_in_flight()
+                changes, start_now = sp.changes, sp.start_offset
+                start, batches, done = sp.stored_state(with_acquired=False)
                 written = await self.persister.call(ApiKey.WRITE_SHARE_GROUP_STATE, key[0], self._ids[key], {
                     "partition": key[2], "state_epoch": self._state_epochs.get(key, 0),
                     "leader_epoch": self._loaded_epochs.get(key, 0), "start_offset": start,
@@ -935,6 +947,7 @@ class ShareGroupHandlers:
                 code = written["error_code"]
                 if code == E.NONE:
                     self._persisted[key] = changes
+                    sp.stored(start, start_now)
                     continue
                 failed[key] = _persister_error(code)
                 if code in (E.FENCED_LEADER_EPOCH, E.FENCED_STATE_EPOCH):
@@ -1001,24 +1014,6 @@ class ShareGroupHandlers:
         for key in [k for k in self.partitions if k[1] == topic]:
             del self.partitions[key]
             self._persisted.pop(key, None)
-
-
-def _written_batches(sp: SharePartition) -> tuple[int, list[tuple[int, int, int, str]]]:
-    """(start offset, batches) a share-partition leader writes to its share coordinator: the
-    in-flight records' states, but for ACQUIRED ones, which keep what was written of them
-    before (as Kafka's SharePartition writes only the batches whose state an acknowledgement,
-    release or lock timeout changed): a new leader delivers them again with the delivery count
-    last written, or as new records when none was."""
-    batches: list[tuple[int, int, int, str]] = []
-    for offset in sorted(sp.in_flight):
-        record = sp.in_flight[offset]
-        if record.state == ACQUIRED:
-            continue
-        if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (record.delivery_count, record.state):
-            batches[-1] = (batches[-1][0], offset, record.delivery_count, record.state)
-        else:
-            batches.append((offset, offset, record.delivery_count, record.state))
-    return sp.start_offset, batches
 
 
 def malformed_batches(batches: list[dict], version: int, renew_ack: bool) -> bool:

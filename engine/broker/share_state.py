@@ -111,11 +111,12 @@ class ShareStateStore:
         now = int(time.time() * 1000)
         created = self._created_ms.setdefault(key, now)
         epoch = self._epochs[key] = self._epochs.get(key, -1) + 1
-        snapshot = sp.snapshot()
-        value = slog.ShareStateValue(snapshot["start_offset"], snapshot["batches"], epoch, 0, 0, created, now)
+        start, batches, _ = sp.stored_state()
+        value = slog.ShareStateValue(start, batches, epoch, 0, 0, created, now)
         target = slog.partition_for(group_id, topic_id, partition, count)
         plog = self.broker.data.log(slog.SHARE_GROUP_STATE_TOPIC, target)
         plog.append_records([(slog.encode_key(group_id, topic_id, partition), slog.encode_snapshot(value), (), now)])
+        sp.stored(start, sp.start_offset)
 
     def delete(self, group_id: str, topic_id: uuid.UUID, partition: int) -> None:
         """A tombstone for the share-partition's state (its group was deleted)."""
