@@ -41,6 +41,11 @@ from .groups import _file_stem
 from .paths import share_groups_dir
 from .share_partition import GAP, InFlight, InvalidRecordState, SharePartition
 
+# Kafka 4.4's coordinator moves a share group's epoch twice more when an assignment takes
+# partitions whose share-partition state the group does not have yet (records of the
+# partitions initializing, then initialized), once whatever their number.
+INITIALIZING_BUMPS = 2
+
 EMPTY, STABLE = "Empty", "Stable"
 ASSIGNOR_NAME = "simple"
 READ_CHUNK = 1 << 20
@@ -284,6 +289,9 @@ class ShareGroupStore:
         group needs no revocation: members may share a partition)."""
         state.group_epoch += 1
         wanted = self._subscribed_partitions(state)
+        if any(tuple(tp) not in state.partitions for tp in wanted):
+            # Kafka initializes their share-partitions' state first: the epoch moves twice more
+            state.group_epoch += INITIALIZING_BUMPS
         by_topics: dict[tuple, list[str]] = {}
         for m in state.members.values():
             by_topics.setdefault(tuple(m.subscribed), []).append(m.member_id)

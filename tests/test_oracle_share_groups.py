@@ -634,6 +634,11 @@ def test_start_offsets_after_acknowledgements_on_both_brokers(kafka_tools, broke
             wait_for(lambda: _lag(bootstrap, "osg-spso-g") == lag, what=f"lag {lag} on {name}")
             views.append(_pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group",
                              "osg-spso-g").stdout.decode())
+            # the group's epochs too: each join and leave, and the partition's state initialized
+            # at the first assignment (twice more in Kafka 4.4's coordinator)
+            state = _pk("pk-share-groups", "--bootstrap-server", bootstrap, "--describe", "--group", "osg-spso-g",
+                        "--state", "--verbose")
+            views.append(state.stdout.decode().replace(bootstrap, "HOST:PORT"))
         seen[name] = views
     assert seen["pk"] == seen["kafka"]
 

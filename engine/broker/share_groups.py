@@ -38,7 +38,7 @@ from ..errors import KafkaError
 from ..protocol import ApiKey
 from ..protocol.messages import INT32_MIN
 from ..protocol import errors as E
-from ..share_groups import now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
+from ..share_groups import INITIALIZING_BUMPS, now_ms, simple_assignment  # Kafka's SimpleAssignor, shared with the engine's share groups
 from ..share_partition import RENEW, InvalidRecordState, SharePartition
 from ..share_state_log import STATE_CODES, STATE_NAMES, ShareStateValue
 from .group_state import client_host, topic_ids_by_name
@@ -84,6 +84,8 @@ class ShareGroup:
         self.group_epoch = 0
         self.assignment_epoch = 0
         self.members: dict[str, ShareMember] = {}
+        # the (topic, partition)s whose share-partition state the group has (initialized)
+        self.initialized: set[tuple[str, int]] = set()
 
     @property
     def state(self) -> str:
@@ -153,8 +155,8 @@ class ShareGroupHandlers:
             # (ZooKeeper mode: the states are the share coordinators', read per partition)
             self._saved = {} if self.zk else self.store.load()
             # the groups come back empty (their members rejoin): pk keeps no group records yet
-            for gid in {key[0] for key in self._saved}:
-                self.groups.setdefault(gid, ShareGroup(gid))
+            for gid, topic_id, partition in self._saved:
+                self.groups.setdefault(gid, ShareGroup(gid)).initialized.add((self._topic_name(topic_id), partition))
         return self._saved
 
     # ------------------------------------------------------------------ configs
@@ -234,6 +236,10 @@ class ShareGroupHandlers:
             self._reassign(group)
         if epoch == 0:
             member.sent_epoch = -1
+        # A member takes the group's new assignment, and its epoch, at its own next heartbeat
+        # (a share group has nothing to revoke): until then the epoch it has is still valid, so
+        # one member joining does not fence the others (as Kafka's reconciliation of a member).
+        member.epoch = group.assignment_epoch
         answer.update(member_id=member_id, member_epoch=member.epoch,
                       heartbeat_interval_ms=self._config(group_id, "share.heartbeat.interval.ms"))
         if member.sent_epoch != member.epoch:
@@ -271,6 +277,10 @@ class ShareGroupHandlers:
         group.group_epoch += 1
         # members subscribe alike in practice; one differing gets only partitions of its topics
         wanted = self._subscribed_partitions(group)
+        fresh = set(wanted) - group.initialized
+        if fresh:  # Kafka initializes their state first: the epoch moves for that twice more
+            group.group_epoch += INITIALIZING_BUMPS
+            group.initialized |= fresh
         by_topics: dict[tuple, list[str]] = {}
         for m in group.members.values():
             by_topics.setdefault(tuple(m.subscribed), []).append(m.member_id)
@@ -278,8 +288,6 @@ class ShareGroupHandlers:
             plan = simple_assignment(members, [tp for tp in wanted if tp[0] in topics])
             for member_id, tps in plan.items():
                 group.members[member_id].assignment = tps
-        for m in group.members.values():
-            m.epoch = group.group_epoch
         group.assignment_epoch = group.group_epoch
         if self.zk:
             return  # each partition's leader sets its share-partition up, from its share coordinator

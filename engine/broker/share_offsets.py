@@ -152,6 +152,7 @@ class ShareOffsetAdmin:
             group.group_epoch = group.assignment_epoch = 1  # Kafka's coordinator makes it at epoch 1
         for topic, topic_id, partition, start in resets:
             key = (group_id, topic, partition)
+            shares.groups[group_id].initialized.add((topic, partition))
             shares.saved.pop((group_id, topic_id, partition), None)
             sp = SharePartition(start)
             sp.written = True  # Kafka's coordinator has the state now: describe shows it
@@ -172,6 +173,7 @@ class ShareOffsetAdmin:
             group.group_epoch = group.assignment_epoch = 1
         failed = []
         for topic, topic_id, partition, start in resets:
+            shares.groups[group_id].initialized.add((topic, partition))
             summary = await shares.persister.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, group_id, topic_id,
                                                   {"partition": partition, "leader_epoch": 0})
             epoch = summary.get("state_epoch", 0) + 1 if summary["error_code"] == E.NONE else 0

@@ -129,6 +129,7 @@ class ShareStateApis:
         if group not in shares.groups:
             from .share_groups import ShareGroup
             shares.groups[group] = ShareGroup(group)
+        shares.groups[group].initialized.add((key[1], partition))
         shares._persist()
         self.broker.notify_data()
 
