@@ -60,7 +60,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from kazoo.exceptions import ConnectionLoss, KazooException, NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NodeExistsError, NoNodeError,
+                              SessionExpiredError)
 
 from ..zk_formats import (
     BROKER_IDS,
@@ -470,7 +471,6 @@ class ZooKeeperSync:
         the one its clean shutdown recorded (ReplicationControlManager.handleBrokerUncleanShutdown);
         pk's registration znode is Kafka 2.8's, with no room for that epoch, so the broker makes
         the same change itself, conditional on each state's version, with the same rules (elr.py)."""
-        from kazoo.exceptions import BadVersionError
 
         live = {int(c) for c in self._children(BROKER_IDS) if c.isdigit()} - {self.node_id}
         enabled = self.elr_enabled()
@@ -534,32 +534,56 @@ class ZooKeeperSync:
         log.info("Registered broker %d at path %s with addresses: PLAINTEXT://%s:%d", self.node_id, path, host, port)
 
     def _elect(self) -> None:
-        """KafkaController.elect: become the controller unless there is one; bump the epoch."""
+        """KafkaController.elect: become the controller unless there is one. As Kafka's
+        registerControllerAndIncrementControllerEpoch, /controller is created and
+        /controller_epoch moved on in one ZooKeeper transaction (checked against the epoch's
+        version): nobody ever sees the new controller with the old epoch."""
+        session = self.zk.client_id[0] if self.zk.client_id else 0
         try:
             data, stat = self.zk.get(CONTROLLER)
-            session = self.zk.client_id[0] if self.zk.client_id else 0
             if stat.ephemeralOwner != session or self.is_controller:
                 self.is_controller = stat.ephemeralOwner == session
                 return
-            # our own znode, whose create was answered into a lost connection: finish the election
+            # our own znode, whose transaction was answered into a lost connection: it moved the
+            # epoch too
+            epoch = int(self.zk.get(CONTROLLER_EPOCH)[0] or b"0")
         except NoNodeError:
-            try:
-                self.zk.create(CONTROLLER, encode_controller(self.node_id), ephemeral=True)
-            except NodeExistsError:
+            epoch = self._register_controller()
+            if epoch is None:
                 self.is_controller = False
                 return
-        try:
-            data, stat = self.zk.get(CONTROLLER_EPOCH)
-            epoch = int(data or b"0") + 1
-            self.zk.set(CONTROLLER_EPOCH, str(epoch).encode(), version=stat.version)
-        except NoNodeError:
-            epoch = 1
-            self.zk.create(CONTROLLER_EPOCH, b"1")
         self.controller_epoch = epoch
         self.is_controller = True
         self._zk_reassignment = None  # a new controller starts a pending znode's moves again
         ctl_log.info("[Controller id=%d] %d successfully elected as the controller. Epoch incremented to %d",
                      self.node_id, self.node_id, epoch)
+
+    def _register_controller(self) -> int | None:
+        """Create /controller and move /controller_epoch on, at once; the new epoch, or None
+        when another broker became the controller first."""
+        while True:
+            try:
+                data, stat = self.zk.get(CONTROLLER_EPOCH)
+            except NoNodeError:
+                try:  # (Kafka creates it at 0 before the first election)
+                    self.zk.create(CONTROLLER_EPOCH, b"0")
+                except NodeExistsError:
+                    pass
+                continue
+            epoch = int(data or b"0") + 1
+            transaction = self.zk.transaction()
+            transaction.check(CONTROLLER_EPOCH, stat.version)
+            transaction.create(CONTROLLER, encode_controller(self.node_id), ephemeral=True)
+            transaction.set_data(CONTROLLER_EPOCH, str(epoch).encode(), version=stat.version)
+            results = transaction.commit()
+            failed = [r for r in results if isinstance(r, Exception)]
+            if not failed:
+                return epoch
+            if any(isinstance(r, NodeExistsError) for r in results):
+                return None  # another broker is the controller
+            if not any(isinstance(r, BadVersionError) for r in results):
+                raise failed[0]
+            # the epoch moved meanwhile (a controller came and went): read it again
 
     def _get(self, path: str) -> bytes | None:
         try:
@@ -745,7 +769,6 @@ class ZooKeeperSync:
         (from the ISR, else the ELR, else its last known leader, else with unclean election any
         live replica). A new leader or a smaller ISR bumps the leader epoch, as Kafka 2.8's
         controller does; `clear` drops the ELR and LastKnownELR first (min.insync.replicas set)."""
-        from kazoo.exceptions import BadVersionError
 
         min_isr, unclean, enabled = settings
         if any(r not in live for r in current.isr):
@@ -814,7 +837,6 @@ class ZooKeeperSync:
         return await self._run(self._write_isr, key, state)
 
     def _write_isr(self, key: tuple[str, int], state: PartitionState) -> int | None:
-        from kazoo.exceptions import BadVersionError
 
         data = encode_partition_state(state.leader, state.leader_epoch, list(state.isr), state.controller_epoch,
                                       state.elr, state.last_known_elr, kept_isr=state.zk_isr)
