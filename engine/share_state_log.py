@@ -166,3 +166,43 @@ def _skip_tags(data: bytes, pos: int) -> int:
         size, pos = decode_uvarint(data, pos)
         pos += size
     return pos
+
+
+def overlay(base: list[tuple[int, int, int, str]], update: list[tuple[int, int, int, str]]):
+    """The update's batches over the base's, offset by offset, merged back into runs of
+    (first, last, delivery count, state)."""
+    states: dict[int, tuple[int, str]] = {}
+    for batches in (base, update):
+        for first, last, count, state in batches:
+            for offset in range(first, last + 1):
+                states[offset] = (count, state)
+    runs: list[tuple[int, int, int, str]] = []
+    for offset, (count, state) in sorted(states.items()):
+        if runs and runs[-1][1] == offset - 1 and runs[-1][2:] == (count, state):
+            runs[-1] = (runs[-1][0], offset, count, state)
+        else:
+            runs.append((offset, offset, count, state))
+    return runs
+
+
+def fold(states: dict, key: bytes | None, value: bytes | None) -> None:
+    """Read one record of the topic into {(group, topic id, partition): ShareStateValue}, the
+    state each share-partition's records end with: a snapshot replaces it, an update lays its
+    batches (and a start offset, a leader epoch) over it, a tombstone removes it. A record
+    that is not a state record is skipped."""
+    try:
+        record_type, group, topic_id, partition = decode_key(key)
+        decoded = decode_value(record_type, value)
+    except StateLogError:
+        return
+    where = (group, topic_id, partition)
+    if decoded is None:
+        states.pop(where, None)
+    elif record_type == SNAPSHOT or where not in states:
+        states[where] = decoded
+    else:
+        base = states[where]
+        if decoded.start_offset >= 0:
+            base.start_offset = decoded.start_offset
+        base.leader_epoch = max(base.leader_epoch, decoded.leader_epoch)
+        base.batches = overlay(base.batches, decoded.batches)

@@ -139,28 +139,9 @@ class ShareCoordinator:
         """The states a partition's log ends with (a ShareUpdate over its snapshot, as
         ShareStateStore.load reads the lone broker's topic)."""
         states: dict[Key, slog.ShareStateValue] = {}
-
-        def take(rec) -> None:
-            try:
-                record_type, group, topic_id, p = slog.decode_key(rec.key)
-                value = slog.decode_value(record_type, rec.value)
-            except slog.StateLogError:
-                return
-            key = (group, topic_id, p)
-            if value is None:
-                states.pop(key, None)
-            elif record_type == slog.SNAPSHOT or key not in states:
-                states[key] = value
-            else:
-                from .share_state import _overlay
-                base = states[key]
-                if value.start_offset >= 0:
-                    base.start_offset = value.start_offset
-                base.leader_epoch = max(base.leader_epoch, value.leader_epoch)
-                base.batches = _overlay(base.batches, value.batches)
-
         try:
-            self.broker.data.log(STATE_TOPIC, partition).each_record(0, take)
+            self.broker.data.log(STATE_TOPIC, partition).each_record(0, lambda rec: slog.fold(states, rec.key,
+                                                                                              rec.value))
         except (KafkaError, OSError) as exc:
             log.warning("Cannot read %s-%d: %s", STATE_TOPIC, partition, exc)
         return states

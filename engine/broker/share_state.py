@@ -66,27 +66,10 @@ class ShareStateStore:
         count = self._partitions()
         if count is None:
             return states
-
-        def take(rec) -> None:
-            try:
-                record_type, group, topic_id, partition = slog.decode_key(rec.key)
-                value = slog.decode_value(record_type, rec.value)
-            except slog.StateLogError:
-                return
-            key = (group, topic_id, partition)
-            if value is None:
-                states.pop(key, None)
-            elif record_type == slog.SNAPSHOT or key not in states:
-                states[key] = value
-            else:  # an update over the snapshot: its batches win where they overlap
-                base = states[key]
-                if value.start_offset >= 0:
-                    base.start_offset = value.start_offset
-                base.batches = _overlay(base.batches, value.batches)
-
         for p in range(count):
             try:
-                self.broker.data.log(slog.SHARE_GROUP_STATE_TOPIC, p).each_record(0, take)
+                self.broker.data.log(slog.SHARE_GROUP_STATE_TOPIC, p).each_record(
+                    0, lambda rec: slog.fold(states, rec.key, rec.value))
             except (KafkaError, OSError) as exc:
                 log.warning("Cannot read %s-%d: %s", slog.SHARE_GROUP_STATE_TOPIC, p, exc)
         for key, value in states.items():
@@ -131,11 +114,3 @@ class ShareStateStore:
                                                                                      count))
         plog.append_records([(slog.encode_key(group_id, topic_id, partition), None, (), int(time.time() * 1000))])
 
-
-def _overlay(base: list[tuple[int, int, int, str]], update: list[tuple[int, int, int, str]]):
-    states: dict[int, tuple[int, str]] = {}
-    for batches in (base, update):
-        for first, last, count, state in batches:
-            for offset in range(first, last + 1):
-                states[offset] = (count, state)
-    return [(o, o, c, s) for o, (c, s) in sorted(states.items())]

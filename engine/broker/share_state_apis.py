@@ -45,7 +45,7 @@ from ..errors import KafkaError
 from ..protocol import ApiKey
 from ..protocol import errors as E
 from ..share_partition import SharePartition
-from ..share_state_log import STATE_NAMES, ShareStateValue
+from ..share_state_log import STATE_NAMES, ShareStateValue, overlay
 from .share_coordinator import CoordinatorError, NOT_COORDINATOR_MESSAGE, ShareCoordinator
 from .share_state import ShareStateStore
 
@@ -250,7 +250,7 @@ class ShareStateApis:
         batches = [(b["first_offset"], b["last_offset"], b["delivery_count"],
                     STATE_NAMES.get(b["delivery_state"], "Available")) for b in p["state_batches"]]
         fresh = SharePartition(start)
-        ShareStateStore.restore(ShareStateValue(start, _overlay(snapshot["batches"], batches)), fresh)
+        ShareStateStore.restore(ShareStateValue(start, overlay(snapshot["batches"], batches)), fresh)
         self._put(group, topic_id, p["partition"], fresh)
         return {}
 
@@ -322,18 +322,3 @@ def _wire_batch(batch: tuple[int, int, int, str]) -> dict:
     return {"first_offset": first, "last_offset": last, "delivery_state": STATE_CODES[state],
             "delivery_count": count}
 
-
-def _overlay(base: list[tuple[int, int, int, str]], update: list[tuple[int, int, int, str]]):
-    """The update's batches over the base's, offset by offset, merged back into runs."""
-    states: dict[int, tuple[int, str]] = {}
-    for batches in (base, update):
-        for first, last, count, state in batches:
-            for offset in range(first, last + 1):
-                states[offset] = (count, state)
-    runs: list[tuple[int, int, int, str]] = []
-    for offset, (count, state) in sorted(states.items()):
-        if runs and runs[-1][1] == offset - 1 and runs[-1][2:] == (count, state):
-            runs[-1] = (runs[-1][0], offset, count, state)
-        else:
-            runs.append((offset, offset, count, state))
-    return runs
