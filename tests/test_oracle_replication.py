@@ -467,7 +467,11 @@ def run_kill_reports(tools, brokers, connect: str, workdir: str, pk=None) -> tup
             pk_steps[f"{step}: pk-topics{''.join(' ' + f for f in flags)}"] = relabel(result.out, order)
 
         def reports(step: str) -> None:
-            wait_for(lambda: _broker_agrees(survivor, state), what=f"{step}: the survivor to apply the states")
+            # every live broker, not only the one asked first: the tool's Admin client takes its
+            # metadata from whichever broker it finds least loaded (a lagging one answered
+            # "Leader: none" once in five runs)
+            wait_for(lambda: all(_broker_agrees(brokers[b].bootstrap, state) for b in state.brokers()),
+                     what=f"{step}: every live broker to apply the states")
             for flags in REPORTS:
                 record(f"{step}: describe {flags}".rstrip(), "kafka-topics", "--bootstrap-server", survivor,
                        "--describe", "--topic", pattern, *flags.split())
