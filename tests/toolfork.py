@@ -41,6 +41,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN_DIR = os.path.dirname(sys.executable)
@@ -206,9 +207,6 @@ def _shut_down(code) -> int:
     every tool, and freeing them all would cost it more than a fresh interpreter's whole run.
     Non-daemon threads are joined, atexit functions run, SystemExit's code becomes the status
     (printed when it is not a number), stdout and stderr are flushed (a failing flush: 120)."""
-    import atexit
-    import threading
-
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -295,24 +293,17 @@ def _fork_run(server, args, argv, input, stdin, stdout, stderr, timeout, check, 
     pipes: dict[str, int] = {}
 
     def child_end(spec, name: str, inherit: int) -> int:
-        if spec is None:
-            return inherit
-        if spec == subprocess.DEVNULL:
-            fd = os.open(os.devnull, os.O_RDWR)
-        elif spec == subprocess.PIPE:
-            r, w = os.pipe()
-            fd, pipes[name] = (r, w) if name == "stdin" else (w, r)
-        elif isinstance(spec, int):
-            return spec
-        else:
-            return spec.fileno()
+        if spec != subprocess.PIPE:
+            return _child_fd(spec, inherit, ours)
+        r, w = os.pipe()
+        fd, pipes[name] = (r, w) if name == "stdin" else (w, r)
         ours.append(fd)
         return fd
 
     fds = [child_end(stdin, "stdin", 0), child_end(stdout, "stdout", 1)]
     fds.append(fds[1] if stderr == subprocess.STDOUT else child_end(stderr, "stderr", 2))
     try:
-        pid, conn = _fork(server, argv, fds, env, cwd)
+        child = ForkedProcess(args, *_fork(server, argv, fds, env, cwd))
     finally:
         for fd in ours:
             os.close(fd)
@@ -320,15 +311,15 @@ def _fork_run(server, args, argv, input, stdin, stdout, stderr, timeout, check, 
     outputs = {"stdout": bytearray(), "stderr": bytearray()}
     try:
         _communicate(pipes, input or b"", outputs, deadline)
-        returncode = _wait(conn, deadline)
+        returncode = child.wait(None if deadline is None else max(deadline - time.monotonic(), 0.001))
     except subprocess.TimeoutExpired:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(child.pid, signal.SIGKILL)
         _communicate(pipes, b"", outputs, None)
-        _wait(conn, None)
+        child.wait()
         raise subprocess.TimeoutExpired(args, timeout, _output(outputs, "stdout", pipes, decode),
                                         _output(outputs, "stderr", pipes, decode)) from None
     finally:
-        conn.close()
+        child._conn.close()
         for fd in pipes.values():
             try:
                 os.close(fd)
@@ -338,6 +329,17 @@ def _fork_run(server, args, argv, input, stdin, stdout, stderr, timeout, check, 
     if check and returncode:
         raise subprocess.CalledProcessError(returncode, args, out, err)
     return subprocess.CompletedProcess(args, returncode, out, err)
+
+
+def _child_fd(spec, inherit: int, opened: list[int]) -> int:
+    """The descriptor a child gets for subprocess's None (this side's own), DEVNULL (opened
+    here, appended to `opened` for the caller to close), a descriptor or a file."""
+    if spec is None:
+        return inherit
+    if spec == subprocess.DEVNULL:
+        opened.append(os.open(os.devnull, os.O_RDWR))
+        return opened[-1]
+    return spec if isinstance(spec, int) else spec.fileno()
 
 
 def _fork(server: _Server, argv: list[str], fds: list[int], env, cwd) -> tuple[int, socket.socket]:
@@ -402,18 +404,9 @@ def popen(args, *, stdout=None, stderr=None, env=None, cwd=None):
     server = _server_for(argv, env, servers=True) if cwd is None or os.path.isdir(cwd) else None
     if server is None or subprocess.PIPE in (stdout, stderr):
         return subprocess.Popen(args, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
-    opened = []
-
-    def fd_of(spec, inherit: int) -> int:
-        if spec is None:
-            return inherit
-        if spec == subprocess.DEVNULL:
-            opened.append(os.open(os.devnull, os.O_RDWR))
-            return opened[-1]
-        return spec if isinstance(spec, int) else spec.fileno()
-
-    out = fd_of(stdout, 1)
-    fds = [0, out, out if stderr == subprocess.STDOUT else fd_of(stderr, 2)]
+    opened: list[int] = []
+    out = _child_fd(stdout, 1, opened)
+    fds = [0, out, out if stderr == subprocess.STDOUT else _child_fd(stderr, 2, opened)]
     try:
         pid, conn = _fork(server, argv, fds, env, cwd)
     finally:
@@ -452,17 +445,6 @@ def _communicate(pipes: dict, data: bytes, outputs: dict, deadline) -> None:
             if not view:
                 os.close(writer)
                 writer = None
-
-
-def _wait(conn: socket.socket, deadline) -> int:
-    conn.settimeout(None if deadline is None else max(deadline - time.monotonic(), 0.001))
-    try:
-        message = conn.recv(MESSAGE_BYTES)
-    except socket.timeout:
-        raise subprocess.TimeoutExpired([], 0) from None
-    if not message:
-        raise RuntimeError("the tool fork server went away")
-    return json.loads(message)["returncode"]
 
 
 def _output(outputs: dict, name: str, pipes: dict, decode):
