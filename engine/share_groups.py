@@ -112,7 +112,7 @@ class ShareGroupState:
         write behind, share_partition.py)."""
         for key, sp in self.partitions.items():
             if sp.changes != self.changes_read.get(key, 0):
-                sp.stored(sp.stored_state()[0], sp.start_offset)
+                sp.stored(sp.carry, sp.start_offset)
 
     @property
     def state(self) -> str:
@@ -123,7 +123,7 @@ class ShareGroupState:
         parts = []
         for (topic, partition), sp in sorted(self.partitions.items()):
             parts.append({"topic": topic, "partition": partition, "start": sp.start_offset, "end": sp.end_offset,
-                          "stored_start": sp.stored_start, "carry": sp.stored_state()[0],
+                          "stored_start": sp.stored_start, "carry": sp.carry,
                           "written": sp.written, "changes": sp.changes,
                           "in_flight": [[o, r.state, r.delivery_count, r.member_id, r.deadline_ms]
                                         for o, r in sorted(sp.in_flight.items())]})

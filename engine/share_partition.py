@@ -212,6 +212,11 @@ class SharePartition:
         done = self.done_in_flight() + self.start_offset - self._carry
         return self._carry, _batches(records), done
 
+    @property
+    def carry(self) -> int:
+        """The start offset the next write carries."""
+        return self._carry
+
     def stored(self, carried: int, start: int) -> None:
         """A write of `stored_state` went through: it carried `carried`, and was made when the
         start offset was `start` (the next write carries that)."""
