@@ -878,9 +878,31 @@ class RemoteConsumer:
             return
         self._closed = True
         try:
+            if self._subscribed:
+                self._leave_group()
             self.consumer.close()
         except RuntimeError:
             pass  # closed already
+
+    def _leave_group(self) -> None:
+        """Unsubscribe and serve the revocation here, before close(). librdkafka's close() serves
+        the rebalance events still queued; one the group has already moved past (a member left
+        at the same moment) makes the assign() answering it wait for ever on a group that has
+        terminated meanwhile (confluentinc/librdkafka#4884): Ctrl-C never ended the process.
+        Served in poll(), the group still answers. The auto-commit of the revoked partitions
+        and the LeaveGroup happen here, as close() would have done them."""
+        import confluent_kafka
+
+        self._subscribed = False
+        try:
+            self.consumer.unsubscribe()
+            deadline = time.monotonic() + self.timeout_ms / 1000.0
+            while True:
+                self.consumer.poll(0.01)  # runs the rebalance callbacks; records are dropped uncommitted
+                if not self.consumer.assignment() or time.monotonic() >= deadline:
+                    return
+        except confluent_kafka.KafkaException:
+            pass  # close() reports what is wrong with the group
 
 
 def remote_consumer(bootstrap: str, java: dict[str, str], extra: dict[str, str], on_assign=None,
