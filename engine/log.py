@@ -169,6 +169,9 @@ class PartitionLog:
         self._seen_counters: tuple | None = None  # lock-file counters the cached listing matches
         self._ends_key: tuple | None = None  # what self._ends is valid for (_end_positions)
         self._ends: dict[int, int] = {}
+        self._lock_path = os.path.join(self.dir, LOCK_FILE)
+        self._metadata_path = os.path.join(self.dir, PARTITION_METADATA)
+        self._metadata_key: tuple | None = None  # holds_its_topic's stat of the file last read
         self._lock_fd: int | None = None
         self._lock_refusal: OSError | None = None  # why the lock file could only be opened to read
         self._lock_ino = -1
@@ -192,11 +195,28 @@ class PartitionLog:
         if not os.path.isdir(self.dir):
             raise self._gone()
 
+    def holds_its_topic(self) -> bool:
+        """Whether the partition directory still belongs to this log's topic: not deleted, nor
+        re-created for another topic of the same name by another process. One stat while its
+        partition.metadata is the file last read (written only by atomic renames: a new
+        topic's is another inode)."""
+        try:
+            st = os.stat(self._metadata_path)
+        except FileNotFoundError:
+            return False
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if key == self._metadata_key:
+            return True
+        same = read_partition_topic_id(self.dir) == self.topic_id
+        self._metadata_key = key if same else None
+        return same
+
     def _check_present(self) -> None:
         if read_partition_topic_id(self.dir) != self.topic_id:
             raise self._gone()
 
     def _gone(self) -> UnknownTopicOrPartitionError:
+        self._metadata_key = None  # holds_its_topic reads the file again, whatever its stat
         return UnknownTopicOrPartitionError(
             f"This server does not host this topic-partition: {self.topic}-{self.partition}")
 
@@ -204,7 +224,9 @@ class PartitionLog:
     def _lock_handle(self) -> int:
         """The partition's lock file, kept open. Raises "gone" once the partition directory
         was deleted, or replaced by a new topic of the same name (another inode)."""
-        path = os.path.join(self.dir, LOCK_FILE)
+        if self._holding_lock:
+            return self._lock_fd  # _write_lock checked it once it held the lock: nobody replaced it since
+        path = self._lock_path
         if self._lock_fd is not None:
             try:
                 same = os.stat(path).st_ino == self._lock_ino
@@ -324,6 +346,12 @@ class PartitionLog:
         return self._log_start_offset
 
     @property
+    def known_log_start_offset(self) -> int:
+        """The log start offset as this object last read it, under the lock of its last append:
+        what a Produce answer reports, without reading the lock file again."""
+        return self._log_start_offset
+
+    @property
     @_reader
     def log_end_offset(self) -> int:
         """Offset the next record will get (= high watermark on a single broker)."""
@@ -422,7 +450,6 @@ class PartitionLog:
         if self._lock_refusal is not None:
             raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
-        self._holding_lock = True
         try:
             if self._failure is not None:
                 raise KafkaStorageError(str(self._failure))  # a new one: callers annotate theirs
@@ -430,6 +457,7 @@ class PartitionLog:
             self._lock_handle()
             if self._lock_fd != fd:
                 raise self._gone()
+            self._holding_lock = True  # from here on the lock file is known to be the partition's
             self._refresh_segments()
             if not self._writer_ready:
                 self._recover()
@@ -595,15 +623,18 @@ class PartitionLog:
 
     @_storage_errors
     def append_batches(self, batches: Sequence[bytes], now_ms: int | None = None, *,
-                       markers: bool = False, keys_checked: bool = False) -> list[tuple[int, int]]:
+                       markers: bool = False, keys_checked: bool = False,
+                       validated: Sequence[records.BatchHeader] | None = None) -> list[tuple[int, int]]:
         """Append producer batches (offsets are reassigned); returns (first, last) offsets of each.
         Control batches only with `markers` (the transaction coordinator's end markers).
         A compacted topic's batches are walked for keyless records (records/walk.py, values
-        skipped) unless the caller did so (`keys_checked`: the broker, in a worker thread)."""
+        skipped) unless the caller did so (`keys_checked`: the broker, in a worker thread).
+        `validated`: the headers records.validate_batch gave for these very bytes (the broker's
+        Produce validates before it appends: the CRC is not computed twice)."""
         max_bytes = self.config["max.message.bytes"]
         headers = []
-        for batch in batches:
-            header = records.validate_batch(batch)
+        for i, batch in enumerate(batches):
+            header = validated[i] if validated is not None else records.validate_batch(batch)
             if header.size > max_bytes:
                 raise RecordTooLargeError(
                     f"The request included a message larger than the max message size the server "

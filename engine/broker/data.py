@@ -308,7 +308,8 @@ class DataHandlers:
             result["log_append_time_ms"] = now_ms
         self.broker.log_dirs.check_online(topic, partition)
         try:
-            (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked)
+            (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked,
+                                                 validated=[header] if batch is data else None)
         except KafkaStorageError as exc:
             self.broker.log_dirs.write_failed(topic, partition, exc)
             raise
@@ -320,7 +321,7 @@ class DataHandlers:
                 waits.append(((topic, partition), last + 1, result, config["min.insync.replicas"]))
         result["base_offset"] = first
         if version >= 5:
-            result["log_start_offset"] = plog.log_start_offset
+            result["log_start_offset"] = plog.known_log_start_offset  # as the append found it
         return True
 
     @staticmethod
