@@ -12,9 +12,11 @@ fresh topic of 3 partitions; the commands alternate within a run so that the mac
 falls on all of them alike. Run with the python that has pk installed:
 
     python bench/remote_produce.py [--lines N] [--runs R] [--perf-records N] [--server pk]
-                                   [--before TREE]
+                                   [--before TREE] [--server-tree TREE]
 
-`--server pk` measures against pk-server-start instead of Kafka (no Java tools then).
+`--server pk` measures against pk-server-start instead of Kafka (no Java tools then);
+`--server-tree TREE` runs that pk-server-start from an earlier tree (made as below), so that a
+broker change is measured beside kcat in a run of its own.
 `--before TREE` also runs an earlier pk in the same run: TREE holds `pk/cli`, `pk/commands`,
 `pk/engine` and `pk/config` of that commit, e.g.
 
@@ -60,19 +62,25 @@ def start_kafka(tmp: str):
     return dist, broker, broker.bootstrap, broker.stop
 
 
-def start_pk(tmp: str):
+def start_pk(tmp: str, tree: str | None = None):
     sys.path.insert(0, HERE)
     from server import start_server
 
     data_dir = os.path.join(tmp, "pk-data")
     os.makedirs(data_dir)
-    server, bootstrap = start_server(data_dir)
+    server, bootstrap = start_server(data_dir, None if tree is None else _from_tree(tree, "server_start"))
 
     def stop():
         server.terminate()
         server.wait(30)
 
     return None, None, bootstrap, stop
+
+
+def _from_tree(tree: str, module: str) -> list[str]:
+    """A tool of an earlier pk: that tree's sources first on the path (pk is a namespace package)."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {tree!r}); "
+            f"sys.argv[0] = 'pk'; from pk.cli.{module} import main; main()"]
 
 
 def main() -> None:
@@ -84,6 +92,8 @@ def main() -> None:
     parser.add_argument("--server", choices=("kafka", "pk"), default="kafka")
     parser.add_argument("--only", choices=("console", "perf"), default=None)
     parser.add_argument("--before", metavar="TREE", help="an earlier pk's sources, measured beside")
+    parser.add_argument("--server-tree", metavar="TREE",
+                        help="with --server pk: run pk-server-start from an earlier pk's sources")
     args = parser.parse_args()
     sys.path.insert(0, HERE)
     from produce import make_files
@@ -92,7 +102,10 @@ def main() -> None:
     pk = lambda tool: os.path.join(bindir, tool)  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
         plain, keyed = make_files(tmp, args.lines, args.keys)
-        dist, broker, bootstrap, stop = (start_kafka if args.server == "kafka" else start_pk)(tmp)
+        if args.server == "kafka":
+            dist, broker, bootstrap, stop = start_kafka(tmp)
+        else:
+            dist, broker, bootstrap, stop = start_pk(tmp, args.server_tree)
         try:
             java = None if dist is None else [*dist.java("tools", "512m")]
             topic_no = iter(range(10**6))
@@ -105,9 +118,7 @@ def main() -> None:
                 return name
 
             def old(module: str) -> list[str]:
-                """An earlier pk's tool: its sources first on the path (pk is a namespace package)."""
-                return [sys.executable, "-c", f"import sys; sys.path.insert(0, {args.before!r}); "
-                        f"sys.argv[0] = 'pk'; from pk.cli.{module} import main; main()"]
+                return _from_tree(args.before, module)
 
             commands = {}
             if args.only in (None, "console"):
@@ -154,7 +165,8 @@ def main() -> None:
                     times[label].append(timed(cmd(topic()), stdin))
         finally:
             stop()
-    print(f"{args.server} broker; {args.lines:,} lines of 100 bytes (keys: {args.keys} distinct), perf test "
+    server = args.server if not args.server_tree else f"{args.server} (pk-server-start from {args.server_tree})"
+    print(f"{server} broker; {args.lines:,} lines of 100 bytes (keys: {args.keys} distinct), perf test "
           f"{args.perf_records:,} records of 100 bytes; topics of 3 partitions; median of {args.runs} runs")
     print(f"{'command':36} {'seconds':>8} {'records/s':>12}   all runs")
     for label, (_cmd, _stdin, n) in commands.items():

@@ -49,11 +49,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: str) -> tuple[subprocess.Popen, str]:
+def start_server(data_dir: str, command: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """pk-server-start on a free port (`command`: another pk-server-start to run, e.g. an earlier
+    tree's)."""
     port = free_port()
     bootstrap = f"127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [os.path.join(BIN, "pk-server-start"), os.path.join(HERE, "..", "config", "server.properties"),
+        [*(command or [os.path.join(BIN, "pk-server-start")]), os.path.join(HERE, "..", "config", "server.properties"),
          "--override", f"log.dirs={data_dir}", "--override", f"listeners=PLAINTEXT://{bootstrap}",
          "--override", "group.initial.rebalance.delay.ms=0"],
         stdout=open(os.path.join(data_dir, "..", "server.log"), "ab"), stderr=subprocess.STDOUT)
