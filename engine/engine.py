@@ -87,6 +87,7 @@ class Engine:
         self.store = TopicStore(topics_dir(self.data_dir))
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._retention_on_append = True
+        self.writeback_bytes = 0  # PartitionLog.writeback_bytes of the logs opened from now on
         self._prepare_data_dir()
 
     @property
@@ -587,6 +588,7 @@ class Engine:
                 f"This server does not host this topic-partition: {topic}-{partition}")
         log = PartitionLog(self.log_dir_of(topic, partition), topic, partition, meta.topic_id, self._log_config(meta))
         log.retention_on_append = self.retention_on_append
+        log.writeback_bytes = self.writeback_bytes
         self._logs[(topic, partition)] = log
         return log
 

@@ -186,6 +186,11 @@ class PartitionLog:
         # process writing the partition shares one schedule); -inf: not read yet.
         self._retention_due_ms = float("-inf")
         self.retention_on_append = True  # False in the broker, whose scheduler runs it
+        # Bytes appended to the active segment after which their writeback to the disk is
+        # started (0: never, left to the kernel): set where the log is fsynced at close anyway
+        # (the bundled engine's producer), so that close() waits for little.
+        self.writeback_bytes = 0
+        self._writeback_from = (-1, 0)  # (segment base, position) not yet handed to writeback
         self._jitter = {}
         # The leader epoch this process stamps on the batches it appends (set by the broker;
         # leader_epochs.py), and the newest epoch the checkpoint file is known to hold.
@@ -681,7 +686,18 @@ class PartitionLog:
                 seg.append(batch, header, interval)
                 out.append((base, header.last_offset))
             self._wrote = True
+            if self.writeback_bytes:
+                self._start_writeback()
         return out
+
+    def _start_writeback(self) -> None:
+        seg = self.active_segment
+        base, start = self._writeback_from
+        if base != seg.base_offset:
+            start = 0
+        if seg.size - start >= self.writeback_bytes:
+            seg.start_writeback(start)
+            self._writeback_from = (seg.base_offset, seg.size)
 
     @_storage_errors
     def append_as_follower(self, data) -> int:

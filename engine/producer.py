@@ -63,6 +63,13 @@ _SIZES = build.SIZES
 _SELECTORS = [bytes(256)[:p] + b"\x01" + bytes(255 - p) for p in range(256)]
 
 
+
+# A producer that owns its engine fsyncs its logs at close (a clean shutdown, as Kafka's); every
+# this many bytes appended, the kernel is asked to start writing them out (PartitionLog
+# .writeback_bytes), so that close() waits for the last few megabytes only: 1 M lines of 100
+# bytes left ~50 ms of fsync for close() on this machine's disk, ~5 ms with it.
+WRITEBACK_BYTES = 4 << 20
+
 class _FieldPartitions(dict):
     """key field (build.key_fields) -> the key's partition, as the KeyPartitioner says."""
 
@@ -179,6 +186,8 @@ class EngineProducer:
                  clock=time.time, monotonic=time.monotonic):
         self.engine = engine
         self.own_engine = own_engine
+        if own_engine:  # its close() fsyncs what it wrote: have the disk start on it meanwhile
+            engine.writeback_bytes = WRITEBACK_BYTES
         self.topic = topic
         self.batch_size = batch_size
         self.linger = linger_ms / 1000.0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from . import records
 from .records import walk
 from .errors import CorruptRecordError
+from .fileutil import start_writeback
 from .index import OffsetIndex, TimeIndex
 
 LOG_SUFFIX = ".log"
@@ -316,6 +317,11 @@ class LogSegment:
 
     def flush(self) -> None:
         os.fsync(self.fd)
+
+    def start_writeback(self, start: int) -> None:
+        """Start writing the bytes from `start` to the end out to the disk (fileutil.start_writeback)."""
+        if self.size > start:
+            start_writeback(self.fd, start, self.size - start)
 
     # ------------------------------------------------------------------ reading
     def max_timestamp_so_far(self) -> int:

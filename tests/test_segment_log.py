@@ -170,6 +170,27 @@ def test_append_batches_reassigns_producer_offsets(tmp_path):
     eng.close()
 
 
+def test_writeback_hints_leave_the_log_as_it_was(tmp_path):
+    """PartitionLog.writeback_bytes (the engine producer's): the kernel is asked to start
+    writing the appended bytes out every so many bytes; the files are the same bytes as
+    without it, and each hint covers only what was appended since the last one."""
+    batches = [records.encode_batch(batch_rows(i, 3), base_offset=0) for i in range(50)]
+    logs = {}
+    for name, every in (("plain", 0), ("hinted", 1000)):
+        eng, log = open_log(tmp_path / name)
+        log.writeback_bytes = every
+        marks = []
+        for batch in batches:
+            log.append_batches([batch], now_ms=T0)
+            marks.append(log._writeback_from[1])
+        logs[name] = (log.read(0, 1 << 30), marks)
+        eng.close()
+    assert logs["hinted"][0] == logs["plain"][0]
+    hinted = logs["hinted"][1]
+    assert hinted == sorted(hinted) and hinted[-1] > len(logs["plain"][0]) - 1000
+    assert all(m == 0 for m in logs["plain"][1])
+
+
 def test_log_file_is_read_by_kafka_python(tmp_path):
     eng, log = open_log(tmp_path)
     sent = []
