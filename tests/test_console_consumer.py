@@ -282,6 +282,18 @@ class Follower:
         return self.proc.returncode, err.decode()
 
 
+def stop_all(followers) -> None:
+    """Stop every follower, even after one fails to stop (that error is raised once all are)."""
+    failure = None
+    for f in followers:
+        try:
+            f.stop()
+        except Exception as exc:  # re-raised below, once the others are stopped too
+            failure = failure or exc
+    if failure is not None:
+        raise failure
+
+
 def wait_for(predicate, timeout=15.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -374,8 +386,7 @@ def test_group_shares_partitions(pk, backend, members):
         idle = [f for f in followers if not f.lines]
         assert len(idle) == max(0, members - 3)
     finally:
-        for f in followers:
-            f.stop()
+        stop_all(followers)
 
 
 def test_killed_member_is_replaced(pk, backend):

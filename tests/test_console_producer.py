@@ -628,12 +628,12 @@ def test_file_property(pk, backend, tmp_path):
 
 
 def test_large_keyed_file_read_ahead(pk, backend, tmp_path):
-    """A regular file of several 1 MB blocks (read and sent block by block): every record
+    """A regular file of several blocks (read and sent block by block): every record
     stored once, in each partition in file order."""
     path = tmp_path / "input.txt"
-    n = 60000
+    n = 120000
     path.write_bytes(b"".join(b"key%d:value %d %s\n" % (i % 701, i, b"v" * (i % 50)) for i in range(n)))
-    assert path.stat().st_size > 2 << 20  # three blocks at least
+    assert path.stat().st_size > 2 * cmd.SPANS_CHUNK_BYTES  # three blocks at least
     t = backend.topic("t")
     create(backend, t, 3)
     ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", f"file={path}"))
@@ -653,7 +653,7 @@ def test_bad_line_deep_in_a_large_file(pk, backend, tmp_path, bad):
     lines[140001] = bad
     path = tmp_path / "input.txt"
     path.write_bytes(b"".join(lines))
-    assert path.stat().st_size > 2 << 20
+    assert sum(map(len, lines[:140001])) > cmd.SPANS_CHUNK_BYTES  # the bad line is in a later block
     t = backend.topic("t")
     create(backend, t, 2)
     if bad.startswith(b"broken"):
