@@ -191,6 +191,9 @@ def run_once(row: Row, run: int, work: str) -> None:
     try:
         if row.before:
             row.before(run)
+        # Earlier runs' data (100 MB each) out to the disk first, untimed: otherwise the kernel
+        # writes it back, and throttles writers past its dirty limit, during whichever run comes next.
+        os.sync()
         out_path = os.path.join(work, "check.out")
         err_path = os.path.join(work, "command.err")
         with open(row.stdin or os.devnull, "rb") as stdin, \
