@@ -229,8 +229,6 @@ class PartitionLog:
     def _lock_handle(self) -> int:
         """The partition's lock file, kept open. Raises "gone" once the partition directory
         was deleted, or replaced by a new topic of the same name (another inode)."""
-        if self._holding_lock:
-            return self._lock_fd  # _write_lock checked it once it held the lock: nobody replaced it since
         path = self._lock_path
         if self._lock_fd is not None:
             try:
