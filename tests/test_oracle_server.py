@@ -126,6 +126,25 @@ def pair(kafka_tools, kafka, pk_broker, tmp_path):
 def create(pair: Pair, topic: str, *args: str) -> None:
     k, p = pair.both("kafka-topics", "--bootstrap-server", "{B}", "--create", "--topic", topic, *args)
     assert k == p == (0, f"Created topic {topic}.\n", ""), (k, p)
+    for bootstrap in pair.brokers.values():
+        visible(bootstrap, topic)
+
+
+def visible(bootstrap: str, topic: str, timeout: float = 30.0) -> None:
+    """Until the broker's metadata shows `topic` with a leader for each partition. Kafka's
+    CreateTopics answers once its controller has the topic; the broker's metadata cache can
+    apply it a moment later, and a describe in between said "does not exist"."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    while True:
+        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is not None and meta.error is None and meta.partitions \
+                and all(p.leader >= 0 for p in meta.partitions.values()):
+            return
+        assert time.monotonic() < deadline, (bootstrap, topic, meta and meta.error)
+        time.sleep(0.05)
 
 
 def produce(pair: Pair, topic: str, lines: str) -> None:
