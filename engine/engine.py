@@ -37,7 +37,7 @@ from .errors import (
     UnknownTopicOrPartitionError,
 )
 from .fileutil import atomic_write, inside, locked
-from .log import FAILED_MARK, PartitionLog, create_partition_dir, first_segment_base, partition_dir_name
+from .log import FAILED_MARK, PartitionLog, create_partition_dir, first_segment_base, partition_dir_name, read_partition_topic_id
 from .metadata import TopicMetadata, TopicStore, discover_partition_dirs, new_kafka_uuid
 from .replica_assignment import AdminOperationError, BrokerMetadata, assign_replicas_to_brokers
 from .paths import default_data_dir, groups_dir, topics_dir
@@ -577,7 +577,7 @@ class Engine:
         """The log of one partition (cached per engine; safe across processes)."""
         log = self._logs.get((topic, partition))
         if log is not None:
-            if log.holds_its_topic():
+            if read_partition_topic_id(log.dir) == log.topic_id:
                 return log
             # Deleted (and maybe re-created under the same name) by another process: the
             # cached log would fail forever, so forget it and look the topic up again.

@@ -170,8 +170,6 @@ class PartitionLog:
         self._ends_key: tuple | None = None  # what self._ends is valid for (_end_positions)
         self._ends: dict[int, int] = {}
         self._lock_path = os.path.join(self.dir, LOCK_FILE)
-        self._metadata_path = os.path.join(self.dir, PARTITION_METADATA)
-        self._metadata_key: tuple | None = None  # holds_its_topic's stat of the file last read
         self._lock_fd: int | None = None
         self._lock_refusal: OSError | None = None  # why the lock file could only be opened to read
         self._lock_ino = -1
@@ -200,28 +198,11 @@ class PartitionLog:
         if not os.path.isdir(self.dir):
             raise self._gone()
 
-    def holds_its_topic(self) -> bool:
-        """Whether the partition directory still belongs to this log's topic: not deleted, nor
-        re-created for another topic of the same name by another process. One stat while its
-        partition.metadata is the file last read (written only by atomic renames: a new
-        topic's is another inode)."""
-        try:
-            st = os.stat(self._metadata_path)
-        except FileNotFoundError:
-            return False
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if key == self._metadata_key:
-            return True
-        same = read_partition_topic_id(self.dir) == self.topic_id
-        self._metadata_key = key if same else None
-        return same
-
     def _check_present(self) -> None:
         if read_partition_topic_id(self.dir) != self.topic_id:
             raise self._gone()
 
     def _gone(self) -> UnknownTopicOrPartitionError:
-        self._metadata_key = None  # holds_its_topic reads the file again, whatever its stat
         return UnknownTopicOrPartitionError(
             f"This server does not host this topic-partition: {self.topic}-{self.partition}")
 
@@ -349,12 +330,6 @@ class PartitionLog:
         return self._log_start_offset
 
     @property
-    def known_log_start_offset(self) -> int:
-        """The log start offset as this object last read it, under the lock of its last append:
-        what a Produce answer reports, without reading the lock file again."""
-        return self._log_start_offset
-
-    @property
     @_reader
     def log_end_offset(self) -> int:
         """Offset the next record will get (= high watermark on a single broker)."""
@@ -453,6 +428,7 @@ class PartitionLog:
         if self._lock_refusal is not None:
             raise self._lock_refusal
         fcntl.flock(fd, fcntl.LOCK_EX)
+        self._holding_lock = True
         try:
             if self._failure is not None:
                 raise KafkaStorageError(str(self._failure))  # a new one: callers annotate theirs
@@ -460,7 +436,6 @@ class PartitionLog:
             self._lock_handle()
             if self._lock_fd != fd:
                 raise self._gone()
-            self._holding_lock = True  # from here on the lock file is known to be the partition's
             self._refresh_segments()
             if not self._writer_ready:
                 self._recover()
@@ -632,8 +607,8 @@ class PartitionLog:
         Control batches only with `markers` (the transaction coordinator's end markers).
         A compacted topic's batches are walked for keyless records (records/walk.py, values
         skipped) unless the caller did so (`keys_checked`: the broker, in a worker thread).
-        `validated`: the headers records.validate_batch gave for these very bytes (the broker's
-        Produce validates before it appends: the CRC is not computed twice)."""
+        `validated`: the headers of these very bytes, known valid (the engine's producer framed
+        them a moment ago): their CRC is not computed a second time."""
         max_bytes = self.config["max.message.bytes"]
         headers = []
         for i, batch in enumerate(batches):

@@ -62,13 +62,12 @@ _SIZES = build.SIZES
 # _SELECTORS[p] translates bytes of partition numbers into 1 where p is, 0 elsewhere.
 _SELECTORS = [bytes(256)[:p] + b"\x01" + bytes(255 - p) for p in range(256)]
 
-
-
 # A producer that owns its engine fsyncs its logs at close (a clean shutdown, as Kafka's); every
 # this many bytes appended, the kernel is asked to start writing them out (PartitionLog
 # .writeback_bytes), so that close() waits for the last few megabytes only: 1 M lines of 100
 # bytes left ~50 ms of fsync for close() on this machine's disk, ~5 ms with it.
 WRITEBACK_BYTES = 4 << 20
+
 
 class _FieldPartitions(dict):
     """key field (build.key_fields) -> the key's partition, as the KeyPartitioner says."""

@@ -308,8 +308,7 @@ class DataHandlers:
             result["log_append_time_ms"] = now_ms
         self.broker.log_dirs.check_online(topic, partition)
         try:
-            (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked,
-                                                 validated=[header] if batch is data else None)
+            (first, last), = plog.append_batches([batch], now_ms, keys_checked=looked)
         except KafkaStorageError as exc:
             self.broker.log_dirs.write_failed(topic, partition, exc)
             raise
@@ -321,7 +320,7 @@ class DataHandlers:
                 waits.append(((topic, partition), last + 1, result, config["min.insync.replicas"]))
         result["base_offset"] = first
         if version >= 5:
-            result["log_start_offset"] = plog.known_log_start_offset  # as the append found it
+            result["log_start_offset"] = plog.log_start_offset
         return True
 
     @staticmethod
