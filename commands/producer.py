@@ -28,6 +28,7 @@ from typing import Callable, Protocol, Sequence
 from pk.engine.javacompat import java_split
 
 from .errors import ConfigError, ProducerFailure, ReaderError, UsageError
+from .parse_ahead import ParseAhead
 from .properties import (
     PropertiesError,
     java_bool,
@@ -780,7 +781,11 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
         raise ProducerFailure(f"java.lang.ClassNotFoundException: {reader_class}")
     reader = LineReader(props)
     fd, close_input = open_input(reader, stdin_fd)
+    ahead = None
     try:
+        if options.input != "json" and not options.sync and interactive is not True:
+            # Before the producer opens: the fork must come before its threads do.
+            ahead = ParseAhead.start(fd, reader, SPANS_CHUNK_BYTES)
         # The records go to the reader's topic: `--property topic=x` re-targets them, as in Kafka.
         producer = open_producer(reader.topic, settings)
         failed = False
@@ -800,7 +805,7 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
             elif options.sync:
                 _feed_lines(reader, producer, source, sync=True)
             else:
-                _feed_chunks(reader, producer, source, progress)
+                _feed_chunks(reader, producer, source, progress, ahead)
         except BaseException as exc:
             failed = True
             if not options.sync and getattr(exc, "failed_record", None) is not None:
@@ -815,6 +820,8 @@ def run(options: ProducerOptions, open_producer: Callable[[str, ProducerSettings
                 if not failed:
                     raise _as_command_error(exc, None if options.sync else reader.topic) from None
     finally:
+        if ahead is not None:
+            ahead.close()
         close_input()
 
 
@@ -879,13 +886,26 @@ def _send_slowly(producer, reader: LineReader, lines: list[bytes], first_number:
         send(key, value, headers)
 
 
-def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress | None) -> None:
+def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress | None,
+                 ahead: ParseAhead | None = None) -> None:
     sent = 0
     complete = False
     try:
+        if ahead is not None and not (reader.spans_apply() and hasattr(producer, "send_spans")):
+            ahead.close()  # a producer without the column-wise path: the lines go as they are
+            ahead = None
         if reader.spans_apply() and hasattr(producer, "send_spans"):
             source.chunk_bytes = max(source.chunk_bytes, SPANS_CHUNK_BYTES)
             _keep_freed_memory()
+            if ahead is not None:
+                for block, spans, hashes in ahead.blocks():
+                    producer.send_spans(spans, hashes=hashes)
+                    source.lines_read += spans.n
+                    source.bytes_read += len(block)
+                    sent = source.lines_read
+                    if progress is not None:
+                        progress.update(source.bytes_read, sent)
+                ahead.close()  # the ordinary reader goes on where the child stopped
             for block, first_number in _blocks_or_error(source, reader, producer):
                 source.block_lines(_send_block(producer, reader, block, first_number))
                 sent = source.lines_read

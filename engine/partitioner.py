@@ -123,8 +123,19 @@ def partitions_for_keys(buf, starts, lengths, num_partitions: int):
     """partition_for_key() of many keys at once (given as for murmur2_many): int64 array."""
     import numpy as np
 
-    hashes = murmur2_many(buf, starts, lengths).view(np.uint32)
-    return ((hashes & np.uint32(0x7FFFFFFF)) % np.uint32(num_partitions)).astype(np.int64)
+    return partitions_for_hashes(murmur2_many(buf, starts, lengths), num_partitions)
+
+
+def partitions_for_hashes(hashes, num_partitions: int):
+    """partition_for_key() of keys whose murmur2 is known (any integer array holding the
+    32 bits): int64 array."""
+    import numpy as np
+
+    if hashes.dtype.itemsize == 4:
+        bits = hashes.view(np.uint32)
+    else:  # wider integers holding the 32 bits: their low word
+        bits = hashes.astype(np.uint32)
+    return ((bits & np.uint32(0x7FFFFFFF)) % np.uint32(num_partitions)).astype(np.int64)
 
 
 def to_positive(number: int) -> int:

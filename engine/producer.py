@@ -37,7 +37,7 @@ from .errors import (
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
-from .partitioner import KeyPartitioner, StickyPartitioner, partitions_for_keys
+from .partitioner import KeyPartitioner, StickyPartitioner, partitions_for_hashes, partitions_for_keys
 
 HEADER_SIZE = records.HEADER_SIZE
 MAX_RECORD_OVERHEAD = 21  # DefaultRecord.MAX_RECORD_OVERHEAD
@@ -365,10 +365,11 @@ class EngineProducer:
         if self._ready and self._ready_bytes >= self._request_bytes:
             self._drain()
 
-    def send_spans(self, spans, timestamp: int | None = None) -> None:
+    def send_spans(self, spans, timestamp: int | None = None, hashes=None) -> None:
         """send(key, value) for each record of a records.spans.Spans (keys and values as
         spans of one buffer), all with the same timestamp: the same batches as send() in a
-        loop, the keys hashed and the records encoded column-wise (NumPy).
+        loop, the keys hashed and the records encoded column-wise (NumPy). `hashes`: the
+        keys' murmur2, when the caller has them already.
 
         The records are put in partition order (each partition's in their own order) so
         that every partition's batches are planned over one range of them and, without
@@ -386,7 +387,10 @@ class EngineProducer:
         else:
             import numpy as np
 
-            targets = partitions_for_keys(spans.data, spans.key_starts, spans.key_lengths, n)
+            if hashes is None:
+                targets = partitions_for_keys(spans.data, spans.key_starts, spans.key_lengths, n)
+            else:
+                targets = partitions_for_hashes(hashes, n)
             if n <= 16:  # a pass over the partitions per partition is cheaper than a sort
                 chosen = [np.flatnonzero(targets == p) for p in range(n)]
                 counts = [len(c) for c in chosen]

@@ -647,26 +647,106 @@ def test_large_keyed_file_read_ahead(pk, backend, tmp_path):
 
 @pytest.mark.parametrize("bad", [b"broken line\n", b"bad \xff byte\n"])
 def test_bad_line_deep_in_a_large_file(pk, backend, tmp_path, bad):
-    """From a regular file (read block by block), a bad line in a later block ends the run with its
-    number after every line before it is stored, in order; nothing after it is."""
-    lines = [b"key%d:value %d\n" % (i % 100, i) for i in range(150000)]
-    lines[140001] = bad
+    """From a regular file (read block by block, parsed ahead by a second process), a bad line in
+    a later block ends the run with its number after every line before it is stored, in order;
+    nothing after it is."""
+    lines = [b"key%d:value %d\n" % (i % 100, i) for i in range(300000)]
+    lines[280001] = bad
     path = tmp_path / "input.txt"
     path.write_bytes(b"".join(lines))
-    assert sum(map(len, lines[:140001])) > cmd.SPANS_CHUNK_BYTES  # the bad line is in a later block
+    assert sum(map(len, lines[:280001])) > 2 * cmd.SPANS_CHUNK_BYTES  # in a later block, parsed ahead
     t = backend.topic("t")
     create(backend, t, 2)
     if bad.startswith(b"broken"):
-        message = KAFKA_EXCEPTION + "No key separator found on line number 140002: 'broken line'"
+        message = KAFKA_EXCEPTION + "No key separator found on line number 280002: 'broken line'"
     else:
-        message = "Line number 140002 is not valid UTF-8: can't decode byte 0xff in position 4: invalid start byte"
+        message = "Line number 280002 is not valid UTF-8: can't decode byte 0xff in position 4: invalid start byte"
     fails(pk(PRODUCER, *backend, "--topic", t, *KEYED, "--reader-property", f"file={path}"), message)
     numbers = []
     for p in range(2):
         part = [int(r.value.split()[1]) for r in stored(backend, t, p)]
         assert part == sorted(part)
         numbers += part
-    assert sorted(numbers) == list(range(140001))
+    assert sorted(numbers) == list(range(280001))
+
+
+def _keyed_lines(n: int) -> list[bytes]:
+    return [b"key%d:value %d %s\n" % (i % 997, i, b"x" * (i % 40)) for i in range(n)]
+
+
+def _expected(lines: list[bytes], partitions: int) -> dict[int, list[tuple[bytes, bytes]]]:
+    """What the line reader makes of keyed lines ("\r\n" and a missing last "\n" as Java's
+    readLine takes them): each partition's (key, value) in file order."""
+    text = b"".join(lines).replace(b"\r\n", b"\n")
+    got = {p: [] for p in range(partitions)}
+    for line in text.split(b"\n")[:-1] if text.endswith(b"\n") else text.split(b"\n"):
+        key, value = line.split(b":", 1)
+        got[partition_for_key(key, partitions)].append((key, value))
+    return got
+
+
+@pytest.mark.parametrize("change", ["crlf", "utf8", "null-marker", "no-last-newline"])
+def test_parse_ahead_hands_unusual_lines_back(pk, backend, tmp_path, change):
+    """Lines the second process does not parse (a "\r", the null marker) in a later block go
+    through the ordinary reader from that block on, non-ASCII UTF-8 does not stop it, and a last
+    line without "\n" is stored: the same records as the line reader makes of the file."""
+    lines = _keyed_lines(250000)
+    extra = []
+    if change == "crlf":
+        lines[230000] = lines[230000].replace(b"\n", b"\r\n")
+    elif change == "utf8":
+        lines[40000] = "key1:välue ünïcode\n".encode()
+    elif change == "null-marker":
+        extra = ["--reader-property", "null.marker=NULL"]
+        lines[230000] = b"keyN:not NULL but text\n"
+    else:
+        lines[-1] = lines[-1].rstrip(b"\n")
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"".join(lines))
+    assert path.stat().st_size > 4 * cmd.SPANS_CHUNK_BYTES
+    t = backend.topic("t")
+    create(backend, t, 3)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, *extra, "--reader-property", f"file={path}"))
+    expected = _expected(lines, 3)
+    if change == "null-marker":  # the marker only counts as a whole key or value
+        assert (b"keyN", b"not NULL but text") in expected[partition_for_key(b"keyN", 3)]
+    for p in range(3):
+        assert pairs(backend, t, p) == expected[p]
+
+
+def test_parse_ahead_starts_where_standard_input_stands(backend, data_dir, tmp_path):
+    """Standard input already read in part (a shell's `{ head -n 1; pk-console-producer; } < f`):
+    the records are the lines from there on."""
+    lines = _keyed_lines(250000)
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"".join(lines))
+    skip = 1000
+    t = backend.topic("t")
+    create(backend, t, 3)
+    with open(path, "rb") as f:
+        os.lseek(f.fileno(), sum(map(len, lines[:skip])), os.SEEK_SET)
+        proc = subprocess.run([tool_path(PRODUCER), *backend, "--topic", t, *KEYED], stdin=f,
+                              capture_output=True, timeout=120, env={**os.environ, "PK_DATA_DIR": data_dir})
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    expected = _expected(lines[skip:], 3)
+    for p in range(3):
+        assert pairs(backend, t, p) == expected[p]
+
+
+def test_large_file_through_librdkafka(pk, backend, tmp_path):
+    """A librdkafka property (-X) makes confluent-kafka the producer, which takes lines, not
+    columns: the second process is stopped before it is of use and every line goes as it is."""
+    if not backend.remote:
+        pytest.skip("-X is for the --bootstrap-server client")
+    lines = _keyed_lines(250000)
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"".join(lines))
+    t = backend.topic("t")
+    create(backend, t, 3)
+    ok(pk(PRODUCER, *backend, "--topic", t, *KEYED, "-X", "linger.ms=5", "--reader-property", f"file={path}"))
+    expected = _expected(lines, 3)
+    for p in range(3):
+        assert pairs(backend, t, p) == expected[p]
 
 
 def test_sync_sends_each_record_on_its_own(pk, backend):

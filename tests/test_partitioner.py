@@ -17,6 +17,7 @@ from pk.engine.partitioner import (
     murmur2,
     murmur2_many,
     partition_for_key,
+    partitions_for_hashes,
     partitions_for_keys,
     to_positive,
 )
@@ -195,6 +196,11 @@ def test_murmur2_many_matches_scalar_for_every_length_and_byte():
     buf, starts, lengths = _as_buffer(keys)
     assert murmur2_many(buf, starts, lengths).tolist() == [murmur2(k) for k in keys]
     assert partitions_for_keys(buf, starts, lengths, 7).tolist() == [partition_for_key(k, 7) for k in keys]
+    # The hashes as the console producer's parse-ahead process hands them over: int64 columns.
+    import numpy as np
+
+    wide = murmur2_many(buf, starts, lengths).view(np.uint32).astype(np.int64)
+    assert partitions_for_hashes(wide, 7).tolist() == [partition_for_key(k, 7) for k in keys]
 
 
 def test_murmur2_many_keys_in_place_and_at_the_buffer_end():

@@ -934,8 +934,8 @@ class WireProducer(EngineProducer):
         super().send_values(values, keys, timestamp)
         self._after_send()
 
-    def send_spans(self, spans, timestamp=None) -> None:
-        super().send_spans(spans, timestamp)
+    def send_spans(self, spans, timestamp=None, hashes=None) -> None:
+        super().send_spans(spans, timestamp, hashes)
         self._after_send()
 
     def _after_send(self) -> None:
