@@ -7,7 +7,10 @@ Targets (issue 24), each row printed with the ratio to its peer, on the same bro
   default generated group, --group G; default formatter and print.key/offset/timestamp)
   >= 1.0x `kcat -C -e` reading the same records; kafka-console-consumer beside them.
 - produce: pk-console-producer --bootstrap-server from a file, keyed and unkeyed, >= 1.0x
-  `kcat -P [-K '\\t'] -l FILE`; kafka-console-producer beside them.
+  `kcat -P [-K '\\t'] -l FILE`; kafka-console-producer beside them. Like for like beside them:
+  pk with kcat's batching (--batch-size 1000000 --timeout 5) against kcat, kcat with Kafka's
+  console-producer settings (16 KB batches) against pk, and the floor those 16 KB batches set:
+  pk's Produce requests replayed with no client work (bench/replay_produce.py).
 - perf: pk-producer-perf-test / pk-consumer-perf-test >= 1.0x Kafka's ProducerPerformance /
   ConsumerPerformance with the same arguments.
 - engine: pk-console-producer keyed on the bundled engine (no network) >= 1.0x `kcat -P -K`
@@ -349,7 +352,7 @@ def fresh_topic_row(broker: Broker, label: str, prefix: str, argv: Callable[[str
                after=lambda run: wait_count(broker.bootstrap, name(run), n))
 
 
-def produce_rows(broker: Broker, kafka_tools, n: int, keyed: str, plain: str) -> list[Row]:
+def produce_rows(broker: Broker, kafka_tools, n: int, keyed: str, plain: str, work: str) -> list[Row]:
     b = broker.bootstrap
     pk = [tool("pk-console-producer"), "--bootstrap-server", b]
     parse_key = ["--reader-property", "parse.key=true", "--reader-property", "key.separator=\t"]
@@ -374,7 +377,48 @@ def produce_rows(broker: Broker, kafka_tools, n: int, keyed: str, plain: str) ->
         fresh_topic_row(broker, kcat_plain, "kcat-plain",
                         lambda t: ["kcat", "-P", "-b", b, "-t", t, "-l", plain], n, None),
     ]
+    # Like for like. Kafka's console producer asks for 16 KB batches (batch.size 16384,
+    # linger.ms 1000) and pk keeps those defaults; kcat runs with librdkafka's 1 MB batches.
+    # Each tool with the other's batching, and the broker's own time for the 16 KB batches:
+    rows += [
+        fresh_topic_row(broker, "pk-console-producer < FILE, keyed, --batch-size 1000000 --timeout 5 "
+                        "(kcat's batching)", "pk-keyed-1mb",
+                        lambda t: [*pk, "--topic", t, *parse_key, "--batch-size", "1000000", "--timeout", "5"],
+                        n, kcat_keyed, stdin=keyed),
+        fresh_topic_row(broker, "kcat -P -K '\\t' -l FILE, keyed, with Kafka's console-producer settings "
+                        "(-X batch.size=16384 linger.ms=1000 enable.idempotence=true partitioner=murmur2_random)",
+                        "kcat-keyed-16kb", lambda t: ["kcat", "-P", "-b", b, "-t", t, "-K", "\t", "-l", keyed,
+                                                      *KCAT_AS_CONSOLE_PRODUCER], n, rows[0].label),
+        replay_row(broker, keyed, n, kcat_keyed, work),
+    ]
     return rows
+
+
+# kcat with what Kafka's console producer asks of its producer: Java's batch.size and linger.ms
+# from the tool's defaults, idempotence (Java's default), murmur2 for keys (Java's partitioner).
+KCAT_AS_CONSOLE_PRODUCER = ["-X", "batch.size=16384", "-X", "linger.ms=1000", "-X", "enable.idempotence=true",
+                            "-X", "partitioner=murmur2_random"]
+
+
+def replay_row(broker: Broker, keyed: str, n: int, peer: str, work: str) -> Row:
+    """The Produce requests pk-console-producer sends for the keyed file, captured once (untimed)
+    and replayed by bench/replay_produce.py with no client work: the broker's own time for
+    Kafka's 16 KB batches. Every run appends the same records to the one topic."""
+    script = os.path.join(HERE, "replay_produce.py")
+    topic = f"replay-{time.time_ns()}"
+    frames = os.path.join(work, topic)
+    label = "floor: pk's Produce requests for the keyed FILE replayed, 5 in flight, no client work"
+    row = Row(label, lambda run: [sys.executable, script, "replay", broker.bootstrap, frames], n, peer)
+    try:
+        create_topic(broker.bootstrap, topic)
+        subprocess.run([sys.executable, script, "capture", broker.bootstrap, topic, keyed, frames],
+                       check=True, capture_output=True, timeout=TIMEOUT)
+        row.error = wait_count(broker.bootstrap, topic, n)
+    except Exception as e:
+        row.error = f"capture failed: {type(e).__name__}: {first_line(str(e).encode())}"
+    # Each run adds n records to the topic: run r leaves (r + 2) n.
+    row.after = lambda run: wait_count(broker.bootstrap, topic, (run + 2) * n)
+    return row
 
 
 def perf_rows(broker: Broker, kafka_tools, n: int) -> list[Row]:
@@ -490,7 +534,7 @@ def bench_broker(broker: Broker, args, dist, inputs: dict[str, str], work: str) 
         measure(rows, args.runs, work)
         print_table(f"consume: {title}", rows)
     if "produce" in only:
-        rows = produce_rows(broker, java, n, inputs["keyed 10k keys"], inputs["unkeyed"])
+        rows = produce_rows(broker, java, n, inputs["keyed 10k keys"], inputs["unkeyed"], work)
         measure(rows, args.runs, work)
         print_table(f"produce: {title}", rows)
     if "perf" in only:
