@@ -24,6 +24,7 @@ as before. Anything the child cannot do becomes such a hand-back, never a failur
 from __future__ import annotations
 
 import os
+import select
 import signal
 import struct
 import sys
@@ -34,6 +35,7 @@ _SPANS, _FROM_HERE = 0, 1  # columns follow; or: the ordinary reader goes on fro
 _COLUMNS = 5
 _PIPE_BYTES = 1 << 20  # Linux's default cap for an unprivileged F_SETPIPE_SZ
 MIN_BLOCKS = 2  # a file of fewer blocks is not worth a process
+STALL_SECONDS = 10.0  # a block takes the child milliseconds: this long means it is stuck
 
 
 class ParseAhead:
@@ -125,10 +127,16 @@ class ParseAhead:
 
 
 def _read_into(fd: int, buf) -> bool:
-    """Fill buf from the pipe; False at its end (the child gone before a whole message)."""
+    """Fill buf from the pipe; False at its end (the child gone before a whole message) or
+    when the child has said nothing for STALL_SECONDS (a child that hangs must not hang the
+    producer: the ordinary reader takes over)."""
     view = memoryview(buf)
     got = 0
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
     while got < len(view):
+        if not poller.poll(STALL_SECONDS * 1000):
+            return False
         n = os.readv(fd, [view[got:]])
         if n == 0:
             return False
