@@ -496,8 +496,12 @@ def spark_section(broker: Broker) -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         result = module.bench_spark(broker.bootstrap, broker.label)
-        for row in result or ():
-            print(row if isinstance(row, str) else "| " + " | ".join(str(c) for c in row) + " |")
+        rows = [row for row in result or ()]
+        if rows and not all(isinstance(row, str) for row in rows):
+            print("| job | median s |\n|---|---:|")
+        for row in rows:
+            print(row if isinstance(row, str) else
+                  "| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in row) + " |")
     except Exception as e:  # its failure is one line in this report, not the end of it
         print(f"bench_spark failed: {type(e).__name__}: {first_line(str(e).encode())}")
     sys.stdout.flush()
