@@ -63,7 +63,10 @@ class ParseAhead:
             return None
         if not stat.S_ISREG(st.st_mode) or st.st_size - start < MIN_BLOCKS * chunk_bytes:
             return None
-        read_end, write_end = os.pipe()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None  # out of descriptors: the producer reads as it would without
         try:
             import fcntl
 
@@ -77,9 +80,12 @@ class ParseAhead:
             pid = os.fork()
             if pid == 0:
                 _child(fd, read_end, write_end, reader, start, chunk_bytes, mask)  # never returns
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): read without one
+            os.close(read_end)
+            return None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        os.close(write_end)
+            os.close(write_end)
         return cls(fd, pid, read_end, start)
 
     def blocks(self):

@@ -136,3 +136,19 @@ def test_a_silent_child_is_given_up_on(monkeypatch):
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_no_process_to_be_had_means_reading_without_one(tmp_path, monkeypatch):
+    """fork() refused (EAGAIN, ENOMEM): no parse-ahead, no descriptor left open, the input where it was."""
+    import errno
+
+    def refuse():
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    path = keyed_file(tmp_path, lines_of(20000))
+    before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(parse_ahead.os, "fork", refuse)
+    with open(path, "rb") as f:
+        assert parse_ahead.ParseAhead.start(f.fileno(), reader(), CHUNK) is None
+        assert os.lseek(f.fileno(), 0, os.SEEK_CUR) == 0
+    assert len(os.listdir("/proc/self/fd")) == before
