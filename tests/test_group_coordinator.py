@@ -532,21 +532,31 @@ def test_offsets_committed_elsewhere_are_served(topic_dir):
     run(topic_dir, scenario)
 
 
-def test_restart_keeps_generation_and_lists_group(topic_dir):
+def test_restart_keeps_generation_members_and_lists_group(topic_dir):
+    """As Kafka's GroupMetadataManager loads a group: a Stable group comes back Stable with its
+    members (so a member still running keeps its generation, and a newcomer cannot take its
+    partitions before it rejoins or its session ends), its generation and its offsets."""
+    members = []
+
     async def first(h):
         generation, [a] = await join_stable(h, 1)
+        members.append(a)
         assert await h.commit({(TOPIC, 0): 3}, generation=generation, member_id=a) == {(TOPIC, 0): 0}
         assert generation == 1
 
     async def second(h):
+        [a] = members
         assert await h.list_groups() == {"g": "consumer"}
         described = (await h.describe("g"))["g"]
-        assert (described["group_state"], described["protocol_type"], described["members"]) == \
-            ("Empty", "consumer", [])
+        assert (described["group_state"], described["protocol_type"]) == ("Stable", "consumer")
+        assert [m["member_id"] for m in described["members"]] == [a]
         assert await h.heartbeat(1, "old-member") == E.UNKNOWN_MEMBER_ID
+        assert await h.heartbeat(1, a) == E.NONE  # the restored member carries on
+        assert await h.commit({(TOPIC, 0): 4}, generation=1, member_id=a) == {(TOPIC, 0): 0}
+        assert await h.leave(a) == E.NONE
         j = await settle(h.join())
-        assert j["generation_id"] == 2
-        assert await h.fetch("g", {TOPIC: [0]}) == {(TOPIC, 0): (3, "", 0)}
+        assert j["generation_id"] == 3  # 2: the group emptied by the leave
+        assert await h.fetch("g", {TOPIC: [0]}) == {(TOPIC, 0): (4, "", 0)}
 
     run(topic_dir, first)
     run(topic_dir, second)

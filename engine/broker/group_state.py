@@ -497,12 +497,37 @@ class ClassicGroups:
             return group
         stored = self._stored_group(group_id)
         if stored is not None:
-            group = Group(group_id, stored.generation, stored.protocol_type or None)
+            group = self._loaded(group_id, stored)
         elif create or self.offset_table(group_id):
             group = Group(group_id)
         else:
             return None
         self.groups[group_id] = group
+        return group
+
+    def _loaded(self, group_id: str, stored: codec.GroupMetadataValue) -> Group:
+        """A group read back from its last GroupMetadata record, as Kafka's GroupMetadataManager
+        loads one after a coordinator moves: a group stored with members comes back Stable with
+        them (subscriptions, assignments, the leader), each given a session timeout to heartbeat
+        to this coordinator. Without them, a member still consuming under the old generation
+        would keep its partitions while a newcomer joining the emptied group took them all:
+        two consumers of one partition, re-reading from before the last commit."""
+        group = Group(group_id, stored.generation, stored.protocol_type or None)
+        if not stored.members or stored.protocol is None:
+            return group
+        group.protocol = stored.protocol
+        for m in stored.members:
+            rebalance_timeout = m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout
+            member = Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, rebalance_timeout,
+                            m.session_timeout, stored.protocol_type, [(stored.protocol, m.subscription)])
+            member.assignment = m.assignment
+            group.add(member)
+        if stored.leader in group.members:
+            group.leader = stored.leader
+        group.transition(STABLE)
+        group.subscribed_topics = group.compute_subscribed_topics()
+        for member in group.members.values():
+            self.reschedule_heartbeat(group, member)
         return group
 
     def known_empty(self, group: Group) -> bool:
