@@ -23,9 +23,11 @@ as before. Anything the child cannot do becomes such a hand-back, never a failur
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 
@@ -55,8 +57,6 @@ class ParseAhead:
         if not sys.platform.startswith("linux") or not reader.spans_apply():
             return None
         try:
-            import stat
-
             st = os.fstat(fd)
             start = os.lseek(fd, 0, os.SEEK_CUR)
         except OSError:
@@ -68,8 +68,6 @@ class ParseAhead:
         except OSError:
             return None  # out of descriptors: the producer reads as it would without
         try:
-            import fcntl
-
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except (OSError, AttributeError):
             pass  # a smaller pipe only means more, smaller writes

@@ -891,10 +891,11 @@ def _feed_chunks(reader: LineReader, producer, source: Input, progress: Progress
     sent = 0
     complete = False
     try:
-        if ahead is not None and not (reader.spans_apply() and hasattr(producer, "send_spans")):
+        column_wise = reader.spans_apply() and hasattr(producer, "send_spans")
+        if ahead is not None and not column_wise:
             ahead.close()  # a producer without the column-wise path: the lines go as they are
             ahead = None
-        if reader.spans_apply() and hasattr(producer, "send_spans"):
+        if column_wise:
             source.chunk_bytes = max(source.chunk_bytes, SPANS_CHUNK_BYTES)
             _keep_freed_memory()
             if ahead is not None:
